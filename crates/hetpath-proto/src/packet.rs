@@ -1,0 +1,267 @@
+//! Packets as the simulator and the agents see them: typed headers, virtual payload.
+//!
+//! Payload bytes are not carried; a segment says how many it holds and where they sit in
+//! the stream (`seq`), which is all any experiment measures. Sequence and ACK numbers are
+//! 64-bit offsets from the connection's initial sequence number, so they never wrap in
+//! the protocol machines; `wire` folds them to 32 bits when a packet is written out.
+//!
+//! `Body` is the place where later encapsulations go (ESP, LIFT, SBP, ...): an agent that
+//! cannot read a body's inner headers simply gets no `Tcp` variant to match on
+//! (DESIGN.md convention 8).
+
+use std::fmt;
+
+/// An IPv4 address of a simulated interface or host.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Addr(pub u32);
+
+impl Addr {
+    pub const fn octets(self) -> [u8; 4] {
+        self.0.to_be_bytes()
+    }
+}
+
+impl fmt::Debug for Addr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [a, b, c, d] = self.octets();
+        write!(f, "{a}.{b}.{c}.{d}")
+    }
+}
+
+/// IP protocol numbers (IANA) of the bodies we model.
+pub mod proto {
+    pub const TCP: u8 = 6;
+    pub const UDP: u8 = 17;
+    pub const ESP: u8 = 50;
+}
+
+/// The ECN field of the IP header (RFC 3168 section 5). Router-assisted schemes such as
+/// VCP and MPCP reuse its two bits for their own load-factor codes.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+pub enum Ecn {
+    #[default]
+    NotEct = 0,
+    Ect1 = 1,
+    Ect0 = 2,
+    Ce = 3,
+}
+
+/// The IPv4 header fields the models use.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct IpHeader {
+    pub src: Addr,
+    pub dst: Addr,
+    pub ttl: u8,
+    pub ecn: Ecn,
+}
+
+pub const IPV4_HEADER_LEN: u32 = 20;
+pub const TCP_HEADER_LEN: u32 = 20;
+
+/// TCP control flags (RFC 9293 section 3.1).
+#[derive(Copy, Clone, PartialEq, Eq, Default)]
+pub struct TcpFlags(pub u8);
+
+impl TcpFlags {
+    pub const FIN: TcpFlags = TcpFlags(0x01);
+    pub const SYN: TcpFlags = TcpFlags(0x02);
+    pub const RST: TcpFlags = TcpFlags(0x04);
+    pub const PSH: TcpFlags = TcpFlags(0x08);
+    pub const ACK: TcpFlags = TcpFlags(0x10);
+    pub const ECE: TcpFlags = TcpFlags(0x40);
+    pub const CWR: TcpFlags = TcpFlags(0x80);
+
+    pub const fn contains(self, other: TcpFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+    pub const fn union(self, other: TcpFlags) -> TcpFlags {
+        TcpFlags(self.0 | other.0)
+    }
+}
+
+impl std::ops::BitOr for TcpFlags {
+    type Output = TcpFlags;
+    fn bitor(self, o: TcpFlags) -> TcpFlags {
+        self.union(o)
+    }
+}
+
+impl fmt::Debug for TcpFlags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const NAMES: [(TcpFlags, &str); 5] = [
+            (TcpFlags::SYN, "S"),
+            (TcpFlags::FIN, "F"),
+            (TcpFlags::RST, "R"),
+            (TcpFlags::PSH, "P"),
+            (TcpFlags::ACK, "."),
+        ];
+        for (flag, name) in NAMES {
+            if self.contains(flag) {
+                f.write_str(name)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One SACK block: the half-open byte range `[start, end)` held by the receiver (RFC 2018).
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+pub struct SackBlock {
+    pub start: u64,
+    pub end: u64,
+}
+
+/// At most this many SACK blocks fit in the 40 option bytes beside other options (RFC 2018
+/// section 3 allows four; three when timestamps are used, which we do not model).
+pub const MAX_SACK_BLOCKS: usize = 4;
+
+/// Options carried on SYN segments (RFC 9293 section 3.2, RFC 7323, RFC 2018).
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+pub struct SynOptions {
+    pub mss: u16,
+    pub sack_permitted: bool,
+    pub window_scale: u8,
+}
+
+/// A TCP segment. `seq`/`ack` are offsets from the sender's/peer's ISN (see module doc).
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct TcpSegment {
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub seq: u64,
+    pub ack: u64,
+    pub flags: TcpFlags,
+    /// Receive window in bytes, unscaled (scaling is a wire concern).
+    pub window: u64,
+    /// Payload bytes carried.
+    pub len: u32,
+    pub syn_options: Option<SynOptions>,
+    pub sack: SackList,
+}
+
+impl TcpSegment {
+    /// Sequence space the segment occupies: payload plus one for SYN and for FIN.
+    pub fn seq_len(&self) -> u64 {
+        self.len as u64
+            + self.flags.contains(TcpFlags::SYN) as u64
+            + self.flags.contains(TcpFlags::FIN) as u64
+    }
+    /// Bytes of TCP options, padded to a multiple of four.
+    pub fn options_len(&self) -> u32 {
+        let mut n = 0;
+        if let Some(o) = self.syn_options {
+            n += 4; // MSS
+            if o.sack_permitted {
+                n += 2;
+            }
+            if o.window_scale > 0 {
+                n += 3;
+            }
+        }
+        if !self.sack.is_empty() {
+            n += 2 + 8 * self.sack.len() as u32;
+        }
+        n.div_ceil(4) * 4
+    }
+    pub fn header_len(&self) -> u32 {
+        TCP_HEADER_LEN + self.options_len()
+    }
+}
+
+/// A fixed-capacity list of SACK blocks (no allocation on the hot path).
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub struct SackList {
+    blocks: [SackBlock; MAX_SACK_BLOCKS],
+    len: u8,
+}
+
+impl SackList {
+    pub fn push(&mut self, b: SackBlock) -> bool {
+        if (self.len as usize) < MAX_SACK_BLOCKS {
+            self.blocks[self.len as usize] = b;
+            self.len += 1;
+            true
+        } else {
+            false
+        }
+    }
+    pub fn as_slice(&self) -> &[SackBlock] {
+        &self.blocks[..self.len as usize]
+    }
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl fmt::Debug for SackList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+/// What an IP packet carries.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Body {
+    Tcp(TcpSegment),
+    /// Opaque payload of a protocol we do not model, `len` bytes after the IP header.
+    Raw { proto: u8, len: u32 },
+}
+
+/// An IP packet in the simulator.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Packet {
+    /// Unique per run, assigned by whoever creates the packet; used in traces.
+    pub uid: u64,
+    pub ip: IpHeader,
+    pub body: Body,
+}
+
+impl Packet {
+    pub fn tcp(src: Addr, dst: Addr, seg: TcpSegment) -> Packet {
+        Packet {
+            uid: 0,
+            ip: IpHeader { src, dst, ttl: 64, ecn: Ecn::NotEct },
+            body: Body::Tcp(seg),
+        }
+    }
+    /// Total length on the wire at the IP layer (IP header included).
+    pub fn size(&self) -> u32 {
+        IPV4_HEADER_LEN
+            + match &self.body {
+                Body::Tcp(s) => s.header_len() + s.len,
+                Body::Raw { len, .. } => *len,
+            }
+    }
+    pub fn protocol(&self) -> u8 {
+        match &self.body {
+            Body::Tcp(_) => proto::TCP,
+            Body::Raw { proto, .. } => *proto,
+        }
+    }
+    pub fn as_tcp(&self) -> Option<&TcpSegment> {
+        match &self.body {
+            Body::Tcp(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_include_options() {
+        let mut seg = TcpSegment { len: 1460, ..Default::default() };
+        let p = Packet::tcp(Addr(1), Addr(2), seg.clone());
+        assert_eq!(p.size(), 1500);
+        seg.sack.push(SackBlock { start: 1, end: 2 });
+        // 2 + 8 = 10 option bytes, padded to 12.
+        assert_eq!(seg.header_len(), 32);
+        seg.flags = TcpFlags::SYN;
+        assert_eq!(seg.seq_len(), 1461);
+    }
+}

@@ -1,0 +1,1 @@
+//! TCP: the sans-IO connection machine.

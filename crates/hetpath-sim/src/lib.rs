@@ -1,0 +1,5 @@
+//! hetpath-sim: the deterministic discrete-event simulator.
+
+pub mod channel;
+pub mod rng;
+pub mod scenario;

@@ -1,0 +1,3 @@
+//! Scenario files: TOML in, a validated description out.
+
+pub mod units;

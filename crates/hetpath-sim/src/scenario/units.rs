@@ -1,0 +1,154 @@
+//! Quantities written with units in scenario files: "10Mbps", "300ms", "5MB", "100pkt".
+//!
+//! Each type deserialises from a string (or, where a bare number is unambiguous, a number)
+//! and its error says what was expected, so the loader can name the key that held it.
+
+use hetpath_proto::Dur;
+use serde::{de, Deserialize, Deserializer};
+use std::fmt;
+
+/// A bit rate in bits per second. Units: bps, kbps, Mbps, Gbps (decimal, SI).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Rate(pub u64);
+
+/// A duration. Units: ns, us, ms, s, min.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Duration(pub Dur);
+
+/// A byte count. Units: B, KB, MB, GB (decimal), KiB, MiB, GiB (binary).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Bytes(pub u64);
+
+/// A queue limit: in packets ("100pkt") or in bytes ("150KB").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+/// Splits "12.5Mbps" into (12.5, "Mbps"); rejects negatives, NaN and missing numbers.
+fn split(s: &str) -> Result<(f64, &str), String> {
+    let s = s.trim();
+    let cut = s
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+')))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(cut);
+    let v: f64 = num.parse().map_err(|_| format!("'{s}' does not start with a number"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("'{s}' is negative or not finite"));
+    }
+    Ok((v, unit.trim()))
+}
+
+fn scaled(s: &str, units: &[(&str, f64)], what: &str) -> Result<f64, String> {
+    let (v, unit) = split(s)?;
+    let names: Vec<&str> = units.iter().map(|u| u.0).collect();
+    match units.iter().find(|(u, _)| *u == unit) {
+        Some((_, k)) => Ok(v * k),
+        None if unit.is_empty() => Err(format!("'{s}' has no unit; expected a {what} such as '10{}' (units: {})", names[1.min(names.len() - 1)], names.join(", "))),
+        None => Err(format!("'{s}' has an unknown unit '{unit}'; expected a {what} in {}", names.join(", "))),
+    }
+}
+
+impl std::str::FromStr for Rate {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Rate, String> {
+        let v = scaled(s, &[("bps", 1.0), ("kbps", 1e3), ("Kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9)], "rate")?;
+        if v < 1.0 {
+            return Err(format!("'{s}' is below 1 bps; a link needs a positive rate"));
+        }
+        Ok(Rate(v.round() as u64))
+    }
+}
+
+impl std::str::FromStr for Duration {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Duration, String> {
+        let v = scaled(s, &[("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3), ("s", 1.0), ("min", 60.0)], "duration")?;
+        Ok(Duration(Dur::from_secs_f64(v)))
+    }
+}
+
+impl std::str::FromStr for Bytes {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Bytes, String> {
+        let units = [
+            ("B", 1.0),
+            ("KB", 1e3),
+            ("kB", 1e3),
+            ("MB", 1e6),
+            ("GB", 1e9),
+            ("KiB", 1024.0),
+            ("MiB", 1048576.0),
+            ("GiB", 1073741824.0),
+        ];
+        Ok(Bytes(scaled(s, &units, "size")?.round() as u64))
+    }
+}
+
+impl std::str::FromStr for QueueLimit {
+    type Err = String;
+    fn from_str(s: &str) -> Result<QueueLimit, String> {
+        let (v, unit) = split(s)?;
+        if matches!(unit, "pkt" | "pkts" | "packets" | "p") {
+            if v.fract() != 0.0 || v < 1.0 {
+                return Err(format!("'{s}': a queue in packets needs a whole number of at least 1"));
+            }
+            return Ok(QueueLimit::Packets(v as u64));
+        }
+        s.parse::<Bytes>()
+            .map(|b| QueueLimit::Bytes(b.0))
+            .map_err(|_| format!("'{s}' is not a queue size; expected packets ('100pkt') or bytes ('150KB')"))
+    }
+}
+
+/// Deserialises any of the unit types from a TOML string.
+macro_rules! from_string {
+    ($t:ty, $expect:literal) => {
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                struct V;
+                impl de::Visitor<'_> for V {
+                    type Value = $t;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($expect)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$t, E> {
+                        s.parse().map_err(E::custom)
+                    }
+                }
+                d.deserialize_str(V)
+            }
+        }
+    };
+}
+
+from_string!(Rate, "a rate string such as \"10Mbps\"");
+from_string!(Duration, "a duration string such as \"300ms\"");
+from_string!(Bytes, "a size string such as \"5MB\"");
+from_string!(QueueLimit, "a queue size such as \"100pkt\" or \"150KB\"");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_units() {
+        assert_eq!("10Mbps".parse::<Rate>(), Ok(Rate(10_000_000)));
+        assert_eq!("64 kbps".parse::<Rate>(), Ok(Rate(64_000)));
+        assert_eq!("300ms".parse::<Duration>(), Ok(Duration(Dur::from_millis(300))));
+        assert_eq!("1.5s".parse::<Duration>(), Ok(Duration(Dur::from_millis(1500))));
+        assert_eq!("5MB".parse::<Bytes>(), Ok(Bytes(5_000_000)));
+        assert_eq!("100pkt".parse::<QueueLimit>(), Ok(QueueLimit::Packets(100)));
+        assert_eq!("150KB".parse::<QueueLimit>(), Ok(QueueLimit::Bytes(150_000)));
+    }
+
+    #[test]
+    fn rejects_bad_input_with_reason() {
+        assert!("-5Mbps".parse::<Rate>().unwrap_err().contains("negative"));
+        assert!("10Mbs".parse::<Rate>().unwrap_err().contains("unknown unit"));
+        assert!("10".parse::<Duration>().unwrap_err().contains("no unit"));
+        assert!("fast".parse::<Rate>().unwrap_err().contains("number"));
+        assert!("0.5pkt".parse::<QueueLimit>().is_err());
+    }
+}
