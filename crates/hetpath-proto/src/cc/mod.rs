@@ -96,6 +96,9 @@ pub struct CongestionEvent {
     pub bytes_in_flight: u64,
     pub srtt: Dur,
     pub min_rtt: Dur,
+    /// A retransmission timeout for data that has already timed out: RFC 5681 section 3.1
+    /// holds ssthresh constant then, and only the window collapses.
+    pub repeat: bool,
 }
 
 /// A congestion controller. Hooks are named after the events that call them; optional
@@ -200,6 +203,7 @@ pub(crate) mod testing {
             bytes_in_flight: flight,
             srtt: Dur::from_millis(srtt_ms),
             min_rtt: Dur::from_millis(srtt_ms),
+            repeat: false,
         }
     }
 }

@@ -53,7 +53,9 @@ impl CongestionControl for NewReno {
         self.avoid.reset();
     }
     fn on_rto(&mut self, ev: &CongestionEvent) {
-        self.ssthresh = half_flight(ev.bytes_in_flight, self.mss);
+        if !ev.repeat {
+            self.ssthresh = half_flight(ev.bytes_in_flight, self.mss);
+        }
         self.cwnd = self.mss as u64;
         self.avoid.reset();
     }

@@ -1,1 +1,21 @@
-//! TCP: the sans-IO connection machine.
+//! TCP as a sans-IO machine: configuration, RTT estimation, the sender's scoreboard and
+//! loss recovery, the receiver, and the connection state machine that joins them.
+
+mod config;
+mod connection;
+mod receiver;
+mod recovery;
+mod rtt;
+mod scoreboard;
+mod sender;
+
+pub use config::{DelayedAck, RtoConfig, TcpConfig};
+pub use connection::{Connection, Endpoint, Event, State};
+pub use receiver::Receiver;
+pub use recovery::{AckInput, AckOutcome};
+pub use rtt::RttEstimator;
+pub use scoreboard::Scoreboard;
+pub use sender::{Outgoing, RecoveryMode, Sender, SenderStats};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,374 @@
+//! A TCP endpoint as a sans-IO state machine: `handle_segment`, `poll_transmit`,
+//! `poll_timeout`, `handle_timeout`, `poll_event` (DESIGN.md convention 1).
+//!
+//! It owns a `Sender` and a `Receiver` and adds the connection state: the three-way
+//! handshake with SYN retries (RFC 9293 section 3.5), FIN exchange, RST and aborts.
+//! Sequence numbers are 64-bit offsets from each side's ISN: the SYN is 0, data starts at 1.
+
+use super::config::TcpConfig;
+use super::receiver::Receiver;
+use super::recovery::AckInput;
+use super::sender::{Outgoing, Sender, SenderStats};
+use crate::cc::CongestionControl;
+use crate::packet::{Addr, Packet, SackList, SynOptions, TcpFlags, TcpSegment};
+use crate::time::Time;
+use std::collections::VecDeque;
+
+/// One end of a connection: an address and a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Endpoint {
+    pub addr: Addr,
+    pub port: u16,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    SynSent,
+    SynReceived,
+    Established,
+    /// Both FINs sent and acknowledged.
+    Closed,
+    /// Gave up (retry limit) or was reset.
+    Aborted,
+}
+
+/// Things the driver may want to know, in the order they happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Connected,
+    /// A loss episode began (fast retransmit).
+    RecoveryStarted,
+    /// The retransmission timer expired; `count` consecutive expiries so far.
+    Timeout { count: u32 },
+    /// The peer finished sending (its FIN arrived in order).
+    PeerFinished,
+    /// Our data and FIN are acknowledged and the peer has finished.
+    Closed,
+    /// The retry limit was exceeded or the peer reset the connection.
+    Aborted,
+}
+
+pub struct Connection {
+    local: Endpoint,
+    remote: Endpoint,
+    state: State,
+    cfg: TcpConfig,
+    sender: Sender,
+    receiver: Receiver,
+    /// SYN (or SYN-ACK) transmissions so far, and when the last one left.
+    syn_sent: u32,
+    syn_sent_at: Time,
+    syn_due: bool,
+    syn_deadline: Option<Time>,
+    peer_sack: bool,
+    send_rst: bool,
+    events: VecDeque<Event>,
+}
+
+impl Connection {
+    /// Active open: the first `poll_transmit` yields the SYN.
+    pub fn connect(cfg: TcpConfig, cc: Box<dyn CongestionControl>, local: Endpoint, remote: Endpoint) -> Connection {
+        Connection::new(cfg, cc, local, remote, State::SynSent)
+    }
+
+    /// Passive open on an arriving SYN: the first `poll_transmit` yields the SYN-ACK.
+    pub fn accept(
+        cfg: TcpConfig,
+        cc: Box<dyn CongestionControl>,
+        local: Endpoint,
+        remote: Endpoint,
+        syn: &TcpSegment,
+    ) -> Connection {
+        let mut c = Connection::new(cfg, cc, local, remote, State::SynReceived);
+        c.on_peer_syn(syn);
+        c
+    }
+
+    fn new(cfg: TcpConfig, cc: Box<dyn CongestionControl>, local: Endpoint, remote: Endpoint, state: State) -> Connection {
+        Connection {
+            local,
+            remote,
+            state,
+            sender: Sender::new(cfg, cc),
+            receiver: Receiver::new(cfg.recv_buffer, cfg.delayed_ack, cfg.mss),
+            cfg,
+            syn_sent: 0,
+            syn_sent_at: Time::ZERO,
+            syn_due: true,
+            syn_deadline: None,
+            peer_sack: false,
+            send_rst: false,
+            events: VecDeque::new(),
+        }
+    }
+
+    fn on_peer_syn(&mut self, syn: &TcpSegment) {
+        self.peer_sack = syn.syn_options.is_some_and(|o| o.sack_permitted);
+        if self.cfg.sack && self.peer_sack {
+            self.sender.enable_sack();
+        }
+        if let Some(o) = syn.syn_options {
+            // RFC 9293 section 3.7.1: send no larger segments than the peer's MSS.
+            if o.mss > 0 {
+                self.sender.cfg.mss = self.sender.cfg.mss.min(o.mss as u32);
+            }
+        }
+        self.sender.on_window_update(syn.window);
+        self.receiver.on_syn(self.cfg.sack && self.peer_sack);
+    }
+
+    // ----- application side -----
+
+    /// Queues `bytes` more bytes for sending.
+    pub fn write(&mut self, bytes: u64) {
+        self.sender.write(bytes);
+    }
+    /// No more data: a FIN follows the last byte.
+    pub fn close(&mut self) {
+        self.sender.fin_queued = true;
+    }
+    /// Lets the application read on its own schedule (bounded buffer, back-pressure).
+    pub fn set_auto_read(&mut self, on: bool) {
+        self.receiver.set_auto_read(on);
+    }
+    pub fn readable(&self) -> u64 {
+        self.receiver.readable()
+    }
+    pub fn read(&mut self, max: u64) -> u64 {
+        self.receiver.read(max)
+    }
+
+    // ----- driver side -----
+
+    pub fn handle_segment(&mut self, now: Time, seg: &TcpSegment) {
+        if matches!(self.state, State::Closed | State::Aborted) {
+            return;
+        }
+        if seg.flags.contains(TcpFlags::RST) {
+            self.abort(false);
+            return;
+        }
+        let syn = seg.flags.contains(TcpFlags::SYN);
+        match self.state {
+            State::SynSent => {
+                if !(syn && seg.flags.contains(TcpFlags::ACK) && seg.ack == 1) {
+                    return;
+                }
+                self.on_peer_syn(seg);
+                self.take_syn_rtt(now);
+                self.establish();
+            }
+            State::SynReceived => {
+                if syn {
+                    self.syn_due = true; // our SYN-ACK was lost: send it again
+                    return;
+                }
+                if !(seg.flags.contains(TcpFlags::ACK) && seg.ack >= 1) {
+                    return;
+                }
+                self.take_syn_rtt(now);
+                self.establish();
+            }
+            _ if syn => {
+                self.receiver.request_ack(); // a retransmitted SYN-ACK: our ACK was lost
+                return;
+            }
+            _ => {}
+        }
+        if seg.len > 0 || seg.flags.contains(TcpFlags::FIN) {
+            let was_finished = self.receiver.fin_received();
+            self.receiver.on_segment(now, seg.seq, seg.len, seg.flags.contains(TcpFlags::FIN));
+            if !was_finished && self.receiver.fin_received() {
+                self.events.push_back(Event::PeerFinished);
+            }
+        } else if seg.seq < self.receiver.rcv_nxt() && !syn {
+            self.receiver.request_ack(); // a window probe with an old sequence number
+        }
+        if seg.flags.contains(TcpFlags::ACK) {
+            let input = AckInput {
+                ack: seg.ack,
+                window: seg.window,
+                sack: seg.sack.as_slice(),
+                carries_data: seg.len > 0 || syn || seg.flags.contains(TcpFlags::FIN),
+            };
+            if self.sender.on_ack(now, input).entered_recovery {
+                self.events.push_back(Event::RecoveryStarted);
+            }
+        }
+        self.check_closed();
+    }
+
+    fn take_syn_rtt(&mut self, now: Time) {
+        if self.syn_sent == 1 {
+            self.sender.rtt.on_sample(now.since(self.syn_sent_at)); // Karn: only if not resent
+        }
+        self.sender.rtt.reset_backoff();
+    }
+
+    fn establish(&mut self) {
+        self.state = State::Established;
+        self.syn_deadline = None;
+        self.syn_due = false;
+        self.events.push_back(Event::Connected);
+    }
+
+    fn check_closed(&mut self) {
+        if self.state == State::Established && self.receiver.fin_received() && self.sender.all_acked() && self.sender.fin_queued {
+            self.state = State::Closed;
+            self.events.push_back(Event::Closed);
+        }
+    }
+
+    fn abort(&mut self, send_rst: bool) {
+        self.state = State::Aborted;
+        self.send_rst = send_rst;
+        self.events.push_back(Event::Aborted);
+    }
+
+    /// The next packet to send now, if any.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        let seg = match self.state {
+            State::Aborted if self.send_rst => {
+                self.send_rst = false;
+                let mut s = self.segment(TcpFlags::RST | TcpFlags::ACK, self.sender.snd_max);
+                s.ack = self.receiver.rcv_nxt();
+                s
+            }
+            State::SynSent | State::SynReceived if self.syn_due => self.syn_segment(now),
+            State::Established | State::Closed => self.data_or_ack(now)?,
+            _ => return None,
+        };
+        Some(Packet::tcp(self.local.addr, self.remote.addr, seg))
+    }
+
+    fn syn_segment(&mut self, now: Time) -> TcpSegment {
+        self.syn_due = false;
+        self.syn_sent += 1;
+        self.syn_sent_at = now;
+        self.syn_deadline = Some(now + self.sender.rtt.rto());
+        let mut flags = TcpFlags::SYN;
+        if self.state == State::SynReceived {
+            flags = flags | TcpFlags::ACK;
+            self.receiver.on_ack_sent();
+        }
+        let mut s = self.segment(flags, 0);
+        s.ack = self.receiver.rcv_nxt();
+        s.window = self.receiver.window().min(65_535); // RFC 7323 section 2.2: unscaled
+        s.syn_options = Some(SynOptions {
+            mss: self.cfg.mss.min(65_535) as u16,
+            sack_permitted: self.cfg.sack,
+            window_scale: self.cfg.window_scale(),
+        });
+        s
+    }
+
+    fn data_or_ack(&mut self, now: Time) -> Option<TcpSegment> {
+        let out = self.sender.poll_segment(now);
+        if out.is_none() && !self.receiver.ack_pending() {
+            return None;
+        }
+        let mut s = match out {
+            Some(Outgoing::Data { seq, len, .. }) => {
+                let mut s = self.segment(TcpFlags::ACK, seq);
+                s.len = len;
+                s
+            }
+            Some(Outgoing::Fin { seq, .. }) => self.segment(TcpFlags::ACK | TcpFlags::FIN, seq),
+            Some(Outgoing::Probe { seq }) => self.segment(TcpFlags::ACK, seq),
+            None => self.segment(TcpFlags::ACK, self.sender.snd_max),
+        };
+        let (ack, window, sack) = self.receiver.on_ack_sent();
+        s.ack = ack;
+        s.window = window;
+        s.sack = sack;
+        Some(s)
+    }
+
+    fn segment(&self, flags: TcpFlags, seq: u64) -> TcpSegment {
+        TcpSegment {
+            src_port: self.local.port,
+            dst_port: self.remote.port,
+            seq,
+            ack: 0,
+            flags,
+            window: 0,
+            len: 0,
+            syn_options: None,
+            sack: SackList::default(),
+        }
+    }
+
+    /// The earliest time at which `handle_timeout` has work to do.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        match self.state {
+            State::SynSent | State::SynReceived => self.syn_deadline,
+            State::Established | State::Closed => {
+                let t = self.sender.poll_timeout();
+                match (t, self.receiver.ack_deadline()) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            }
+            State::Aborted => None,
+        }
+    }
+
+    /// Runs expired timers. Calling it early is a harmless no-op.
+    pub fn handle_timeout(&mut self, now: Time) {
+        match self.state {
+            State::SynSent | State::SynReceived => {
+                if self.syn_deadline.is_some_and(|d| d <= now) {
+                    self.syn_deadline = None;
+                    if self.syn_sent > self.cfg.rto.syn_retries {
+                        self.abort(false);
+                    } else {
+                        self.sender.rtt.on_timeout();
+                        self.syn_due = true;
+                    }
+                }
+            }
+            State::Established | State::Closed => {
+                self.receiver.on_ack_timer(now);
+                let before = self.sender.stats.timeouts;
+                if self.sender.handle_timeout(now) {
+                    self.abort(true);
+                } else if self.sender.stats.timeouts > before {
+                    self.events.push_back(Event::Timeout { count: self.sender.consecutive_timeouts });
+                }
+            }
+            State::Aborted => {}
+        }
+    }
+
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    // ----- observation -----
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+    pub fn local(&self) -> Endpoint {
+        self.local
+    }
+    pub fn remote(&self) -> Endpoint {
+        self.remote
+    }
+    pub fn sender(&self) -> &Sender {
+        &self.sender
+    }
+    pub fn stats(&self) -> &SenderStats {
+        self.sender.stats()
+    }
+    /// Payload bytes received in order from the peer.
+    pub fn bytes_received(&self) -> u64 {
+        self.receiver.bytes_received()
+    }
+    pub fn peer_finished(&self) -> bool {
+        self.receiver.fin_received()
+    }
+    pub fn window_scale(&self) -> u8 {
+        self.cfg.window_scale()
+    }
+}

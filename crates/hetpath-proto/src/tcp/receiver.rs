@@ -1,0 +1,325 @@
+//! The receiving half of a TCP endpoint: reassembly, cumulative and selective
+//! acknowledgements, delayed ACKs and the advertised window.
+
+use super::config::DelayedAck;
+use crate::packet::{SackBlock, SackList, MAX_SACK_BLOCKS};
+use crate::time::Time;
+
+/// Out-of-order arrivals remembered for SACK block ordering (RFC 2018 section 4).
+const SACK_HISTORY: usize = 8;
+
+#[derive(Clone, Debug)]
+pub struct Receiver {
+    /// Next sequence number expected (RFC 9293 RCV.NXT), relative to the peer's ISN.
+    rcv_nxt: u64,
+    /// Disjoint, sorted ranges received above `rcv_nxt`.
+    ooo: Vec<(u64, u64)>,
+    /// Sequence numbers of recent out-of-order arrivals, most recent first.
+    sack_history: [u64; SACK_HISTORY],
+    sack_history_len: usize,
+    fin_seq: Option<u64>,
+    fin_received: bool,
+    /// Sequence number up to which the application has read.
+    read_seq: u64,
+    buffer: u64,
+    auto_read: bool,
+    delayed: Option<DelayedAck>,
+    mss: u32,
+    sack: bool,
+    /// Segments received since the last ACK was sent.
+    unacked_segments: u32,
+    ack_deadline: Option<Time>,
+    ack_now: bool,
+    /// Right edge (`rcv_nxt + window`) in the last ACK we sent.
+    advertised_edge: u64,
+    /// Segments that carried nothing new.
+    pub duplicate_segments: u64,
+}
+
+impl Receiver {
+    pub fn new(buffer: u64, delayed: Option<DelayedAck>, mss: u32) -> Receiver {
+        Receiver {
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            sack_history: [0; SACK_HISTORY],
+            sack_history_len: 0,
+            fin_seq: None,
+            fin_received: false,
+            read_seq: 1,
+            buffer,
+            auto_read: true,
+            delayed,
+            mss,
+            sack: false,
+            unacked_segments: 0,
+            ack_deadline: None,
+            ack_now: false,
+            advertised_edge: 0,
+            duplicate_segments: 0,
+        }
+    }
+
+    /// The peer's SYN occupies sequence number 0; data starts at 1.
+    pub fn on_syn(&mut self, sack: bool) {
+        self.rcv_nxt = 1;
+        self.read_seq = 1;
+        self.sack = sack;
+        self.ack_now = true;
+    }
+
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// In-order payload bytes received (FIN excluded).
+    pub fn bytes_received(&self) -> u64 {
+        self.data_end().saturating_sub(1)
+    }
+
+    fn data_end(&self) -> u64 {
+        self.rcv_nxt - self.fin_received as u64
+    }
+
+    pub fn fin_received(&self) -> bool {
+        self.fin_received
+    }
+
+    /// Free space in the receive buffer: the window to advertise (RFC 9293 section 3.8.6).
+    pub fn window(&self) -> u64 {
+        let unread = self.data_end().saturating_sub(self.read_seq);
+        self.buffer.saturating_sub(unread)
+    }
+
+    /// Whether the application reads everything as soon as it arrives (the default).
+    pub fn set_auto_read(&mut self, on: bool) {
+        self.auto_read = on;
+    }
+
+    /// In-order bytes waiting for the application.
+    pub fn readable(&self) -> u64 {
+        self.data_end().saturating_sub(self.read_seq)
+    }
+
+    /// The application consumes up to `max` bytes; returns how many it got. Sends a window
+    /// update when the window has grown by at least min(buffer/2, MSS) (RFC 9293 3.8.6.2.2).
+    pub fn read(&mut self, max: u64) -> u64 {
+        let n = self.readable().min(max);
+        self.read_seq += n;
+        let edge = self.rcv_nxt + self.window();
+        if edge.saturating_sub(self.advertised_edge) >= (self.buffer / 2).min(self.mss as u64) {
+            self.ack_now = true;
+        }
+        n
+    }
+
+    /// Handles the sequence space of an arriving segment: `[seq, seq + len)` of data, then
+    /// a FIN if `fin`.
+    pub fn on_segment(&mut self, now: Time, seq: u64, len: u32, fin: bool) {
+        let end = seq + len as u64;
+        if fin {
+            self.fin_seq = Some(end);
+        }
+        let window_edge = self.rcv_nxt + self.window();
+        let had_holes = !self.ooo.is_empty();
+        if len > 0 && (end <= self.rcv_nxt || seq >= window_edge) {
+            // Old duplicate or entirely outside the window: acknowledge at once
+            // (RFC 5681 section 4.2; RFC 9293 section 3.10.7.4).
+            self.duplicate_segments += 1;
+            self.ack_now = true;
+        } else if len > 0 && seq > self.rcv_nxt {
+            self.insert_ooo(seq, end.min(window_edge));
+            self.remember_sack(seq);
+            self.ack_now = true; // out of order: immediate duplicate ACK (RFC 5681 4.2)
+        } else if len > 0 {
+            self.rcv_nxt = end.min(window_edge);
+            self.absorb_ooo();
+            if had_holes {
+                self.ack_now = true; // fills a hole: ACK at once (RFC 5681 4.2)
+            } else {
+                self.count_for_delayed_ack(now);
+            }
+        }
+        if let Some(f) = self.fin_seq {
+            if !self.fin_received && self.rcv_nxt == f {
+                self.rcv_nxt += 1;
+                self.fin_received = true;
+                self.ack_now = true;
+            }
+        }
+        if self.auto_read {
+            self.read_seq = self.data_end();
+        }
+    }
+
+    fn count_for_delayed_ack(&mut self, now: Time) {
+        self.unacked_segments += 1;
+        match self.delayed {
+            None => self.ack_now = true,
+            Some(d) if self.unacked_segments >= d.count => self.ack_now = true,
+            Some(d) => {
+                if self.ack_deadline.is_none() {
+                    self.ack_deadline = Some(now + d.timeout);
+                }
+            }
+        }
+    }
+
+    fn insert_ooo(&mut self, mut s: u64, mut e: u64) {
+        if e <= s {
+            return;
+        }
+        // Merge with every range that overlaps or touches [s, e).
+        let first = self.ooo.partition_point(|r| r.1 < s);
+        let mut last = first;
+        let mut covered = false;
+        while last < self.ooo.len() && self.ooo[last].0 <= e {
+            let r = self.ooo[last];
+            covered |= r.0 <= s && r.1 >= e;
+            s = s.min(r.0);
+            e = e.max(r.1);
+            last += 1;
+        }
+        self.duplicate_segments += covered as u64;
+        self.ooo.splice(first..last, [(s, e)]);
+    }
+
+    fn absorb_ooo(&mut self) {
+        let n = self.ooo.iter().take_while(|r| r.0 <= self.rcv_nxt).count();
+        if n > 0 {
+            self.rcv_nxt = self.rcv_nxt.max(self.ooo[n - 1].1);
+            self.ooo.drain(..n);
+        }
+    }
+
+    fn remember_sack(&mut self, seq: u64) {
+        let len = self.sack_history_len.min(SACK_HISTORY - 1);
+        self.sack_history.copy_within(0..len, 1);
+        self.sack_history[0] = seq;
+        self.sack_history_len = len + 1;
+    }
+
+    /// SACK blocks for the next ACK: the block holding the latest arrival first, then the
+    /// blocks of earlier arrivals, most recent first (RFC 2018 section 4).
+    fn sack_blocks(&self) -> SackList {
+        let mut list = SackList::default();
+        if !self.sack {
+            return list;
+        }
+        for &seq in &self.sack_history[..self.sack_history_len] {
+            let i = self.ooo.partition_point(|r| r.1 <= seq);
+            if let Some(&(s, e)) = self.ooo.get(i).filter(|r| r.0 <= seq) {
+                let b = SackBlock { start: s, end: e };
+                if !list.as_slice().contains(&b) && !list.push(b) {
+                    break;
+                }
+            }
+            if list.len() == MAX_SACK_BLOCKS {
+                break;
+            }
+        }
+        list
+    }
+
+    pub fn ack_pending(&self) -> bool {
+        self.ack_now
+    }
+
+    pub fn ack_deadline(&self) -> Option<Time> {
+        self.ack_deadline
+    }
+
+    /// The delayed-ACK timer expired.
+    pub fn on_ack_timer(&mut self, now: Time) {
+        if self.ack_deadline.is_some_and(|d| d <= now) {
+            self.ack_now = true;
+        }
+    }
+
+    /// Forces an ACK on the next transmit opportunity (SYN-ACK, probes, RST replies).
+    pub fn request_ack(&mut self) {
+        self.ack_now = true;
+    }
+
+    /// Fills the acknowledgement fields of an outgoing segment and clears ACK state.
+    pub fn on_ack_sent(&mut self) -> (u64, u64, SackList) {
+        self.ack_now = false;
+        self.unacked_segments = 0;
+        self.ack_deadline = None;
+        let w = self.window();
+        self.advertised_edge = self.rcv_nxt + w;
+        (self.rcv_nxt, w, self.sack_blocks())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Dur;
+
+    fn rx() -> Receiver {
+        let mut r = Receiver::new(1 << 20, Some(DelayedAck { count: 2, timeout: Dur::from_millis(200) }), 1000);
+        r.on_syn(true);
+        r.on_ack_sent();
+        r
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment_or_timeout() {
+        let mut r = rx();
+        r.on_segment(Time(0), 1, 1000, false);
+        assert!(!r.ack_pending());
+        assert_eq!(r.ack_deadline(), Some(Time(200_000_000)));
+        r.on_segment(Time(1), 1001, 1000, false);
+        assert!(r.ack_pending());
+        assert_eq!(r.on_ack_sent().0, 2001);
+        r.on_segment(Time(2), 2001, 1000, false);
+        r.on_ack_timer(Time(200_000_002));
+        assert!(r.ack_pending());
+    }
+
+    #[test]
+    fn hole_gives_immediate_dupack_with_sack_then_fill_acks_all() {
+        let mut r = rx();
+        r.on_segment(Time(0), 1001, 1000, false);
+        r.on_segment(Time(0), 3001, 1000, false);
+        assert!(r.ack_pending());
+        let (ack, _, sack) = r.on_ack_sent();
+        assert_eq!(ack, 1);
+        assert_eq!(sack.as_slice(), &[SackBlock { start: 3001, end: 4001 }, SackBlock { start: 1001, end: 2001 }]);
+        r.on_segment(Time(0), 1, 1000, false);
+        let (ack, _, sack) = r.on_ack_sent();
+        assert_eq!(ack, 2001);
+        assert_eq!(sack.as_slice(), &[SackBlock { start: 3001, end: 4001 }]);
+        r.on_segment(Time(0), 2001, 1000, false);
+        assert_eq!(r.on_ack_sent().0, 4001);
+        assert_eq!(r.bytes_received(), 4000);
+    }
+
+    #[test]
+    fn fin_after_data_is_acked_once_contiguous() {
+        let mut r = rx();
+        r.on_segment(Time(0), 1001, 0, true);
+        assert!(!r.fin_received());
+        r.on_segment(Time(0), 1, 1000, false);
+        assert!(r.fin_received());
+        assert_eq!(r.on_ack_sent().0, 1002);
+        assert_eq!(r.bytes_received(), 1000);
+    }
+
+    #[test]
+    fn window_closes_when_app_does_not_read() {
+        let mut r = Receiver::new(3000, None, 1000);
+        r.on_syn(false);
+        r.set_auto_read(false);
+        for i in 0..3 {
+            r.on_segment(Time(0), 1 + i * 1000, 1000, false);
+        }
+        assert_eq!(r.on_ack_sent().1, 0);
+        // A segment beyond a closed window is dropped.
+        r.on_segment(Time(0), 3001, 1000, false);
+        assert_eq!(r.bytes_received(), 3000);
+        assert_eq!(r.read(1500), 1500);
+        assert!(r.ack_pending(), "window update");
+        assert_eq!(r.on_ack_sent().1, 1500);
+    }
+}

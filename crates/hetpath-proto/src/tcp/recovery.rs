@@ -1,0 +1,153 @@
+//! ACK processing and loss recovery for `Sender`: duplicate ACK counting, fast
+//! retransmit, Reno and NewReno fast recovery (RFC 5681 section 3.2, RFC 6582), Tahoe's
+//! go-back-N, and SACK-based recovery (RFC 6675).
+
+use super::sender::{RecoveryMode, Sender};
+use crate::cc::{AckSample, CongestionEvent};
+use crate::packet::SackBlock;
+use crate::time::Time;
+
+/// The parts of an arriving segment that ACK processing reads.
+#[derive(Clone, Copy, Debug)]
+pub struct AckInput<'a> {
+    pub ack: u64,
+    pub window: u64,
+    pub sack: &'a [SackBlock],
+    /// The segment carried data, SYN or FIN (then it is not a duplicate ACK).
+    pub carries_data: bool,
+}
+
+/// What an ACK did, for events and traces.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckOutcome {
+    pub newly_acked: u64,
+    pub entered_recovery: bool,
+}
+
+impl Sender {
+    pub fn on_ack(&mut self, now: Time, a: AckInput) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        if a.ack > self.snd_max || a.ack < self.snd_una {
+            return out; // acknowledges unsent data, or is old: ignore (RFC 9293 3.10.7.4)
+        }
+        let old_window = self.rwnd;
+        self.on_window_update(a.window);
+        let newly_sacked = if self.mode == RecoveryMode::Sack || self.mode == RecoveryMode::Tahoe {
+            self.board.on_sack(a.sack)
+        } else {
+            0
+        };
+        if a.ack > self.snd_una {
+            out.newly_acked = self.on_new_ack(now, a.ack);
+        } else if !a.carries_data && !self.board.is_empty() && (newly_sacked > 0 || a.window == old_window) {
+            // RFC 5681 section 2 "duplicate acknowledgment"; with SACK, RFC 6675 section 2.
+            out.entered_recovery = self.on_dup_ack(now);
+        }
+        if self.mode == RecoveryMode::Sack && self.in_recovery {
+            self.board.mark_lost_by_sack(self.cfg.dupthresh, self.cfg.mss);
+        }
+        out
+    }
+
+    fn on_new_ack(&mut self, now: Time, ack: u64) -> u64 {
+        let acked = self.board.on_cumulative_ack(ack);
+        self.snd_una = ack;
+        if let Some(t) = acked.rtt_sent_at {
+            self.rtt.on_sample(now.since(t));
+        }
+        self.rtt.reset_backoff();
+        self.consecutive_timeouts = 0;
+        self.dupacks = 0;
+        let mss = self.cfg.mss as u64;
+        if self.in_recovery {
+            if ack >= self.recover || self.mode == RecoveryMode::Reno {
+                // Full ACK (RFC 6582 step 3), or any new ACK for Reno (RFC 5681 step 6).
+                self.in_recovery = false;
+                self.inflation = 0;
+                self.cc.on_recovery_exit(now);
+            } else {
+                // Partial ACK (RFC 6582 section 3.2 step 5): the next hole is lost;
+                // deflate by the amount acked and add back one segment.
+                // With SACK the hole may already be resent by RFC 6675 NextSeg.
+                let sack = self.mode == RecoveryMode::Sack;
+                self.board.mark_lost(ack, sack);
+                self.force_retransmit = true;
+                if self.mode == RecoveryMode::NewReno {
+                    self.inflation = (self.inflation + if acked.bytes >= mss { mss } else { 0 }).saturating_sub(acked.bytes);
+                }
+            }
+        } else {
+            let credit = match self.cfg.abc_limit {
+                Some(l) => acked.bytes.min(l as u64 * mss),
+                None => mss,
+            };
+            self.cc.on_ack(&AckSample {
+                now,
+                bytes_acked: acked.bytes,
+                credit,
+                rtt: acked.rtt_sent_at.map(|t| now.since(t)),
+                srtt: self.rtt.srtt().unwrap_or_default(),
+                min_rtt: self.rtt.min_rtt().unwrap_or_default(),
+                bytes_in_flight: self.board.pipe(),
+            });
+        }
+        // RFC 6298 sections 5.2 and 5.3.
+        self.rto_deadline = (!self.board.is_empty()).then(|| now + self.rtt.rto());
+        acked.bytes
+    }
+
+    /// Counts a duplicate ACK; returns whether it started a loss episode.
+    fn on_dup_ack(&mut self, now: Time) -> bool {
+        self.dupacks += 1;
+        self.cc.on_dup_ack(now, self.cfg.mss);
+        if self.in_recovery {
+            if matches!(self.mode, RecoveryMode::Reno | RecoveryMode::NewReno) {
+                self.inflation += self.cfg.mss as u64; // RFC 6582 step 4
+            }
+            return false;
+        }
+        let sack_says_lost =
+            self.mode == RecoveryMode::Sack && self.board.mark_lost_by_sack(self.cfg.dupthresh, self.cfg.mss);
+        if self.dupacks < self.cfg.dupthresh && !sack_says_lost {
+            return false;
+        }
+        // RFC 6582 section 3.2 step 1: no new episode until the ACK covers everything sent
+        // before the last one (`recover` is exclusive here). Reno, as published, has no
+        // such guard.
+        if self.mode != RecoveryMode::Reno && self.snd_una < self.recover {
+            return false;
+        }
+        self.start_loss_episode(now);
+        true
+    }
+
+    fn start_loss_episode(&mut self, now: Time) {
+        let ev = CongestionEvent {
+            now,
+            bytes_in_flight: self.snd_max - self.snd_una,
+            srtt: self.rtt.srtt().unwrap_or_default(),
+            min_rtt: self.rtt.min_rtt().unwrap_or_default(),
+            repeat: false,
+        };
+        self.cc.on_congestion_event(&ev);
+        self.recover = self.snd_max;
+        self.stats.fast_retransmits += 1;
+        self.force_retransmit = true;
+        match self.mode {
+            RecoveryMode::Tahoe => {
+                // Go back N from the first unacknowledged segment in slow start.
+                self.board.mark_all_lost();
+            }
+            RecoveryMode::Reno | RecoveryMode::NewReno => {
+                self.board.mark_lost(self.snd_una, false);
+                self.in_recovery = true;
+                self.inflation = self.cfg.dupthresh as u64 * self.cfg.mss as u64;
+            }
+            RecoveryMode::Sack => {
+                // RFC 6675 section 5 steps 4.1-4.3.
+                self.board.mark_lost(self.snd_una, false);
+                self.in_recovery = true;
+            }
+        }
+    }
+}

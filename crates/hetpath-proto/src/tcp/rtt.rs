@@ -1,0 +1,125 @@
+//! Round-trip time estimation and the retransmission timer value (RFC 6298).
+
+use super::config::RtoConfig;
+use crate::time::Dur;
+
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    cfg: RtoConfig,
+    srtt: Option<Dur>,
+    rttvar: Dur,
+    min_rtt: Option<Dur>,
+    latest: Option<Dur>,
+    /// RTO before backoff.
+    base_rto: Dur,
+    /// Number of consecutive expiries (the backoff exponent).
+    backoffs: u32,
+}
+
+impl RttEstimator {
+    pub fn new(cfg: RtoConfig) -> RttEstimator {
+        RttEstimator {
+            cfg,
+            srtt: None,
+            rttvar: Dur::ZERO,
+            min_rtt: None,
+            latest: None,
+            base_rto: cfg.initial.min(cfg.max),
+            backoffs: 0,
+        }
+    }
+
+    /// RFC 6298 section 2.2 (first sample) and 2.3 (later samples), alpha = 1/8,
+    /// beta = 1/4, K = 4, then the bounds of sections 2.4 and 2.5.
+    pub fn on_sample(&mut self, r: Dur) {
+        self.latest = Some(r);
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = Dur(r.0 / 2);
+            }
+            Some(srtt) => {
+                let err = srtt.0.abs_diff(r.0);
+                self.rttvar = Dur((3 * self.rttvar.0 + err) / 4);
+                self.srtt = Some(Dur((7 * srtt.0 + r.0) / 8));
+            }
+        }
+        let var = self.cfg.granularity.max(Dur(self.rttvar.0.saturating_mul(4)));
+        self.base_rto = (self.srtt.unwrap_or_default() + var).max(self.cfg.min).min(self.cfg.max);
+    }
+
+    /// The timer value to arm now: the base RTO, doubled per expiry when backoff is on
+    /// (RFC 6298 section 5.5), never above `max` (section 2.5).
+    pub fn rto(&self) -> Dur {
+        if self.cfg.backoff {
+            let k = self.backoffs.min(40);
+            Dur(self.base_rto.0.saturating_mul(1u64 << k)).min(self.cfg.max)
+        } else {
+            self.base_rto.min(self.cfg.max)
+        }
+    }
+
+    pub fn on_timeout(&mut self) {
+        self.backoffs = self.backoffs.saturating_add(1);
+    }
+
+    /// New data was acknowledged: the backoff ends (RFC 6298 section 5.7 keeps the backed-off
+    /// value until a new sample; we recompute from the estimator, as Linux does).
+    pub fn reset_backoff(&mut self) {
+        self.backoffs = 0;
+    }
+
+    pub fn backoffs(&self) -> u32 {
+        self.backoffs
+    }
+    pub fn srtt(&self) -> Option<Dur> {
+        self.srtt
+    }
+    pub fn min_rtt(&self) -> Option<Dur> {
+        self.min_rtt
+    }
+    pub fn latest(&self) -> Option<Dur> {
+        self.latest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> RtoConfig {
+        RtoConfig { min: Dur::from_millis(200), ..RtoConfig::default() }
+    }
+
+    #[test]
+    fn first_sample_sets_srtt_and_var() {
+        let mut e = RttEstimator::new(cfg());
+        assert_eq!(e.rto(), Dur::from_secs(1));
+        e.on_sample(Dur::from_millis(600));
+        // RTO = 600 + 4 * 300 = 1800 ms.
+        assert_eq!(e.rto(), Dur::from_millis(1800));
+        e.on_sample(Dur::from_millis(600));
+        // rttvar = 3/4 * 300 = 225; RTO = 600 + 900.
+        assert_eq!(e.rto(), Dur::from_millis(1500));
+    }
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let mut e = RttEstimator::new(RtoConfig { max: Dur::from_secs(5), ..cfg() });
+        e.on_timeout();
+        e.on_timeout();
+        assert_eq!(e.rto(), Dur::from_secs(4));
+        e.on_timeout();
+        assert_eq!(e.rto(), Dur::from_secs(5));
+    }
+
+    #[test]
+    fn no_backoff_keeps_rto() {
+        let mut e = RttEstimator::new(RtoConfig { backoff: false, ..cfg() });
+        for _ in 0..10 {
+            e.on_timeout();
+        }
+        assert_eq!(e.rto(), Dur::from_secs(1));
+    }
+}

@@ -1,0 +1,285 @@
+//! The sending half of a TCP endpoint: what to send next, within which window, and the
+//! retransmission and persist timers. ACK processing and loss recovery are in
+//! `recovery.rs`, which extends `Sender`.
+
+use super::config::TcpConfig;
+use super::rtt::RttEstimator;
+use super::scoreboard::Scoreboard;
+use crate::cc::{CongestionControl, CongestionEvent, RecoveryStyle};
+use crate::time::{Dur, Time};
+
+/// Loss recovery as this connection runs it: the controller's published style, or
+/// RFC 6675 SACK-based recovery when SACK was negotiated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveryMode {
+    Tahoe,
+    Reno,
+    NewReno,
+    Sack,
+}
+
+/// Counters reported per flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    pub segments_sent: u64,
+    pub bytes_sent: u64,
+    pub retransmissions: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub window_probes: u64,
+}
+
+/// What `Sender::poll_segment` decided to send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outgoing {
+    Data { seq: u64, len: u32, retransmission: bool },
+    Fin { seq: u64, retransmission: bool },
+    /// A zero-window probe: an empty segment with an old sequence number that makes the
+    /// receiver answer with its current window (RFC 9293 section 3.8.6.1).
+    Probe { seq: u64 },
+}
+
+pub struct Sender {
+    pub(super) cfg: TcpConfig,
+    pub(super) snd_una: u64,
+    /// Next new sequence number to send (RFC 9293 SND.NXT when not retransmitting).
+    pub(super) snd_max: u64,
+    /// One past the last byte the application has written.
+    pub(super) app_end: u64,
+    pub(super) fin_queued: bool,
+    pub(super) board: Scoreboard,
+    pub(super) cc: Box<dyn CongestionControl>,
+    pub(super) rtt: RttEstimator,
+    pub(super) mode: RecoveryMode,
+    /// Peer's advertised window in bytes.
+    pub(super) rwnd: u64,
+    pub(super) in_recovery: bool,
+    /// RFC 6582 `recover`: highest sequence sent when the last loss episode began.
+    pub(super) recover: u64,
+    pub(super) dupacks: u32,
+    /// Fast-recovery window inflation for non-SACK Reno/NewReno (RFC 6582 section 3.2).
+    pub(super) inflation: u64,
+    /// The next retransmission goes out whatever the window (fast retransmit, partial ACK,
+    /// timeout).
+    pub(super) force_retransmit: bool,
+    pub(super) rto_deadline: Option<Time>,
+    persist_deadline: Option<Time>,
+    persist_backoff: u32,
+    probe_due: bool,
+    /// Retransmission timeouts since data was last acknowledged.
+    pub(super) consecutive_timeouts: u32,
+    pub(super) stats: SenderStats,
+}
+
+impl Sender {
+    pub fn new(cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Sender {
+        let mode = match cc.recovery_style() {
+            RecoveryStyle::Tahoe => RecoveryMode::Tahoe,
+            RecoveryStyle::Reno => RecoveryMode::Reno,
+            RecoveryStyle::NewReno => RecoveryMode::NewReno,
+        };
+        Sender {
+            cfg,
+            snd_una: 1,
+            snd_max: 1,
+            app_end: 1,
+            fin_queued: false,
+            board: Scoreboard::default(),
+            cc,
+            rtt: RttEstimator::new(cfg.rto),
+            mode,
+            rwnd: 65_535,
+            in_recovery: false,
+            recover: 0,
+            dupacks: 0,
+            inflation: 0,
+            force_retransmit: false,
+            rto_deadline: None,
+            persist_deadline: None,
+            persist_backoff: 0,
+            probe_due: false,
+            consecutive_timeouts: 0,
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// SACK was negotiated: fast-recovery styles switch to RFC 6675.
+    pub fn enable_sack(&mut self) {
+        if self.mode != RecoveryMode::Tahoe {
+            self.mode = RecoveryMode::Sack;
+        }
+    }
+
+    pub fn write(&mut self, bytes: u64) {
+        self.app_end = self.app_end.saturating_add(bytes);
+    }
+
+    pub fn fin_seq(&self) -> Option<u64> {
+        self.fin_queued.then_some(self.app_end)
+    }
+
+    /// All data and the FIN (if queued) are acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.snd_una >= self.app_end + self.fin_queued as u64
+    }
+
+    /// The window against which `pipe` is compared: cwnd plus fast-recovery inflation, plus
+    /// up to two segments of limited transmit (RFC 3042) on the first duplicate ACKs.
+    fn send_window(&self) -> u64 {
+        let limited = if self.in_recovery || self.dupacks >= self.cfg.dupthresh {
+            0
+        } else {
+            self.dupacks.min(2) as u64 * self.cfg.mss as u64
+        };
+        self.cc.cwnd() + self.inflation + limited
+    }
+
+    /// Chooses the next segment to send now, if any, and records it as sent.
+    pub fn poll_segment(&mut self, now: Time) -> Option<Outgoing> {
+        if self.probe_due {
+            self.probe_due = false;
+            self.stats.window_probes += 1;
+            return Some(Outgoing::Probe { seq: self.snd_una - 1 });
+        }
+        let room = self.send_window().saturating_sub(self.board.pipe());
+        // 1. Retransmit what is deemed lost (RFC 6675 NextSeg rule 1; go-back-N after RTO).
+        if self.force_retransmit || room > 0 {
+            if let Some(seg) = self.board.next_lost() {
+                if self.force_retransmit || room >= seg.len().min(self.cfg.mss as u64) {
+                    self.force_retransmit = false;
+                    self.board.on_resent(seg.start, now);
+                    self.stats.retransmissions += 1;
+                    return Some(self.emit(now, seg.start, seg.len(), true));
+                }
+                return None;
+            }
+            self.force_retransmit = false;
+        }
+        // 2. New data within both windows (RFC 6675 NextSeg rule 2).
+        let rwnd_edge = self.snd_una.saturating_add(self.rwnd);
+        if self.snd_max < self.app_end {
+            let len = (self.app_end - self.snd_max).min(self.cfg.mss as u64);
+            if self.snd_max + len > rwnd_edge {
+                self.arm_persist(now);
+                return None;
+            }
+            if room < len {
+                return None;
+            }
+            let start = self.snd_max;
+            self.snd_max += len;
+            self.board.on_new_segment(start, start + len, now);
+            return Some(self.emit(now, start, len, false));
+        }
+        if self.fin_queued && self.snd_max == self.app_end {
+            let start = self.snd_max;
+            self.snd_max += 1;
+            self.board.on_new_segment(start, start + 1, now);
+            return Some(self.emit(now, start, 1, false));
+        }
+        None
+    }
+
+    fn emit(&mut self, now: Time, seq: u64, len: u64, retransmission: bool) -> Outgoing {
+        self.stats.segments_sent += 1;
+        self.cc.on_sent(now, len, self.board.pipe());
+        if self.rto_deadline.is_none() {
+            // RFC 6298 section 5.1.
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        if self.fin_queued && seq == self.app_end {
+            return Outgoing::Fin { seq, retransmission };
+        }
+        self.stats.bytes_sent += len;
+        Outgoing::Data { seq, len: len as u32, retransmission }
+    }
+
+    /// Arms the persist timer when the peer's window stops us and nothing is in flight to
+    /// bring an ACK that would reopen it.
+    fn arm_persist(&mut self, now: Time) {
+        if self.board.is_empty() && self.persist_deadline.is_none() {
+            let k = self.persist_backoff.min(16);
+            let d = Dur(self.rtt.rto().0.saturating_mul(1 << k)).min(Dur::from_secs(60));
+            self.persist_deadline = Some(now + d);
+        }
+    }
+
+    pub(super) fn on_window_update(&mut self, window: u64) {
+        self.rwnd = window;
+        if window > 0 {
+            self.persist_deadline = None;
+            self.persist_backoff = 0;
+        }
+    }
+
+    pub fn poll_timeout(&self) -> Option<Time> {
+        match (self.rto_deadline, self.persist_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Handles expired timers; returns `true` if the retry limit was exceeded and the
+    /// connection must abort.
+    pub fn handle_timeout(&mut self, now: Time) -> bool {
+        if self.persist_deadline.is_some_and(|d| d <= now) {
+            self.persist_deadline = None;
+            self.persist_backoff += 1;
+            self.probe_due = true;
+        }
+        if !self.rto_deadline.is_some_and(|d| d <= now) {
+            return false;
+        }
+        self.rto_deadline = None;
+        if self.board.is_empty() {
+            return false; // nothing outstanding: a stale timer (RFC 6298 section 5.2)
+        }
+        self.consecutive_timeouts += 1;
+        self.stats.timeouts += 1;
+        if self.consecutive_timeouts > self.cfg.rto.data_retries {
+            return true;
+        }
+        // RFC 6298 section 5.4-5.6 and RFC 5681 section 3.1.
+        let ev = CongestionEvent {
+            now,
+            bytes_in_flight: self.snd_max - self.snd_una,
+            srtt: self.rtt.srtt().unwrap_or_default(),
+            min_rtt: self.rtt.min_rtt().unwrap_or_default(),
+            repeat: self.consecutive_timeouts > 1,
+        };
+        self.cc.on_rto(&ev);
+        self.rtt.on_timeout();
+        self.board.mark_all_lost();
+        self.in_recovery = false;
+        self.inflation = 0;
+        self.dupacks = 0;
+        self.recover = self.snd_max;
+        self.force_retransmit = true;
+        false
+    }
+
+    pub fn stats(&self) -> &SenderStats {
+        &self.stats
+    }
+    pub fn cwnd(&self) -> u64 {
+        self.cc.cwnd()
+    }
+    pub fn ssthresh(&self) -> u64 {
+        self.cc.ssthresh()
+    }
+    pub fn pipe(&self) -> u64 {
+        self.board.pipe()
+    }
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    pub fn mode(&self) -> RecoveryMode {
+        self.mode
+    }
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+    pub fn bytes_acked(&self) -> u64 {
+        self.snd_una.min(self.app_end) - 1
+    }
+}
