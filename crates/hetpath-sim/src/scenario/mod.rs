@@ -1,3 +1,9 @@
-//! Scenario files: TOML in, a validated description out.
+//! Scenario files: TOML in, a validated, runnable `Simulation` out.
 
+mod build;
+mod error;
+pub mod spec;
 pub mod units;
+
+pub use build::{build, load, parse, tcp_config, DEFAULT_QUEUE, DEFAULT_SAMPLE_INTERVAL};
+pub use error::ScenarioError;

@@ -1,0 +1,31 @@
+//! Runs a scenario file and prints the summary: `cargo run --release --example run -- FILE`.
+//! (The user-facing command is the Python `hetpath run`; this is for engine work.)
+
+fn main() {
+    let path = std::env::args().nth(1).expect("usage: run FILE [SEED]");
+    let seed = std::env::args().nth(2).map(|s| s.parse().expect("seed"));
+    let text = std::fs::read_to_string(&path).expect("read scenario");
+    let mut sim = match hetpath_sim::load(&text, &path, seed) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    let t0 = std::time::Instant::now();
+    sim.run(&mut |_, _| true);
+    let s = sim.summary(t0.elapsed().as_secs_f64());
+    println!("{} seed={} sim={}s wall={:.3}s events={} ({:.1} M events/s)", s.scenario, s.seed, s.sim_time_s, s.wall_time_s, s.events, s.events as f64 / s.wall_time_s / 1e6);
+    for f in &s.flows {
+        println!(
+            "  flow {:10} {:9} delivered={:>11} goodput={:8.3} Mbit/s completion={:?} rtx={} frtx={} rto={} aborted={}",
+            f.name, f.cc, f.bytes_delivered, f.goodput_bps / 1e6, f.completion_s, f.retransmissions, f.fast_retransmits, f.timeouts, f.aborted
+        );
+    }
+    for l in &s.links {
+        println!(
+            "  link {}:{}->{} util={:.4} drops={} lost={} maxq={}",
+            l.name, l.from, l.to, l.utilization, l.stats.drops, l.stats.lost_packets, l.stats.max_queue_pkts
+        );
+    }
+}

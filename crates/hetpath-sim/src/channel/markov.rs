@@ -1,0 +1,218 @@
+//! `markov`: a two-state (good/bad) Markov chain stepped once per transmitted packet,
+//! with a loss probability per state (the discrete-time Gilbert-Elliott model).
+//!
+//! Steps on: packets (transmissions on this link direction), never on time: an idle
+//! link does not advance the chain. For packet i in state s_i:
+//!   1. loss draw: lost with probability `loss_bad` if s_i is bad, else `loss_good`;
+//!   2. transition: good -> bad with probability `alpha`, bad -> good with `beta`,
+//!      giving s_{i+1}.
+//!
+//! Order: loss then transition, so `initial` is the state of the first packet and
+//! [`Markov::state`] is the state the *next* packet will see (what an oracle wants).
+//! Either order keeps every packet's marginal state stationary when the first state is
+//! drawn from the stationary law (the default), since one step preserves it; with this
+//! order that holds from packet 0, with no extra step before it.
+//!
+//! Stationary P(bad) = alpha / (alpha + beta); long-run loss
+//! = P(good) loss_good + P(bad) loss_bad; mean bad run = 1 / beta packets.
+//! Draws are skipped when a probability is 0 or 1 (at most two draws per packet).
+
+use super::spec::check_prob;
+use super::*;
+use crate::rng::uniform;
+use serde::Deserialize;
+
+/// `{ model = "markov", alpha = 0.01, beta = 0.1 }`
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarkovSpec {
+    /// P(good -> bad) per packet.
+    pub alpha: f64,
+    /// P(bad -> good) per packet.
+    pub beta: f64,
+    /// Loss probability in the good state (default 0).
+    #[serde(default)]
+    pub loss_good: f64,
+    /// Loss probability in the bad state (default 1).
+    #[serde(default = "one")]
+    pub loss_bad: f64,
+    /// State of the first packet: "stationary" (default), "good" or "bad".
+    #[serde(default)]
+    pub initial: InitialState,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl MarkovSpec {
+    pub(super) fn validate(&self, prefix: &str) -> Result<(), String> {
+        check_prob(prefix, "alpha", self.alpha)?;
+        check_prob(prefix, "beta", self.beta)?;
+        check_prob(prefix, "loss_good", self.loss_good)?;
+        check_prob(prefix, "loss_bad", self.loss_bad)?;
+        if self.alpha + self.beta <= 0.0 {
+            return Err(format!(
+                "{prefix}.alpha + {prefix}.beta = 0: the chain never moves; expected a positive sum"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Stationary probability of the bad state, alpha / (alpha + beta).
+    pub fn stationary_bad(&self) -> f64 {
+        self.alpha / (self.alpha + self.beta)
+    }
+
+    /// Long-run packet loss: P(good) loss_good + P(bad) loss_bad.
+    pub fn expected_loss(&self) -> f64 {
+        let pb = self.stationary_bad();
+        (1.0 - pb) * self.loss_good + pb * self.loss_bad
+    }
+
+    pub fn build(&self, mut rng: Rng) -> Markov {
+        let bad = match self.initial {
+            InitialState::Good => false,
+            InitialState::Bad => true,
+            InitialState::Stationary => uniform(&mut rng) < self.stationary_bad(),
+        };
+        Markov {
+            alpha: self.alpha,
+            beta: self.beta,
+            loss_good: self.loss_good,
+            loss_bad: self.loss_bad,
+            bad,
+            rng,
+        }
+    }
+}
+
+/// The running model: see the module docs.
+#[derive(Debug, Clone)]
+pub struct Markov {
+    alpha: f64,
+    beta: f64,
+    loss_good: f64,
+    loss_bad: f64,
+    /// The state of the next packet.
+    bad: bool,
+    rng: Rng,
+}
+
+/// True with probability `p`, without a draw when `p` is 0 or 1.
+#[inline]
+fn chance(rng: &mut Rng, p: f64) -> bool {
+    p >= 1.0 || (p > 0.0 && uniform(rng) < p)
+}
+
+impl Markov {
+    /// The state the next packet will be sent in: `true` = bad.
+    pub fn state(&self) -> bool {
+        self.bad
+    }
+    /// Long-run packet loss, P(good) loss_good + P(bad) loss_bad.
+    pub fn stationary_loss(&self) -> f64 {
+        let pb = self.alpha / (self.alpha + self.beta);
+        (1.0 - pb) * self.loss_good + pb * self.loss_bad
+    }
+}
+
+impl Channel for Markov {
+    #[inline]
+    fn transmit(&mut self, _: Time, _: Dur, _: u32) -> bool {
+        let (lose, flip) = if self.bad { (self.loss_bad, self.beta) } else { (self.loss_good, self.alpha) };
+        let lost = chance(&mut self.rng, lose);
+        if chance(&mut self.rng, flip) {
+            self.bad = !self.bad;
+        }
+        !lost
+    }
+    fn fork(&self) -> Option<Box<dyn Channel>> {
+        Some(Box::new(self.clone()))
+    }
+    fn is_bad(&self) -> Option<bool> {
+        Some(self.bad)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+    use crate::rng::stream;
+
+    fn spec(alpha: f64, beta: f64, loss_good: f64, loss_bad: f64) -> MarkovSpec {
+        MarkovSpec { alpha, beta, loss_good, loss_bad, initial: InitialState::Stationary }
+    }
+
+    /// N x variance of the mean loss indicator of a Markov-modulated Bernoulli sequence:
+    /// p(1-p) + 2 (lb - lg)^2 pi_b pi_g lambda / (1 - lambda), lambda = 1 - alpha - beta.
+    fn var_n(s: &MarkovSpec) -> f64 {
+        let (p, pb) = (s.expected_loss(), s.stationary_bad());
+        let lambda = 1.0 - s.alpha - s.beta;
+        let d = s.loss_bad - s.loss_good;
+        p * (1.0 - p) + 2.0 * d * d * pb * (1.0 - pb) * lambda / (1.0 - lambda)
+    }
+
+    #[test]
+    fn markov_loss_converges_to_stationary() {
+        const N: u64 = 1_000_000;
+        for s in [spec(0.01, 0.1, 0.0, 1.0), spec(0.002, 0.05, 0.001, 0.6), spec(0.3, 0.6, 0.1, 0.9)] {
+            let measured = loss_rate(&mut s.build(stream(11, "m")), N, 1, 1, 1500);
+            assert_within_se(&format!("{s:?}"), measured, s.expected_loss(), var_n(&s), N as f64);
+        }
+    }
+
+    #[test]
+    fn markov_bad_runs_last_one_over_beta() {
+        // With loss_bad = 1 and loss_good = 0, loss runs are bad sojourns: geometric with
+        // mean 1/beta, variance (1-beta)/beta^2 per run.
+        let s = spec(0.02, 0.25, 0.0, 1.0);
+        let mut m = s.build(stream(5, "m"));
+        let (mut runs, mut total, mut cur) = (0u64, 0u64, 0u64);
+        for _ in 0..1_000_000 {
+            if m.transmit(Time::ZERO, Dur::ZERO, 1) {
+                if cur > 0 {
+                    runs += 1;
+                    total += cur;
+                }
+                cur = 0;
+            } else {
+                cur += 1;
+            }
+        }
+        let mean = total as f64 / runs as f64;
+        let var_run = (1.0 - s.beta) / (s.beta * s.beta);
+        assert_within_se("mean bad run", mean, 1.0 / s.beta, var_run, runs as f64);
+    }
+
+    #[test]
+    fn markov_initial_state_and_oracle() {
+        let mut s = spec(0.0001, 0.0001, 0.0, 1.0);
+        s.initial = InitialState::Bad;
+        let mut m = s.build(stream(1, "m"));
+        assert!(m.state());
+        assert!(!m.transmit(Time::ZERO, Dur::ZERO, 1), "first packet sees the initial state");
+        s.initial = InitialState::Good;
+        assert!(s.build(stream(1, "m")).transmit(Time::ZERO, Dur::ZERO, 1));
+        // The state reported is the state the next packet sees (loss_bad = 1, loss_good = 0).
+        let mut m = spec(0.1, 0.3, 0.0, 1.0).build(stream(2, "m"));
+        for _ in 0..10_000 {
+            let bad = m.is_bad().unwrap();
+            assert_eq!(m.transmit(Time::ZERO, Dur::ZERO, 1), !bad);
+        }
+        assert!((m.stationary_loss() - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn markov_deterministic_and_forkable() {
+        let s = spec(0.05, 0.2, 0.01, 0.8);
+        let a = outcomes(&mut s.build(stream(1, "m")), 2000, 1, 1, 1);
+        assert_eq!(a, outcomes(&mut s.build(stream(1, "m")), 2000, 1, 1, 1));
+        assert_ne!(a, outcomes(&mut s.build(stream(2, "m")), 2000, 1, 1, 1));
+        let mut m = s.build(stream(3, "m"));
+        outcomes(&mut m, 123, 1, 1, 1);
+        let mut f = m.fork().unwrap();
+        assert_eq!(outcomes(f.as_mut(), 2000, 1, 1, 1), outcomes(&mut m, 2000, 1, 1, 1));
+    }
+}

@@ -1,0 +1,270 @@
+//! `trace`: replays a recorded loss trace, with no randomness.
+//!
+//! Two kinds of trace:
+//!  * lost packet indices (`lost = [3, 17]`): steps on transmissions. Transmissions on
+//!    this link direction are counted from 0 (retransmissions count: the index is of the
+//!    transmission, not of the segment); transmission i is lost iff i is listed.
+//!  * bad time intervals (`bad = [["1s", "1.5s"]]`): steps on time. A packet is lost iff
+//!    its transmission interval [start, start + duration) overlaps a bad interval
+//!    [from, to) (a zero-length transmission: iff `start` lies in one).
+//!
+//! After the last listed loss the channel is perfect. `file = "trace.csv"` reads either
+//! kind from a file (one index per line, or `start,end` in seconds per line, units such
+//! as "1500ms" also accepted; blank lines and lines starting with `#` are skipped),
+//! resolved against the scenario's directory when the spec is validated: `transmit`
+//! never reads files. Indices are sorted and deduplicated, intervals sorted and merged,
+//! so each transmission costs O(1) amortised (a cursor that only moves forward).
+
+use super::*;
+use crate::scenario::units::Duration;
+use serde::Deserialize;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+/// `{ model = "trace", lost = [3, 17] }`, `{ model = "trace", bad = [["1s", "1.5s"]] }` or
+/// `{ model = "trace", file = "loss.csv" }`: exactly one of the three keys.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    /// 0-based indices of the transmissions to lose.
+    pub lost: Option<Vec<u64>>,
+    /// Bad time intervals [start, end).
+    pub bad: Option<Vec<(Duration, Duration)>>,
+    /// A trace file, relative to the scenario file's directory.
+    pub file: Option<String>,
+    /// The trace, loaded (and a file read) by `validate`.
+    #[serde(skip)]
+    loaded: OnceLock<Arc<TraceData>>,
+}
+
+impl PartialEq for TraceSpec {
+    fn eq(&self, o: &Self) -> bool {
+        (&self.lost, &self.bad, &self.file) == (&o.lost, &o.bad, &o.file)
+    }
+}
+
+/// A normalised trace: sorted, deduplicated indices, or sorted, merged intervals (ns).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TraceData {
+    Lost(Vec<u64>),
+    Bad(Vec<(u64, u64)>),
+}
+
+impl TraceData {
+    fn lost(mut v: Vec<u64>) -> TraceData {
+        v.sort_unstable();
+        v.dedup();
+        TraceData::Lost(v)
+    }
+
+    fn bad(mut v: Vec<(u64, u64)>) -> TraceData {
+        v.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+        for (a, b) in v {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        TraceData::Bad(merged)
+    }
+}
+
+impl TraceSpec {
+    /// A spec replaying the given lost transmission indices.
+    pub fn with_lost(lost: Vec<u64>) -> TraceSpec {
+        TraceSpec { lost: Some(lost), ..TraceSpec::default() }
+    }
+
+    pub(super) fn validate(&self, prefix: &str, base_dir: &Path) -> Result<(), String> {
+        let data = self.load(prefix, base_dir)?;
+        let _ = self.loaded.set(data); // a second validate keeps the first load
+        Ok(())
+    }
+
+    /// Reads and normalises the trace (inline, or from `file` under `base_dir`).
+    pub fn load(&self, prefix: &str, base_dir: &Path) -> Result<Arc<TraceData>, String> {
+        let data = match (&self.lost, &self.bad, &self.file) {
+            (Some(v), None, None) => TraceData::lost(v.clone()),
+            (None, Some(v), None) => {
+                let mut ns = Vec::with_capacity(v.len());
+                for (i, (a, b)) in v.iter().enumerate() {
+                    let (a, b) = (a.0.as_nanos(), b.0.as_nanos());
+                    if b <= a {
+                        return Err(format!(
+                            "{prefix}.bad[{i}] = [\"{}s\", \"{}s\"]: the end must be after the start",
+                            a as f64 * 1e-9,
+                            b as f64 * 1e-9
+                        ));
+                    }
+                    ns.push((a, b));
+                }
+                TraceData::bad(ns)
+            }
+            (None, None, Some(f)) => read_file(&base_dir.join(f)).map_err(|e| format!("{prefix}.file = \"{f}\": {e}"))?,
+            _ => return Err(format!("{prefix}: a trace needs exactly one of `lost`, `bad` and `file`")),
+        };
+        Ok(Arc::new(data))
+    }
+
+    /// Builds the replay. Uses the trace `validate` loaded; an unvalidated inline trace
+    /// is loaded here, an unvalidated file relative to the working directory (panics if
+    /// that fails: validate first to get the error as a value).
+    pub fn build(&self) -> Trace {
+        let data = match self.loaded.get() {
+            Some(d) => d.clone(),
+            None => self.load("channel", Path::new(".")).unwrap_or_else(|e| panic!("unvalidated channel spec: {e}")),
+        };
+        Trace { data, next: 0, count: 0 }
+    }
+}
+
+/// Parses a trace file: indices, or `start,end` pairs in seconds, one per line.
+fn read_file(path: &Path) -> Result<TraceData, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let (mut lost, mut bad) = (Vec::new(), Vec::new());
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let at = || format!("{}:{}", path.display(), i + 1);
+        if let Some((a, b)) = line.split_once(',') {
+            let (a, b) = (seconds(a).map_err(|e| format!("{}: {e}", at()))?, seconds(b).map_err(|e| format!("{}: {e}", at()))?);
+            if b <= a {
+                return Err(format!("{}: '{line}': the end must be after the start", at()));
+            }
+            bad.push((a, b));
+        } else {
+            let n = line.parse::<u64>().map_err(|_| {
+                format!("{}: '{line}' is neither a packet index (a whole number >= 0) nor a 'start,end' pair in seconds", at())
+            })?;
+            lost.push(n);
+        }
+        if !lost.is_empty() && !bad.is_empty() {
+            return Err(format!("{}: mixes packet indices and time intervals; use one kind per file", at()));
+        }
+    }
+    Ok(if bad.is_empty() { TraceData::lost(lost) } else { TraceData::bad(bad) })
+}
+
+/// A time in a trace file, in ns: seconds ("1.5") or with a unit ("1500ms").
+fn seconds(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(Dur::from_secs_f64(v).as_nanos()),
+        Ok(_) => Err(format!("'{s}' is not a time (expected seconds >= 0)")),
+        Err(_) => s.parse::<Duration>().map(|d| d.0.as_nanos()).map_err(|e| format!("'{s}' is not a time in seconds: {e}")),
+    }
+}
+
+/// The running replay: see the module docs.
+#[derive(Debug, Clone)]
+pub struct Trace {
+    data: Arc<TraceData>,
+    /// Cursor: first index or interval not yet behind us.
+    next: usize,
+    /// Transmissions so far.
+    count: u64,
+}
+
+impl Channel for Trace {
+    #[inline]
+    fn transmit(&mut self, start: Time, duration: Dur, _: u32) -> bool {
+        match &*self.data {
+            TraceData::Lost(v) => {
+                let i = self.count;
+                self.count += 1;
+                while self.next < v.len() && v[self.next] < i {
+                    self.next += 1;
+                }
+                v.get(self.next) != Some(&i)
+            }
+            TraceData::Bad(v) => {
+                let s = start.0;
+                while self.next < v.len() && v[self.next].1 <= s {
+                    self.next += 1;
+                }
+                // v[next] ends after `start`; it overlaps iff it begins before the end
+                // (a zero-length packet is the instant `start`).
+                let end = s.saturating_add(duration.0.max(1));
+                v.get(self.next).is_none_or(|&(a, _)| a >= end)
+            }
+        }
+    }
+    fn fork(&self) -> Option<Box<dyn Channel>> {
+        Some(Box::new(self.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lost_set(ch: &mut dyn Channel, n: u64) -> Vec<u64> {
+        (0..n).filter(|&i| !ch.transmit(Time(i * 1_000_000), Dur(500_000), 100)).collect()
+    }
+
+    #[test]
+    fn trace_replays_indices_exactly() {
+        let s = TraceSpec::with_lost(vec![17, 3, 3, 0, 99]);
+        s.validate("channel", Path::new(".")).unwrap();
+        assert_eq!(lost_set(&mut s.build(), 100), vec![0, 3, 17, 99]);
+        assert_eq!(lost_set(&mut s.build(), 50), vec![0, 3, 17]);
+        // A fork continues from the same transmission count.
+        let mut m = s.build();
+        lost_set(&mut m, 10);
+        assert_eq!(lost_set(m.fork().unwrap().as_mut(), 90), lost_set(&mut m, 90));
+    }
+
+    #[test]
+    fn trace_replays_intervals_by_overlap() {
+        let ms = |a: u64, b: u64| (Duration(Dur::from_millis(a)), Duration(Dur::from_millis(b)));
+        let s = TraceSpec { bad: Some(vec![ms(10, 20), ms(15, 25), ms(40, 41)]), ..TraceSpec::default() };
+        s.validate("channel", Path::new(".")).unwrap();
+        let mut m = s.build();
+        let mut at = |start_ms: f64, dur_ms: f64| m.transmit(Time::from_secs_f64(start_ms * 1e-3), Dur::from_secs_f64(dur_ms * 1e-3), 1);
+        assert!(at(0.0, 9.0));
+        assert!(!at(9.5, 1.0), "ends inside [10, 25)");
+        assert!(!at(24.0, 0.0), "instant inside the merged interval");
+        assert!(at(25.0, 14.0), "[25, 39) touches nothing");
+        assert!(!at(39.5, 0.6), "straddles [40, 41)");
+        assert!(at(41.0, 0.0), "the end is exclusive");
+        assert!(at(1e6, 1.0));
+    }
+
+    #[test]
+    fn trace_reads_files_relative_to_base_dir() {
+        let dir = std::env::temp_dir().join(format!("hetpath-trace-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("idx.csv"), "# lost transmissions\n2\n\n5\n").unwrap();
+        std::fs::write(dir.join("bad.csv"), "# start,end in s\n0.001, 0.002\n3ms,4ms\n").unwrap();
+        std::fs::write(dir.join("junk.csv"), "1\n2\nthree\n").unwrap();
+        std::fs::write(dir.join("mixed.csv"), "1\n0.5,0.6\n").unwrap();
+        std::fs::write(dir.join("back.csv"), "# c\n2,1\n").unwrap();
+        let file = |f: &str| TraceSpec { file: Some(f.into()), ..TraceSpec::default() };
+
+        let s = file("idx.csv");
+        s.validate("channel", &dir).unwrap();
+        assert_eq!(lost_set(&mut s.build(), 10), vec![2, 5]);
+        let s = file("bad.csv");
+        s.validate("channel", &dir).unwrap();
+        assert_eq!(lost_set(&mut s.build(), 10), vec![1, 3]);
+
+        let err = |f: &str| file(f).validate("channel", &dir).unwrap_err();
+        let e = err("junk.csv");
+        assert!(e.contains("junk.csv:3") && e.contains("'three'"), "{e}");
+        assert!(e.starts_with("channel.file = \"junk.csv\""), "{e}");
+        assert!(err("mixed.csv").contains("mixed.csv:2: mixes"), "{}", err("mixed.csv"));
+        assert!(err("back.csv").contains("back.csv:2"), "{}", err("back.csv"));
+        let e = err("missing.csv");
+        assert!(e.contains("cannot read") && e.contains("missing.csv"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn trace_empty_is_perfect() {
+        let s = TraceSpec::with_lost(vec![]);
+        assert!(lost_set(&mut s.build(), 100).is_empty());
+    }
+}

@@ -1,0 +1,184 @@
+//! One direction of a point-to-point link: a DropTail queue, a transmitter that
+//! serialises at the link rate (times the channel's rate factor), the channel model that
+//! decides each packet's fate, and the propagation delay.
+//!
+//! Packets on the wire are kept in a FIFO: the delay is constant per direction, so they
+//! arrive in the order they left and the engine needs only one pending arrival event per
+//! direction. Memory is bounded by the queue limit plus the bandwidth-delay product.
+
+use crate::channel::Channel;
+use hetpath_proto::{Dur, Packet, Time};
+use std::collections::VecDeque;
+
+pub use crate::scenario::units::QueueLimit;
+
+/// Where a link direction goes and how fast.
+#[derive(Debug, Clone)]
+pub struct LinkParams {
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    pub rate_bps: u64,
+    pub delay: Dur,
+    pub queue: QueueLimit,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct LinkStats {
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    /// Dropped at the queue (full).
+    pub drops: u64,
+    /// Lost by the channel, or on the wire when the link went down.
+    pub lost_packets: u64,
+    pub busy: Dur,
+    pub max_queue_pkts: u64,
+    pub max_queue_bytes: u64,
+}
+
+pub struct LinkDir {
+    pub params: LinkParams,
+    channel: Box<dyn Channel>,
+    /// Effective rate seen by IP: nominal rate times the channel's rate factor.
+    ip_rate_bps: u64,
+    queue: VecDeque<Packet>,
+    queue_bytes: u64,
+    /// The packet being serialised, if any.
+    transmitting: Option<Packet>,
+    /// Packets propagating: (arrival time, packet).
+    wire: VecDeque<(Time, Packet)>,
+    up: bool,
+    /// Bumped when the link goes down, so pending events for lost packets are ignored.
+    pub generation: u64,
+    pub stats: LinkStats,
+    /// Sees every packet as its transmission starts (a tap on the interface).
+    pub capture: Option<Box<dyn FnMut(Time, &Packet) + Send>>,
+}
+
+/// What the caller must schedule after an operation on a link direction.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Wakeups {
+    /// Transmission completes at this time.
+    pub tx_done: Option<Time>,
+    /// The head of the wire FIFO arrives at this time.
+    pub arrival: Option<Time>,
+}
+
+impl LinkDir {
+    pub fn new(params: LinkParams, channel: Box<dyn Channel>) -> LinkDir {
+        let ip_rate_bps = ((params.rate_bps as f64) * channel.rate_factor()).round().max(1.0) as u64;
+        LinkDir {
+            params,
+            channel,
+            ip_rate_bps,
+            queue: VecDeque::new(),
+            queue_bytes: 0,
+            transmitting: None,
+            wire: VecDeque::new(),
+            up: true,
+            generation: 0,
+            stats: LinkStats::default(),
+            capture: None,
+        }
+    }
+
+    pub fn ip_rate_bps(&self) -> u64 {
+        self.ip_rate_bps
+    }
+    pub fn queue_len(&self) -> usize {
+        self.queue.len()
+    }
+    pub fn queue_bytes(&self) -> u64 {
+        self.queue_bytes
+    }
+    pub fn is_up(&self) -> bool {
+        self.up
+    }
+
+    /// Offers a packet to the interface. Returns false (and counts a drop) if the queue is
+    /// full; the packet being serialised does not count against the limit.
+    pub fn enqueue(&mut self, now: Time, p: Packet) -> (bool, Wakeups) {
+        let size = p.size() as u64;
+        let full = match self.params.queue {
+            QueueLimit::Packets(n) => self.queue.len() as u64 >= n,
+            QueueLimit::Bytes(b) => self.queue_bytes + size > b,
+        };
+        if full {
+            self.stats.drops += 1;
+            return (false, Wakeups::default());
+        }
+        self.queue.push_back(p);
+        self.queue_bytes += size;
+        self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u64);
+        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
+        (true, self.try_start(now))
+    }
+
+    /// Starts serialising the head of the queue if the transmitter is idle and up.
+    fn try_start(&mut self, now: Time) -> Wakeups {
+        if self.transmitting.is_some() || !self.up {
+            return Wakeups::default();
+        }
+        let Some(p) = self.queue.pop_front() else { return Wakeups::default() };
+        let size = p.size();
+        self.queue_bytes -= size as u64;
+        let dur = Dur::serialization(size as u64, self.ip_rate_bps);
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += size as u64;
+        self.stats.busy = self.stats.busy + dur;
+        if let Some(c) = &mut self.capture {
+            c(now, &p);
+        }
+        self.transmitting = Some(p);
+        Wakeups { tx_done: Some(now + dur), arrival: None }
+    }
+
+    /// The packet being serialised has left the transmitter: the channel decides its fate
+    /// and, if it survives, it propagates.
+    pub fn on_tx_done(&mut self, now: Time) -> Wakeups {
+        let Some(p) = self.transmitting.take() else { return Wakeups::default() };
+        let size = p.size();
+        let dur = Dur::serialization(size as u64, self.ip_rate_bps);
+        let was_empty = self.wire.is_empty();
+        if self.channel.transmit(now - dur, dur, size) {
+            self.wire.push_back((now + self.params.delay, p));
+        } else {
+            self.stats.lost_packets += 1;
+        }
+        let mut w = self.try_start(now);
+        if was_empty {
+            w.arrival = self.wire.front().map(|e| e.0);
+        }
+        w
+    }
+
+    /// The head of the wire FIFO arrives; returns it and the next arrival time.
+    pub fn on_arrival(&mut self, now: Time) -> (Option<Packet>, Option<Time>) {
+        match self.wire.front() {
+            Some((t, _)) if *t <= now => {
+                let (_, p) = self.wire.pop_front().unwrap();
+                (Some(p), self.wire.front().map(|e| e.0))
+            }
+            _ => (None, None),
+        }
+    }
+
+    /// Takes the link direction down or up. Going down loses what is on the wire and
+    /// being serialised; the queue holds (DropTail still applies). Coming up resumes.
+    pub fn set_up(&mut self, now: Time, up: bool) -> Wakeups {
+        if up == self.up {
+            return Wakeups::default();
+        }
+        self.up = up;
+        if !up {
+            self.generation += 1;
+            let lost = self.wire.len() as u64 + self.transmitting.is_some() as u64;
+            self.stats.lost_packets += lost;
+            self.wire.clear();
+            self.transmitting = None;
+            Wakeups::default()
+        } else {
+            self.try_start(now)
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! The scenario file as written: serde structures that mirror the TOML, with every table
+//! rejecting unknown keys. `build.rs` turns a parsed file into a runnable simulation.
+
+use super::units::{Bytes, Duration, QueueLimit, Rate};
+use crate::channel::ChannelSpec;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub scenario: ScenarioSection,
+    #[serde(default)]
+    pub tcp: TcpSpec,
+    #[serde(default, rename = "node")]
+    pub nodes: Vec<NodeSpec>,
+    #[serde(default, rename = "link")]
+    pub links: Vec<LinkSpec>,
+    #[serde(default, rename = "flow")]
+    pub flows: Vec<FlowSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSection {
+    pub name: String,
+    pub duration: Duration,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Period of the cwnd/queue time series.
+    pub sample_interval: Option<Duration>,
+    /// Free text: where the scenario comes from, what it reproduces.
+    pub description: Option<String>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    pub name: String,
+}
+
+/// A scheduled outage of a link direction: down at `down`, up again at `up`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutageSpec {
+    pub down: Duration,
+    pub up: Duration,
+}
+
+/// Settings that may differ per direction; at link level they apply to both.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirSpec {
+    pub rate: Option<Rate>,
+    pub delay: Option<Duration>,
+    pub queue: Option<QueueLimit>,
+    pub channel: Option<ChannelSpec>,
+    pub outages: Option<Vec<OutageSpec>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub name: String,
+    pub a: String,
+    pub b: String,
+    // The settings for both directions (serde cannot flatten a DirSpec here and still
+    // reject unknown keys).
+    pub rate: Option<Rate>,
+    pub delay: Option<Duration>,
+    pub queue: Option<QueueLimit>,
+    pub channel: Option<ChannelSpec>,
+    pub outages: Option<Vec<OutageSpec>>,
+    /// Overrides for the a -> b direction.
+    pub ab: Option<DirSpec>,
+    /// Overrides for the b -> a direction.
+    pub ba: Option<DirSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    #[serde(default = "default_cc")]
+    pub cc: String,
+    pub start: Option<Duration>,
+    /// Bytes to transfer; absent means a bulk (unlimited) transfer.
+    pub size: Option<Bytes>,
+    pub tcp: Option<TcpSpec>,
+}
+
+impl LinkSpec {
+    /// The settings of one direction: link-level values overridden by `ab` or `ba`.
+    pub fn direction(&self, a_to_b: bool) -> DirSpec {
+        let both = DirSpec {
+            rate: self.rate,
+            delay: self.delay,
+            queue: self.queue,
+            channel: self.channel.clone(),
+            outages: self.outages.clone(),
+        };
+        both.overridden_by(if a_to_b { self.ab.as_ref() } else { self.ba.as_ref() })
+    }
+}
+
+fn default_cc() -> String {
+    "newreno".into()
+}
+
+/// `delayed_ack = false` or `delayed_ack = { count = 2, timeout = "200ms" }`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+pub enum DelayedAckSpec {
+    Enabled(bool),
+    Params(DelayedAckParams),
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelayedAckParams {
+    pub count: Option<u32>,
+    pub timeout: Option<Duration>,
+}
+
+/// `abc = 2` (limit L in segments) or `abc = false` (per-ACK counting).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+pub enum AbcSpec {
+    Enabled(bool),
+    Limit(u32),
+}
+
+/// `initial_ssthresh = "64KB"` or `"inf"`.
+#[derive(Debug, Clone, Copy)]
+pub struct Ssthresh(pub u64);
+
+impl<'de> Deserialize<'de> for Ssthresh {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Ssthresh, D::Error> {
+        let s = String::deserialize(d)?;
+        if matches!(s.as_str(), "inf" | "infinite" | "infinity") {
+            return Ok(Ssthresh(u64::MAX));
+        }
+        s.parse::<Bytes>().map(|b| Ssthresh(b.0)).map_err(serde::de::Error::custom)
+    }
+}
+
+/// TCP settings; `[tcp]` gives defaults for every flow, `[flow.tcp]` overrides per flow.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    pub mss: Option<u32>,
+    /// Initial window in segments.
+    pub iw: Option<u32>,
+    pub initial_ssthresh: Option<Ssthresh>,
+    pub sack: Option<bool>,
+    pub delayed_ack: Option<DelayedAckSpec>,
+    pub abc: Option<AbcSpec>,
+    pub dupthresh: Option<u32>,
+    pub initial_rto: Option<Duration>,
+    pub min_rto: Option<Duration>,
+    pub max_rto: Option<Duration>,
+    pub rto_backoff: Option<bool>,
+    pub syn_retries: Option<u32>,
+    pub data_retries: Option<u32>,
+    pub recv_buffer: Option<Bytes>,
+}
+
+impl TcpSpec {
+    /// Keys set in `over` win; the rest come from `self`.
+    pub fn overridden_by(&self, over: &TcpSpec) -> TcpSpec {
+        TcpSpec {
+            mss: over.mss.or(self.mss),
+            iw: over.iw.or(self.iw),
+            initial_ssthresh: over.initial_ssthresh.or(self.initial_ssthresh),
+            sack: over.sack.or(self.sack),
+            delayed_ack: over.delayed_ack.or(self.delayed_ack),
+            abc: over.abc.or(self.abc),
+            dupthresh: over.dupthresh.or(self.dupthresh),
+            initial_rto: over.initial_rto.or(self.initial_rto),
+            min_rto: over.min_rto.or(self.min_rto),
+            max_rto: over.max_rto.or(self.max_rto),
+            rto_backoff: over.rto_backoff.or(self.rto_backoff),
+            syn_retries: over.syn_retries.or(self.syn_retries),
+            data_retries: over.data_retries.or(self.data_retries),
+            recv_buffer: over.recv_buffer.or(self.recv_buffer),
+        }
+    }
+}
+
+impl DirSpec {
+    /// Keys set in `over` win; the rest come from `self`.
+    pub fn overridden_by(&self, over: Option<&DirSpec>) -> DirSpec {
+        let Some(o) = over else { return self.clone() };
+        DirSpec {
+            rate: o.rate.or(self.rate),
+            delay: o.delay.or(self.delay),
+            queue: o.queue.or(self.queue),
+            channel: o.channel.clone().or_else(|| self.channel.clone()),
+            outages: o.outages.clone().or_else(|| self.outages.clone()),
+        }
+    }
+}

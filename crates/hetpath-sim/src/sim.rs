@@ -1,0 +1,463 @@
+//! The simulation: nodes with static routes, link directions, TCP flows, and the event
+//! loop that drives them. Protocol logic stays in `hetpath-proto`; this file only moves
+//! packets between machines and wakes them when their timers say so.
+
+use crate::engine::EventQueue;
+use crate::link::{LinkDir, Wakeups};
+use crate::results::{FlowResult, LinkResult, Series, Summary};
+use hetpath_proto::cc;
+use hetpath_proto::packet::{Addr, Body, TcpFlags};
+use hetpath_proto::tcp::{Connection, Endpoint, Event, State, TcpConfig};
+use hetpath_proto::{Dur, Packet, Time};
+use std::collections::HashMap;
+
+/// Node `i` has address 10.0.x.y with x.y = i + 1.
+const ADDR_BASE: u32 = 0x0a00_0000;
+const CLIENT_PORT_BASE: u16 = 40_000;
+const SERVER_PORT_BASE: u16 = 5_000;
+
+pub fn node_addr(i: usize) -> Addr {
+    Addr(ADDR_BASE + i as u32 + 1)
+}
+
+fn node_of(a: Addr) -> Option<usize> {
+    a.0.checked_sub(ADDR_BASE + 1).map(|i| i as usize)
+}
+
+/// A TCP flow as configured.
+#[derive(Debug, Clone)]
+pub struct FlowParams {
+    pub name: String,
+    pub cc: String,
+    pub from: usize,
+    pub to: usize,
+    pub start: Time,
+    /// Bytes to transfer; `None` is a bulk transfer that never ends.
+    pub size: Option<u64>,
+    pub tcp: TcpConfig,
+}
+
+struct Node {
+    name: String,
+    /// First-hop link direction toward each destination node.
+    routes: Vec<Option<usize>>,
+    /// (local port, remote address, remote port) -> connection index.
+    conns: HashMap<(u16, Addr, u16), usize>,
+    /// Listening port -> flow index.
+    listeners: HashMap<u16, usize>,
+}
+
+struct Conn {
+    conn: Connection,
+    node: usize,
+    flow: usize,
+    is_client: bool,
+    /// The earliest timer entry pending in the event queue for this connection.
+    timer: Option<Time>,
+}
+
+struct Flow {
+    params: FlowParams,
+    client: Option<usize>,
+    server: Option<usize>,
+    completion: Option<Time>,
+    aborted: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    TxDone(usize),
+    Arrive(usize, u64),
+    Timer(usize),
+    FlowStart(usize),
+    LinkState(usize, bool),
+    Sample,
+}
+
+/// Progress callback: called with (now, end) about every 1% of simulated time; returning
+/// `false` stops the run early.
+pub type Progress<'a> = &'a mut dyn FnMut(Time, Time) -> bool;
+
+pub struct Simulation {
+    pub name: String,
+    pub seed: u64,
+    end: Time,
+    sample_interval: Dur,
+    q: EventQueue<Ev>,
+    nodes: Vec<Node>,
+    links: Vec<LinkDir>,
+    flows: Vec<Flow>,
+    conns: Vec<Conn>,
+    series: Series,
+    next_uid: u64,
+    no_route_drops: u64,
+    started: bool,
+}
+
+impl Simulation {
+    pub fn new(name: &str, seed: u64, duration: Dur, sample_interval: Dur) -> Simulation {
+        Simulation {
+            name: name.to_string(),
+            seed,
+            end: Time::ZERO + duration,
+            sample_interval,
+            q: EventQueue::default(),
+            nodes: Vec::new(),
+            links: Vec::new(),
+            flows: Vec::new(),
+            conns: Vec::new(),
+            series: Series::default(),
+            next_uid: 0,
+            no_route_drops: 0,
+            started: false,
+        }
+    }
+
+    pub fn add_node(&mut self, name: &str) -> usize {
+        self.nodes.push(Node { name: name.into(), routes: Vec::new(), conns: HashMap::new(), listeners: HashMap::new() });
+        self.nodes.len() - 1
+    }
+
+    pub fn node_name(&self, i: usize) -> &str {
+        &self.nodes[i].name
+    }
+
+    /// Adds one link direction; returns its index.
+    pub fn add_link_dir(&mut self, dir: LinkDir) -> usize {
+        self.links.push(dir);
+        self.links.len() - 1
+    }
+
+    pub fn link_mut(&mut self, i: usize) -> &mut LinkDir {
+        &mut self.links[i]
+    }
+
+    pub fn links(&self) -> &[LinkDir] {
+        &self.links
+    }
+
+    /// Schedules a link direction to go down at `down` and up at `up`.
+    pub fn add_outage(&mut self, link: usize, down: Time, up: Time) {
+        self.q.schedule(down, Ev::LinkState(link, false));
+        self.q.schedule(up, Ev::LinkState(link, true));
+    }
+
+    pub fn add_flow(&mut self, p: FlowParams) -> usize {
+        let i = self.flows.len();
+        let port = SERVER_PORT_BASE + i as u16;
+        self.nodes[p.to].listeners.insert(port, i);
+        self.q.schedule(p.start, Ev::FlowStart(i));
+        self.flows.push(Flow { params: p, client: None, server: None, completion: None, aborted: false });
+        i
+    }
+
+    /// Static shortest-path routes (hop count; ties go to the link declared first).
+    fn compute_routes(&mut self) {
+        let n = self.nodes.len();
+        for src in 0..n {
+            let mut first_hop: Vec<Option<usize>> = vec![None; n];
+            let mut seen = vec![false; n];
+            seen[src] = true;
+            let mut frontier = std::collections::VecDeque::from([src]);
+            while let Some(u) = frontier.pop_front() {
+                for (li, l) in self.links.iter().enumerate() {
+                    let v = l.params.to;
+                    if l.params.from == u && !seen[v] {
+                        seen[v] = true;
+                        first_hop[v] = if u == src { Some(li) } else { first_hop[u] };
+                        frontier.push_back(v);
+                    }
+                }
+            }
+            self.nodes[src].routes = first_hop;
+        }
+    }
+
+    /// Whether `to` is reachable from `from` over the configured links.
+    pub fn reachable(&mut self, from: usize, to: usize) -> bool {
+        self.compute_routes();
+        from == to || self.nodes[from].routes[to].is_some()
+    }
+
+    fn start(&mut self) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        self.compute_routes();
+        self.q.schedule(Time::ZERO, Ev::Sample);
+    }
+
+    /// Runs until the end time. `progress` may stop it early (then `false` is returned).
+    pub fn run(&mut self, progress: Progress) -> bool {
+        self.start();
+        let step = Dur((self.end.0 / 100).max(1));
+        let mut next_report = Time::ZERO + step;
+        while let Some((now, ev)) = self.q.pop_until(self.end) {
+            self.dispatch(now, ev);
+            if now >= next_report {
+                next_report = now + step;
+                if !progress(now, self.end) {
+                    return false;
+                }
+            }
+        }
+        self.q.advance_to(self.end);
+        progress(self.end, self.end);
+        true
+    }
+
+    fn dispatch(&mut self, now: Time, ev: Ev) {
+        match ev {
+            Ev::TxDone(l) => {
+                let w = self.links[l].on_tx_done(now);
+                self.wake_link(l, w);
+            }
+            Ev::Arrive(l, gen) => {
+                if gen != self.links[l].generation {
+                    return;
+                }
+                let (p, next) = self.links[l].on_arrival(now);
+                if let Some(t) = next {
+                    self.q.schedule(t, Ev::Arrive(l, gen));
+                }
+                if let Some(p) = p {
+                    self.receive(self.links[l].params.to, p);
+                }
+            }
+            Ev::Timer(c) => {
+                if self.conns[c].timer != Some(now) {
+                    return; // superseded by an earlier entry
+                }
+                self.conns[c].timer = None;
+                self.conns[c].conn.handle_timeout(now);
+                self.touch(c);
+            }
+            Ev::FlowStart(f) => self.start_flow(f),
+            Ev::LinkState(l, up) => {
+                let w = self.links[l].set_up(now, up);
+                self.wake_link(l, w);
+            }
+            Ev::Sample => {
+                self.sample(now);
+                self.q.schedule(now + self.sample_interval, Ev::Sample);
+            }
+        }
+    }
+
+    fn wake_link(&mut self, l: usize, w: Wakeups) {
+        if let Some(t) = w.tx_done {
+            self.q.schedule(t, Ev::TxDone(l));
+        }
+        if let Some(t) = w.arrival {
+            self.q.schedule(t, Ev::Arrive(l, self.links[l].generation));
+        }
+    }
+
+    /// A packet reaches `node`: deliver it locally or forward it.
+    fn receive(&mut self, node: usize, mut p: Packet) {
+        if p.ip.dst == node_addr(node) {
+            self.deliver(node, p);
+            return;
+        }
+        p.ip.ttl = p.ip.ttl.saturating_sub(1);
+        if p.ip.ttl == 0 {
+            self.no_route_drops += 1;
+            return;
+        }
+        self.forward(node, p);
+    }
+
+    fn forward(&mut self, node: usize, p: Packet) {
+        let hop = node_of(p.ip.dst).and_then(|d| self.nodes[node].routes.get(d).copied().flatten());
+        match hop {
+            Some(l) => {
+                let now = self.q.now();
+                let (_, w) = self.links[l].enqueue(now, p);
+                self.wake_link(l, w);
+            }
+            None => self.no_route_drops += 1,
+        }
+    }
+
+    fn deliver(&mut self, node: usize, p: Packet) {
+        let Body::Tcp(seg) = &p.body else { return };
+        let now = self.q.now();
+        let key = (seg.dst_port, p.ip.src, seg.src_port);
+        if let Some(&c) = self.nodes[node].conns.get(&key) {
+            self.conns[c].conn.handle_segment(now, seg);
+            self.touch(c);
+            return;
+        }
+        let is_syn = seg.flags.contains(TcpFlags::SYN) && !seg.flags.contains(TcpFlags::ACK);
+        let Some(&f) = self.nodes[node].listeners.get(&seg.dst_port) else { return };
+        if !is_syn || self.flows[f].server.is_some() {
+            return;
+        }
+        let params = &self.flows[f].params;
+        let local = Endpoint { addr: node_addr(node), port: seg.dst_port };
+        let remote = Endpoint { addr: p.ip.src, port: seg.src_port };
+        // The receiving side runs the same controller; it only sends ACKs here.
+        let cc = cc::by_name(&params.cc, params.tcp.cc_config()).expect("validated controller name");
+        let conn = Connection::accept(params.tcp, cc, local, remote, seg);
+        let c = self.register(conn, node, f, false);
+        self.flows[f].server = Some(c);
+        self.touch(c);
+    }
+
+    fn register(&mut self, conn: Connection, node: usize, flow: usize, is_client: bool) -> usize {
+        let key = (conn.local().port, conn.remote().addr, conn.remote().port);
+        self.conns.push(Conn { conn, node, flow, is_client, timer: None });
+        let c = self.conns.len() - 1;
+        self.nodes[node].conns.insert(key, c);
+        c
+    }
+
+    fn start_flow(&mut self, f: usize) {
+        let p = &self.flows[f].params;
+        let local = Endpoint { addr: node_addr(p.from), port: CLIENT_PORT_BASE + f as u16 };
+        let remote = Endpoint { addr: node_addr(p.to), port: SERVER_PORT_BASE + f as u16 };
+        let cc = cc::by_name(&p.cc, p.tcp.cc_config()).expect("validated controller name");
+        let mut conn = Connection::connect(p.tcp, cc, local, remote);
+        match p.size {
+            Some(n) => {
+                conn.write(n);
+                conn.close();
+            }
+            None => conn.write(u64::MAX / 4),
+        }
+        let from = p.from;
+        let c = self.register(conn, from, f, true);
+        self.flows[f].client = Some(c);
+        self.touch(c);
+    }
+
+    /// After any input to a connection: send what it wants to send, react to its events,
+    /// and make sure its next timer is in the queue.
+    fn touch(&mut self, c: usize) {
+        let now = self.q.now();
+        let node = self.conns[c].node;
+        while let Some(mut p) = self.conns[c].conn.poll_transmit(now) {
+            p.uid = self.next_uid;
+            self.next_uid += 1;
+            self.forward(node, p);
+        }
+        let mut again = false;
+        while let Some(ev) = self.conns[c].conn.poll_event() {
+            let f = self.conns[c].flow;
+            match ev {
+                Event::Aborted => self.flows[f].aborted = true,
+                // The receiving application closes its side once the sender is done.
+                Event::PeerFinished if !self.conns[c].is_client => {
+                    self.conns[c].conn.close();
+                    again = true;
+                }
+                _ => {}
+            }
+        }
+        if !self.conns[c].is_client {
+            let f = self.conns[c].flow;
+            let flow = &mut self.flows[f];
+            if flow.completion.is_none() && flow.params.size.is_some_and(|n| self.conns[c].conn.bytes_received() >= n) {
+                flow.completion = Some(now);
+            }
+        }
+        if again {
+            return self.touch(c);
+        }
+        if let Some(t) = self.conns[c].conn.poll_timeout() {
+            if self.conns[c].timer.is_none_or(|s| t < s) {
+                self.conns[c].timer = Some(t);
+                self.q.schedule(t, Ev::Timer(c));
+            }
+        }
+    }
+
+    fn sample(&mut self, now: Time) {
+        for (i, f) in self.flows.iter().enumerate() {
+            let Some(c) = f.client else { continue };
+            let conn = &self.conns[c].conn;
+            let delivered = f.server.map_or(0, |s| self.conns[s].conn.bytes_received());
+            self.series.push_flow(now, i, conn, delivered);
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            self.series.push_link(now, i, l);
+        }
+    }
+
+    /// The window-scale shift each TCP endpoint announces, keyed by (address, port), so
+    /// that captures encode window fields as the endpoints would.
+    pub fn window_scales(&self) -> HashMap<(Addr, u16), u8> {
+        let mut m = HashMap::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            let shift = f.params.tcp.window_scale();
+            m.insert((node_addr(f.params.from), CLIENT_PORT_BASE + i as u16), shift);
+            m.insert((node_addr(f.params.to), SERVER_PORT_BASE + i as u16), shift);
+        }
+        m
+    }
+
+    pub fn now(&self) -> Time {
+        self.q.now()
+    }
+    pub fn events_executed(&self) -> u64 {
+        self.q.executed()
+    }
+    pub fn series(&self) -> &Series {
+        &self.series
+    }
+
+    /// Per-flow and per-link results at the current time.
+    pub fn summary(&self, wall_time_s: f64) -> Summary {
+        let now = self.q.now();
+        let flows = self
+            .flows
+            .iter()
+            .map(|f| {
+                let p = &f.params;
+                let client = f.client.map(|c| &self.conns[c].conn);
+                let delivered = f.server.map_or(0, |s| self.conns[s].conn.bytes_received());
+                let end = f.completion.unwrap_or(now);
+                let elapsed = end.since(p.start).as_secs_f64();
+                let stats = client.map(|c| *c.stats()).unwrap_or_default();
+                FlowResult {
+                    name: p.name.clone(),
+                    cc: p.cc.clone(),
+                    from: self.nodes[p.from].name.clone(),
+                    to: self.nodes[p.to].name.clone(),
+                    start_s: p.start.as_secs_f64(),
+                    size_bytes: p.size,
+                    bytes_delivered: delivered,
+                    goodput_bps: if elapsed > 0.0 { delivered as f64 * 8.0 / elapsed } else { 0.0 },
+                    completion_s: f.completion.map(|t| t.since(p.start).as_secs_f64()),
+                    retransmissions: stats.retransmissions,
+                    fast_retransmits: stats.fast_retransmits,
+                    timeouts: stats.timeouts,
+                    aborted: f.aborted || client.is_some_and(|c| c.state() == State::Aborted),
+                }
+            })
+            .collect();
+        let span = now.as_secs_f64();
+        let links = self
+            .links
+            .iter()
+            .map(|l| LinkResult {
+                name: l.params.name.clone(),
+                from: self.nodes[l.params.from].name.clone(),
+                to: self.nodes[l.params.to].name.clone(),
+                rate_bps: l.params.rate_bps,
+                utilization: if span > 0.0 { (l.stats.busy.as_secs_f64() / span).min(1.0) } else { 0.0 },
+                stats: l.stats,
+            })
+            .collect();
+        Summary {
+            scenario: self.name.clone(),
+            seed: self.seed,
+            sim_time_s: span,
+            wall_time_s,
+            events: self.q.executed(),
+            flows,
+            links,
+        }
+    }
+}
