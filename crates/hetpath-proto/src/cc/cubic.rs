@@ -1,13 +1,347 @@
-//! Placeholder until the real controller lands.
+//! CUBIC congestion control (RFC 9438).
+//!
+//! In congestion avoidance the window follows W_cubic(t) = C*(t-K)^3 + W_max (section 4.2,
+//! Figure 1), with K = cbrt((W_max - cwnd_epoch)/C) (Figure 2). W_max, cwnd_epoch and K are
+//! computed in segments as the RFC does; the window itself stays in bytes. t is measured
+//! from the epoch start (the first ACK of the congestion-avoidance stage) using `ack.now`.
+//! Each ACK moves cwnd towards target = W_cubic(t + RTT), clamped to [cwnd, 1.5*cwnd], by
+//! (target - cwnd)/cwnd per segment of credit (sections 4.4 concave, 4.5 convex). RTT is
+//! the smoothed RTT (`ack.srtt`, falling back to `ack.min_rtt`); Linux uses the minimum RTT.
+//!
+//! The Reno-friendly region (section 4.3): W_est starts at cwnd_epoch and grows by
+//! alpha_cubic*segments_acked/cwnd with alpha_cubic = 3(1-beta)/(1+beta), switching to 1
+//! once W_est reaches cwnd_prior; whenever W_cubic(t) < W_est, cwnd = W_est.
+//!
+//! Loss: ssthresh = max(cwnd*beta_cubic, 2 MSS), cwnd = ssthresh (section 4.6, with cwnd in
+//! place of flight_size as the RFC allows), with fast convergence (section 4.7). Timeout:
+//! the same ssthresh, cwnd = 1 MSS, and the next epoch uses K = 0, W_max = cwnd_epoch
+//! (section 4.8). The first epoch after a slow start that ended without loss does the same
+//! (section 4.10). Slow start is RFC 5681's; HyStart++ is not implemented.
+//!
+//! Per-ACK cost is O(1): f64 is used only for the cubic function and K (one `cbrt` per
+//! epoch); window growth uses integer remainders so no fraction of a byte is lost.
+
 use super::*;
-#[derive(Debug)]
-pub struct Cubic(NewReno);
-impl Cubic { pub fn new(cfg: CcConfig) -> Cubic { Cubic(NewReno::new(cfg)) } }
+
+/// C, in segments per second cubed (section 5.1).
+const C: f64 = 0.4;
+/// beta_cubic = 7/10 (section 4.6), as a fraction for byte arithmetic and as f64.
+const BETA_NUM: u64 = 7;
+const BETA_DEN: u64 = 10;
+const BETA: f64 = BETA_NUM as f64 / BETA_DEN as f64;
+/// alpha_cubic = 3(1-beta)/(1+beta) = 9/17 (section 4.3), over the common denominator.
+const ALPHA_NUM: u64 = 3 * (BETA_DEN - BETA_NUM);
+const ALPHA_DEN: u64 = BETA_DEN + BETA_NUM;
+
+/// State of one congestion-avoidance stage.
+#[derive(Debug, Clone)]
+struct Epoch {
+    /// t_epoch.
+    start: Time,
+    /// K in seconds.
+    k: f64,
+    /// The plateau of this stage's curve, in segments.
+    w_max: f64,
+    /// W_est in bytes, and the remainder of its growth (units of 1/(ALPHA_DEN*cwnd) byte).
+    w_est: u64,
+    est_rem: u128,
+    /// Remainder of the cubic growth (units of 1/cwnd byte).
+    grow_rem: u128,
+}
+
+#[derive(Debug, Clone)]
+pub struct Cubic {
+    mss: u32,
+    cwnd: u64,
+    ssthresh: u64,
+    /// W_max in segments as set by the last loss (fast convergence applied); zero while
+    /// undefined (no loss yet, or reset by a timeout).
+    w_max: f64,
+    /// cwnd in bytes when ssthresh was last set (section 4.3); zero before that.
+    cwnd_prior: u64,
+    epoch: Option<Epoch>,
+}
+
+impl Cubic {
+    pub fn new(cfg: CcConfig) -> Cubic {
+        Cubic {
+            mss: cfg.mss,
+            cwnd: cfg.initial_window,
+            ssthresh: cfg.initial_ssthresh,
+            w_max: 0.0,
+            cwnd_prior: 0,
+            epoch: None,
+        }
+    }
+
+    fn segments(&self, bytes: u64) -> f64 {
+        bytes as f64 / self.mss as f64
+    }
+
+    fn start_epoch(&mut self, now: Time) -> Epoch {
+        let cwnd_epoch = self.segments(self.cwnd);
+        if self.cwnd_prior == 0 {
+            // Slow start ended without a loss (section 4.10): cwnd_prior = cwnd.
+            self.cwnd_prior = self.cwnd;
+        }
+        let (w_max, k) = if self.w_max > cwnd_epoch {
+            (self.w_max, ((self.w_max - cwnd_epoch) / C).cbrt())
+        } else {
+            // No usable W_max (first stage, after a timeout, or the window already regained
+            // it): K = 0 and W_max = cwnd_epoch (sections 4.8, 4.10).
+            (cwnd_epoch, 0.0)
+        };
+        Epoch { start: now, k, w_max, w_est: self.cwnd, est_rem: 0, grow_rem: 0 }
+    }
+
+    /// W_cubic(t) of Figure 1, in bytes.
+    fn w_cubic(&self, ep: &Epoch, t: f64) -> f64 {
+        let d = t - ep.k;
+        (C * d * d * d + ep.w_max) * self.mss as f64
+    }
+
+    /// ssthresh = max(cwnd * beta_cubic, 2 MSS) (section 4.6).
+    fn reduced(&self) -> u64 {
+        (self.cwnd / BETA_DEN * BETA_NUM + self.cwnd % BETA_DEN * BETA_NUM / BETA_DEN).max(2 * self.mss as u64)
+    }
+}
+
 impl CongestionControl for Cubic {
-    fn name(&self) -> &'static str { "cubic" }
-    fn cwnd(&self) -> u64 { self.0.cwnd() }
-    fn ssthresh(&self) -> u64 { self.0.ssthresh() }
-    fn on_ack(&mut self, a: &AckSample) { self.0.on_ack(a) }
-    fn on_congestion_event(&mut self, e: &CongestionEvent) { self.0.on_congestion_event(e) }
-    fn on_rto(&mut self, e: &CongestionEvent) { self.0.on_rto(e) }
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+    fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+    fn on_ack(&mut self, ack: &AckSample) {
+        if self.cwnd < self.ssthresh {
+            // RFC 5681 slow start (RFC 9438 section 4.10).
+            self.cwnd = self.cwnd.saturating_add(ack.credit);
+            return;
+        }
+        let mut ep = match self.epoch.take() {
+            Some(ep) => ep,
+            None => self.start_epoch(ack.now),
+        };
+        let cwnd = self.cwnd.max(1);
+        // Section 4.3, Figure 4: W_est += alpha_cubic * segments_acked / cwnd.
+        let alpha = if ep.w_est >= self.cwnd_prior { ALPHA_DEN } else { ALPHA_NUM };
+        ep.est_rem += alpha as u128 * self.mss as u128 * ack.credit as u128;
+        let den = ALPHA_DEN as u128 * cwnd as u128;
+        let inc = ep.est_rem / den;
+        ep.est_rem -= inc * den;
+        ep.w_est = ep.w_est.saturating_add(inc.min(u64::MAX as u128) as u64);
+
+        let t = ack.now.since(ep.start).as_secs_f64();
+        if self.w_cubic(&ep, t) < ep.w_est as f64 {
+            // Reno-friendly region.
+            self.cwnd = self.cwnd.max(ep.w_est);
+        } else {
+            // Concave (cwnd < W_max) and convex regions, sections 4.4 and 4.5.
+            let rtt = if ack.srtt > Dur::ZERO { ack.srtt } else { ack.min_rtt };
+            let target = self.w_cubic(&ep, t + rtt.as_secs_f64()).min(1.5 * cwnd as f64);
+            let target = (target.max(0.0) as u64).max(cwnd);
+            ep.grow_rem += (target - cwnd) as u128 * ack.credit as u128;
+            let inc = ep.grow_rem / cwnd as u128;
+            ep.grow_rem -= inc * cwnd as u128;
+            self.cwnd = self.cwnd.saturating_add(inc.min(u64::MAX as u128) as u64);
+        }
+        self.epoch = Some(ep);
+    }
+    /// Sections 4.6 and 4.7.
+    fn on_congestion_event(&mut self, _ev: &CongestionEvent) {
+        let cwnd_seg = self.segments(self.cwnd);
+        self.w_max = if cwnd_seg < self.w_max { cwnd_seg * (1.0 + BETA) / 2.0 } else { cwnd_seg };
+        self.cwnd_prior = self.cwnd;
+        self.ssthresh = self.reduced();
+        self.cwnd = self.ssthresh;
+        self.epoch = None;
+    }
+    /// Section 4.8.
+    fn on_rto(&mut self, _ev: &CongestionEvent) {
+        self.cwnd_prior = self.cwnd;
+        self.ssthresh = self.reduced();
+        self.cwnd = self.mss as u64;
+        self.w_max = 0.0;
+        self.epoch = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+    use super::*;
+
+    const M: u64 = MSS as u64;
+
+    fn w_cubic(t: f64, k: f64, w_max: f64) -> f64 {
+        C * (t - k).powi(3) + w_max
+    }
+
+    /// One round trip: cwnd/MSS single-segment ACKs evenly spread over (t0, t0 + rtt].
+    fn round(cc: &mut Cubic, t0_ns: u64, rtt_ms: u64) -> u64 {
+        let rtt_ns = rtt_ms * 1_000_000;
+        let n = (cc.cwnd() / M).max(1);
+        for i in 1..=n {
+            let mut a = ack(0, M, rtt_ms);
+            a.now = Time(t0_ns + rtt_ns * i / n);
+            cc.on_ack(&a);
+        }
+        t0_ns + rtt_ns
+    }
+
+    fn in_avoidance(segments: u64) -> Cubic {
+        Cubic::new(CcConfig { initial_window: segments * M, initial_ssthresh: segments * M, ..cfg() })
+    }
+
+    #[test]
+    fn slow_start_doubles_per_round() {
+        let mut cc = Cubic::new(cfg());
+        for i in 0..2 {
+            cc.on_ack(&ack(i, M, 100));
+        }
+        assert_eq!(cc.cwnd(), 4 * M);
+    }
+
+    #[test]
+    fn first_avoidance_stage_tracks_reno() {
+        // No loss yet: K = 0, W_max = cwnd_epoch and alpha_cubic = 1 (W_est >= cwnd_prior).
+        // At 100 ms RTT the cubic curve adds only C*t^3 = 0.4 segments in the first second,
+        // so the Reno-friendly estimate governs and CUBIC grows like NewReno fed the same ACKs.
+        let cfg = CcConfig { initial_window: 10 * M, initial_ssthresh: 10 * M, ..cfg() };
+        let (mut cc, mut reno) = (Cubic::new(cfg), NewReno::new(cfg));
+        for i in 0..=100 {
+            let a = ack(i * 10, M, 100);
+            cc.on_ack(&a);
+            reno.on_ack(&a);
+        }
+        let ep = cc.epoch.as_ref().unwrap();
+        assert_eq!((ep.k, ep.w_max), (0.0, 10.0));
+        assert!(reno.cwnd() >= 17 * M);
+        assert!(cc.cwnd().abs_diff(reno.cwnd()) <= M, "cubic {} reno {}", cc.cwnd(), reno.cwnd());
+    }
+
+    #[test]
+    fn loss_multiplies_by_beta_with_fast_convergence() {
+        let mut cc = in_avoidance(100);
+        cc.on_congestion_event(&loss(0, 100 * M, 100));
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (70 * M, 70 * M));
+        assert_eq!(cc.w_max, 100.0);
+        // A second loss below W_max: W_max = cwnd*(1+beta)/2 (section 4.7).
+        cc.on_congestion_event(&loss(0, 70 * M, 100));
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (49 * M, 49 * M));
+        assert!((cc.w_max - 70.0 * (1.0 + BETA) / 2.0).abs() < 1e-9);
+        cc.on_ack(&ack(1, M, 100));
+        let k = cc.epoch.as_ref().unwrap().k;
+        assert!((k - ((cc.w_max - 49.0) / C).cbrt()).abs() < 1e-9);
+        // Floor of 2 MSS.
+        let mut small = in_avoidance(2);
+        small.on_congestion_event(&loss(0, 2 * M, 100));
+        assert_eq!(small.ssthresh(), 2 * M);
+    }
+
+    #[test]
+    fn rto_resets_epoch_to_loss_window() {
+        let mut cc = in_avoidance(40);
+        cc.on_congestion_event(&loss(0, 40 * M, 100));
+        cc.on_rto(&loss(5, 28 * M, 100));
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (M, 28 * M * 7 / 10));
+        assert!(cc.epoch.is_none());
+        // Slow start back to ssthresh, then an epoch with K = 0 and W_max = cwnd_epoch.
+        let mut ms = 10;
+        while cc.cwnd() < cc.ssthresh() {
+            cc.on_ack(&ack(ms, M, 100));
+            ms += 1;
+        }
+        assert!(cc.epoch.is_none());
+        let cwnd_epoch = cc.cwnd() as f64 / M as f64;
+        cc.on_ack(&ack(ms, M, 100));
+        let ep = cc.epoch.as_ref().unwrap();
+        assert_eq!((ep.k, ep.w_max), (0.0, cwnd_epoch));
+    }
+
+    #[test]
+    fn concave_step_aims_one_rtt_ahead() {
+        // Section 4.4: each segment acked adds (W_cubic(t + RTT) - cwnd)/cwnd segments.
+        let (w_max, rtt_ms) = (100.0, 100);
+        let mut cc = in_avoidance(100);
+        cc.on_congestion_event(&loss(0, 100 * M, rtt_ms));
+        cc.on_ack(&ack(0, M, rtt_ms)); // the epoch starts: t = 0
+        let before = cc.cwnd() as f64;
+        cc.on_ack(&ack(1000, M, rtt_ms)); // t = 1 s, where W_cubic(t) is far above W_est
+        let k = (w_max * (1.0 - BETA) / C).cbrt();
+        let target = w_cubic(1.0 + rtt_ms as f64 * 1e-3, k, w_max) * M as f64;
+        let want = before + (target - before) / before * M as f64;
+        assert!((cc.cwnd() as f64 - want).abs() <= 1.0, "{} vs {want}", cc.cwnd());
+    }
+
+    #[test]
+    fn target_is_clamped_to_one_and_a_half_cwnd() {
+        // Far into the convex region the curve is huge; the target is capped at 1.5*cwnd,
+        // so a segment of credit adds half a segment.
+        let mut cc = in_avoidance(10);
+        cc.on_ack(&ack(0, M, 100));
+        let before = cc.cwnd();
+        cc.on_ack(&ack(100_000, M, 100));
+        assert_eq!(cc.cwnd() - before, M / 2);
+    }
+
+    #[test]
+    fn returns_to_w_max_at_k_and_plateaus() {
+        let (w_max, rtt_ms) = (100.0, 100);
+        let mut cc = in_avoidance(w_max as u64);
+        cc.on_congestion_event(&loss(0, 100 * M, rtt_ms));
+        let k = (w_max * (1.0 - BETA) / C).cbrt();
+        // cwnd lags the curve by at most about one round of its steepest slope (at t = 0).
+        let tol = 3.0 * C * k * k * rtt_ms as f64 * 1e-3 + 1.0;
+        let mut t = 0;
+        let mut samples = Vec::new();
+        while (t as f64) < (k + 2.0) * 1e9 {
+            t = round(&mut cc, t, rtt_ms);
+            let secs = t as f64 * 1e-9;
+            let cwnd = cc.cwnd() as f64 / M as f64;
+            let want = w_cubic(secs, k, w_max);
+            assert!((cwnd - want).abs() <= tol, "t={secs:.1} cwnd={cwnd:.2} curve={want:.2}");
+            samples.push((secs, cwnd));
+        }
+        let at = |s: f64| samples.iter().min_by(|a, b| (a.0 - s).abs().total_cmp(&(b.0 - s).abs())).unwrap().1;
+        // Back at W_max around t = K ...
+        assert!((at(k) - w_max).abs() <= 1.5, "cwnd at K = {}", at(k));
+        // ... on a plateau: the second around K adds little, the first second a lot.
+        let plateau = at(k + 0.5) - at(k - 0.5);
+        let first = at(1.0) - at(0.0);
+        assert!(plateau < w_cubic(k + 0.5, k, w_max) - w_cubic(k - 0.5, k, w_max) + 1.0, "{plateau}");
+        assert!(first > (w_cubic(1.0, k, w_max) - w_cubic(0.0, k, w_max)) * 0.8, "{first}");
+        assert!(first > 10.0 * plateau.max(0.1));
+    }
+
+    #[test]
+    fn reno_friendly_region_on_short_rtt() {
+        // Short RTT: Reno's per-round growth outpaces the cubic curve, so W_est governs.
+        let mut cc = in_avoidance(20);
+        cc.on_congestion_event(&loss(0, 20 * M, 10));
+        let start = cc.cwnd();
+        let mut t = 0;
+        for _ in 0..5 {
+            t = round(&mut cc, t, 10);
+        }
+        let alpha = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+        let grown = (cc.cwnd() - start) as f64 / M as f64;
+        assert!((grown - 5.0 * alpha).abs() <= 0.25, "grew {grown} segments, want {}", 5.0 * alpha);
+        // Once W_est reaches cwnd_prior, alpha becomes 1: one MSS per round.
+        while cc.cwnd() < cc.cwnd_prior {
+            t = round(&mut cc, t, 10);
+        }
+        let from = cc.cwnd();
+        for _ in 0..10 {
+            t = round(&mut cc, t, 10);
+        }
+        let grown = (cc.cwnd() - from) as f64 / M as f64;
+        assert!((grown - 10.0).abs() <= 0.5, "grew {grown} segments");
+        let ep = cc.epoch.as_ref().unwrap();
+        assert!(cc.w_cubic(ep, t as f64 * 1e-9) < cc.cwnd() as f64);
+    }
 }

@@ -1,13 +1,111 @@
-//! Placeholder until the real controller lands.
+//! Reno congestion control: RFC 5681 slow start and congestion avoidance (section 3.1) with
+//! the fast retransmit / fast recovery of section 3.2, where recovery ends on the first ACK
+//! of new data (`RecoveryStyle::Reno`; the recovery itself is in `tcp::recovery`). The window
+//! arithmetic is NewReno's: ssthresh = max(FlightSize/2, 2*SMSS) (equation (4)) and fast
+//! recovery ends with cwnd = ssthresh (section 3.2 step 6).
+
+use super::newreno::reno_growth;
 use super::*;
-#[derive(Debug)]
-pub struct Reno(NewReno);
-impl Reno { pub fn new(cfg: CcConfig) -> Reno { Reno(NewReno::new(cfg)) } }
+
+#[derive(Debug, Clone)]
+pub struct Reno {
+    mss: u32,
+    cwnd: u64,
+    ssthresh: u64,
+    avoid: AvoidanceCounter,
+}
+
+impl Reno {
+    pub fn new(cfg: CcConfig) -> Reno {
+        Reno {
+            mss: cfg.mss,
+            cwnd: cfg.initial_window,
+            ssthresh: cfg.initial_ssthresh,
+            avoid: AvoidanceCounter::default(),
+        }
+    }
+}
+
 impl CongestionControl for Reno {
-    fn name(&self) -> &'static str { "reno" }
-    fn cwnd(&self) -> u64 { self.0.cwnd() }
-    fn ssthresh(&self) -> u64 { self.0.ssthresh() }
-    fn on_ack(&mut self, a: &AckSample) { self.0.on_ack(a) }
-    fn on_congestion_event(&mut self, e: &CongestionEvent) { self.0.on_congestion_event(e) }
-    fn on_rto(&mut self, e: &CongestionEvent) { self.0.on_rto(e) }
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+    fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+    fn recovery_style(&self) -> RecoveryStyle {
+        RecoveryStyle::Reno
+    }
+    fn on_ack(&mut self, ack: &AckSample) {
+        reno_growth(&mut self.cwnd, self.ssthresh, &mut self.avoid, ack.credit, self.mss);
+    }
+    /// RFC 5681 section 3.2 step 2 (ssthresh by equation (4)); the window that recovery
+    /// deflates to is ssthresh (step 6).
+    fn on_congestion_event(&mut self, ev: &CongestionEvent) {
+        self.ssthresh = half_flight(ev.bytes_in_flight, self.mss);
+        self.cwnd = self.ssthresh;
+        self.avoid.reset();
+    }
+    /// RFC 5681 section 3.1: equation (4) and the one-segment loss window.
+    fn on_rto(&mut self, ev: &CongestionEvent) {
+        self.ssthresh = half_flight(ev.bytes_in_flight, self.mss);
+        self.cwnd = self.mss as u64;
+        self.avoid.reset();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+    use super::*;
+
+    const M: u64 = MSS as u64;
+
+    #[test]
+    fn slow_start_doubles_per_round() {
+        let mut cc = Reno::new(cfg());
+        for i in 0..2 {
+            cc.on_ack(&ack(i, M, 100));
+        }
+        assert_eq!(cc.cwnd(), 4 * M);
+    }
+
+    #[test]
+    fn avoidance_adds_one_mss_per_round() {
+        let mut cc = Reno::new(CcConfig { initial_window: 10 * M, initial_ssthresh: 10 * M, ..cfg() });
+        for i in 0..10 {
+            cc.on_ack(&ack(i, M, 100));
+        }
+        assert_eq!(cc.cwnd(), 11 * M);
+    }
+
+    #[test]
+    fn avoidance_with_byte_counting_credit() {
+        // ABC (RFC 3465): one ACK crediting 2 MSS counts twice as much as a per-ACK credit.
+        let mut cc = Reno::new(CcConfig { initial_window: 10 * M, initial_ssthresh: 10 * M, ..cfg() });
+        for i in 0..5 {
+            cc.on_ack(&ack(i, 2 * M, 100));
+        }
+        assert_eq!(cc.cwnd(), 11 * M);
+    }
+
+    #[test]
+    fn loss_halves_flight_with_reno_recovery() {
+        let mut cc = Reno::new(cfg());
+        assert_eq!(cc.recovery_style(), RecoveryStyle::Reno);
+        cc.on_congestion_event(&loss(0, 20 * M, 100));
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (10 * M, 10 * M));
+    }
+
+    #[test]
+    fn rto_collapses_to_loss_window() {
+        let mut cc = Reno::new(cfg());
+        cc.on_rto(&loss(0, 30 * M, 100));
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (M, 15 * M));
+        cc.on_rto(&loss(0, 3 * M, 100));
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (M, 2 * M));
+    }
 }

@@ -1,1 +1,212 @@
-//! Wire formats.
+//! Wire formats: byte-exact IPv4 + TCP encoding of simulator packets, and pcap files.
+//!
+//! - `ipv4`: the IPv4 header (RFC 791 section 3.1; ECN per RFC 3168 section 5).
+//! - `tcp`, `tcp_options`: the TCP header and options (RFC 9293 sections 3.1 and 3.2,
+//!   window scale per RFC 7323 section 2, SACK per RFC 2018 section 3).
+//! - `checksum`: the Internet checksum (RFC 1071).
+//! - `pcap`: classic pcap files, nanosecond timestamps, LINKTYPE_RAW.
+//!
+//! Each header has a checked view over bytes (`Ipv4Packet`, `TcpPacket`) and a `Repr` with
+//! `parse`/`emit`; `PacketRepr` joins them. The simulator's packets carry 64-bit sequence
+//! offsets, unscaled windows and virtual payloads; `WireCtx` supplies the per-direction
+//! ISNs and window shift needed to fold them into 32-bit wire fields, and payloads are
+//! encoded as zero bytes (or not at all: see `PacketRepr::emit_headers`).
+//!
+//! Decoding never panics: malformed input yields a `WireError`.
+
+pub mod checksum;
+pub mod ipv4;
+pub mod pcap;
+pub mod tcp;
+pub mod tcp_options;
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
+
+pub use ipv4::{Ipv4Packet, Ipv4Repr};
+pub use pcap::{PcapError, PcapHeader, PcapOptions, PcapReader, PcapRecord, PcapWriter};
+pub use tcp::{TcpPacket, TcpRepr};
+pub use tcp_options::{OptionSet, SackEdges, TcpOption, TcpOptions};
+
+use crate::packet::{proto, Body, Packet};
+
+/// Why bytes could not be decoded or a packet could not be encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    #[error("truncated: need {need} bytes, have {have}")]
+    Truncated { need: usize, have: usize },
+    #[error("IP version {0}, expected 4")]
+    BadVersion(u8),
+    #[error("IPv4 header length field {0} is below 5")]
+    BadIpHeaderLen(u8),
+    #[error("IPv4 total length {total} is shorter than its header ({header} bytes)")]
+    BadTotalLen { total: usize, header: usize },
+    #[error("IPv4 header checksum mismatch")]
+    Ipv4Checksum,
+    #[error("IPv4 fragments are not supported")]
+    Fragment,
+    #[error("TCP data offset {0} is below 5")]
+    BadDataOffset(u8),
+    #[error("TCP segment of {segment} bytes is shorter than its header ({header} bytes)")]
+    BadSegmentLen { segment: usize, header: usize },
+    #[error("malformed TCP option of kind {kind} at option byte {at}")]
+    BadOption { kind: u8, at: usize },
+    #[error("TCP checksum mismatch")]
+    TcpChecksum,
+    #[error("TCP options need {0} bytes, more than the 40 a header can hold")]
+    OptionsTooLong(usize),
+    #[error("IP packet of {0} bytes exceeds the IPv4 limit of 65535")]
+    TooLong(u64),
+    #[error("IP length does not match the TCP header and payload")]
+    LengthMismatch,
+    #[error("output buffer too small: need {need} bytes, have {have}")]
+    BufferTooSmall { need: usize, have: usize },
+}
+
+/// Per-direction mapping between simulator segments and wire headers.
+///
+/// For a packet from A to B: `snd_isn` is A's ISN (added to `seq`); `rcv_isn` is B's ISN,
+/// added to `ack` and to the SACK edges (both name bytes of B's stream that A holds); and
+/// `wscale` is the shift A announced in its SYN (RFC 7323 section 2.2), applied to A's
+/// non-SYN windows. The reverse direction swaps the ISNs and uses B's shift. Shifts above
+/// 14 are treated as 14 (RFC 7323 section 2.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WireCtx {
+    pub snd_isn: u32,
+    pub rcv_isn: u32,
+    pub wscale: u8,
+}
+
+impl WireCtx {
+    pub const fn new(snd_isn: u32, rcv_isn: u32, wscale: u8) -> WireCtx {
+        WireCtx { snd_isn, rcv_isn, wscale }
+    }
+    /// The window shift actually applied: `wscale` capped at 14.
+    pub fn window_shift(&self) -> u8 {
+        self.wscale.min(tcp::MAX_WINDOW_SHIFT)
+    }
+    /// Wire sequence number of a sender offset: (snd_isn + offset) mod 2^32.
+    pub fn snd_seq(&self, offset: u64) -> u32 {
+        self.snd_isn.wrapping_add(offset as u32)
+    }
+    /// Wire number of an offset in the receiver's sequence space (ACK, SACK edges).
+    pub fn rcv_seq(&self, offset: u64) -> u32 {
+        self.rcv_isn.wrapping_add(offset as u32)
+    }
+    /// Sender offset mod 2^32 of a wire sequence number.
+    pub fn snd_offset(&self, seq: u32) -> u64 {
+        seq.wrapping_sub(self.snd_isn) as u64
+    }
+    /// Receiver-space offset mod 2^32 of a wire number.
+    pub fn rcv_offset(&self, seq: u32) -> u64 {
+        seq.wrapping_sub(self.rcv_isn) as u64
+    }
+}
+
+/// A whole IPv4 packet in wire terms. `tcp` is `Some` exactly when the protocol is TCP;
+/// otherwise the IP payload is `ip.payload_len` opaque (zero, when emitted) bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketRepr {
+    pub ip: Ipv4Repr,
+    pub tcp: Option<TcpRepr>,
+}
+
+impl PacketRepr {
+    /// The wire form of a simulator packet. Fails if it is longer than 65535 bytes or its
+    /// TCP options do not fit in 40 bytes.
+    pub fn from_packet(packet: &Packet, ctx: &WireCtx) -> Result<PacketRepr, WireError> {
+        // Not `packet.size()`: its u32 sum could overflow on an absurd `len`.
+        let (tcp, payload_len) = match &packet.body {
+            Body::Tcp(seg) => {
+                let t = TcpRepr::from_segment(seg, ctx)?;
+                (Some(t), t.buffer_len() as u64)
+            }
+            Body::Raw { len, .. } => (None, *len as u64),
+        };
+        let ip = Ipv4Repr::from_header(&packet.ip, packet.uid, packet.protocol(), payload_len)?;
+        Ok(PacketRepr { ip, tcp })
+    }
+
+    /// Back to a simulator packet; `uid` is the 16-bit IP identification. A body whose
+    /// protocol is not TCP becomes `Body::Raw`.
+    pub fn to_packet(&self, ctx: &WireCtx) -> Packet {
+        let body = match &self.tcp {
+            Some(t) => Body::Tcp(t.to_segment(ctx)),
+            None => Body::Raw { proto: self.ip.protocol, len: self.ip.payload_len as u32 },
+        };
+        Packet { uid: self.ip.ident as u64, ip: self.ip.to_header(), body }
+    }
+
+    /// Parses an IPv4 packet. `bytes` may stop short of the total length (a capture cut by
+    /// a snaplen), in which case the TCP checksum is not verified; bytes beyond the total
+    /// length are ignored. A TCP packet must hold its whole TCP header.
+    pub fn parse(bytes: &[u8]) -> Result<PacketRepr, WireError> {
+        let p = Ipv4Packet::new_checked(bytes)?;
+        let ip = Ipv4Repr::parse(&p)?;
+        let tcp = if ip.protocol == proto::TCP {
+            let t = TcpPacket::new_checked(p.payload())?;
+            Some(TcpRepr::parse(&t, ip.src, ip.dst, ip.payload_len as usize)?)
+        } else {
+            None
+        };
+        Ok(PacketRepr { ip, tcp })
+    }
+
+    /// IP header plus TCP header with options (the IP header alone for other protocols).
+    pub fn header_len(&self) -> usize {
+        self.ip.header_len() + self.tcp.as_ref().map_or(0, TcpRepr::header_len)
+    }
+
+    /// The whole packet: the IP total length.
+    pub fn buffer_len(&self) -> usize {
+        self.ip.total_len()
+    }
+
+    /// Writes the headers (`header_len()` bytes) into the front of `buf`. Checksums are
+    /// those of the full packet with its zero payload.
+    pub fn emit_headers(&self, buf: &mut [u8]) -> Result<usize, WireError> {
+        if let Some(t) = &self.tcp {
+            if t.header_len() > tcp::MAX_HEADER_LEN {
+                return Err(WireError::OptionsTooLong(t.options.len()));
+            }
+            if t.buffer_len() != self.ip.payload_len as usize {
+                return Err(WireError::LengthMismatch);
+            }
+        }
+        let need = self.header_len();
+        if buf.len() < need {
+            return Err(WireError::BufferTooSmall { need, have: buf.len() });
+        }
+        let n = self.ip.emit(buf)?;
+        match &self.tcp {
+            Some(t) => Ok(n + t.emit_header(&mut buf[n..], self.ip.src, self.ip.dst)?),
+            None => Ok(n),
+        }
+    }
+
+    /// Writes the whole packet (`buffer_len()` bytes, payload as zeros) into `buf`.
+    pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
+        let need = self.buffer_len();
+        if buf.len() < need {
+            return Err(WireError::BufferTooSmall { need, have: buf.len() });
+        }
+        let n = self.emit_headers(buf)?;
+        buf[n..need].fill(0);
+        Ok(need)
+    }
+}
+
+/// Encodes a simulator packet in full (payload as zero bytes).
+pub fn encode(packet: &Packet, ctx: &WireCtx) -> Result<Vec<u8>, WireError> {
+    let repr = PacketRepr::from_packet(packet, ctx)?;
+    let mut buf = vec![0; repr.buffer_len()];
+    repr.emit(&mut buf)?;
+    Ok(buf)
+}
+
+/// Decodes bytes (whole or header-only) into a simulator packet.
+pub fn decode(bytes: &[u8], ctx: &WireCtx) -> Result<Packet, WireError> {
+    Ok(PacketRepr::parse(bytes)?.to_packet(ctx))
+}

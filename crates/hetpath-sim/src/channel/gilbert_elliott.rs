@@ -279,7 +279,13 @@ mod tests {
             let pb = s.stationary_bad();
             let want = pb + (1.0 - pb) * (-(tau as u64 as f64) / tau).exp();
             let measured = both as f64 / n as f64;
-            assert_within_se(&format!("GE transition, max_walk {max_walk}"), measured, want, want * (1.0 - want), n as f64);
+            assert_within_se(
+                &format!("GE transition, max_walk {max_walk}"),
+                measured,
+                want,
+                want * (1.0 - want),
+                n as f64,
+            );
         }
     }
 

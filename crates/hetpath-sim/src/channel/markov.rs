@@ -52,9 +52,7 @@ impl MarkovSpec {
         check_prob(prefix, "loss_good", self.loss_good)?;
         check_prob(prefix, "loss_bad", self.loss_bad)?;
         if self.alpha + self.beta <= 0.0 {
-            return Err(format!(
-                "{prefix}.alpha + {prefix}.beta = 0: the chain never moves; expected a positive sum"
-            ));
+            return Err(format!("{prefix}.alpha + {prefix}.beta = 0: the chain never moves; expected a positive sum"));
         }
         Ok(())
     }
@@ -76,14 +74,7 @@ impl MarkovSpec {
             InitialState::Bad => true,
             InitialState::Stationary => uniform(&mut rng) < self.stationary_bad(),
         };
-        Markov {
-            alpha: self.alpha,
-            beta: self.beta,
-            loss_good: self.loss_good,
-            loss_bad: self.loss_bad,
-            bad,
-            rng,
-        }
+        Markov { alpha: self.alpha, beta: self.beta, loss_good: self.loss_good, loss_bad: self.loss_bad, bad, rng }
     }
 }
 

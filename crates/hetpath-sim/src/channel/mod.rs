@@ -38,7 +38,7 @@ pub use fec_math::binomial_tail;
 pub use gilbert_elliott::{GilbertElliott, GilbertElliottSpec};
 pub use markov::{Markov, MarkovSpec};
 pub use spec::ChannelSpec;
-pub use trace::{Trace, TraceSpec};
+pub use trace::{Trace, TraceData, TraceSpec};
 
 /// A channel model for one link direction.
 pub trait Channel: fmt::Debug + Send {

@@ -164,9 +164,15 @@ mod tests {
             spec.validate(Path::new(".")).unwrap_or_else(|e| panic!("{s}: {e}"));
             let _ = spec.build(crate::rng::stream(1, "x"));
         }
-        assert_eq!(parse(r#"{ model = "bernoulli", p = 1 }"#).unwrap(), ChannelSpec::Bernoulli(BernoulliSpec { p: 1.0 }));
+        assert_eq!(
+            parse(r#"{ model = "bernoulli", p = 1 }"#).unwrap(),
+            ChannelSpec::Bernoulli(BernoulliSpec { p: 1.0 })
+        );
         assert_eq!(ChannelSpec::default(), parse(r#"{ model = "none" }"#).unwrap());
-        assert_eq!(parse(r#"{ model = "gilbert-elliott", t_good = "1s", t_bad = "1s" }"#).unwrap().model(), "gilbert-elliott");
+        assert_eq!(
+            parse(r#"{ model = "gilbert-elliott", t_good = "1s", t_bad = "1s" }"#).unwrap().model(),
+            "gilbert-elliott"
+        );
     }
 
     #[test]
@@ -178,14 +184,20 @@ mod tests {
             (r#"{ model = "gilbert-elliott", t_good = "1s", t_bad = "1s", p = 1 }"#, "unknown field `p`"),
             (r#"{ model = "ber", ber = 1e-6, bits = 8 }"#, "unknown field `bits`"),
             (r#"{ model = "fec", n = 255, k = 223, ber = 0.1, interleave = 2 }"#, "unknown field `interleave`"),
-            (r#"{ model = "fec", n = 255, k = 223, inner = { model = "ber", ber = 0.1, x = 1 } }"#, "unknown field `x`"),
+            (
+                r#"{ model = "fec", n = 255, k = 223, inner = { model = "ber", ber = 0.1, x = 1 } }"#,
+                "unknown field `x`",
+            ),
             (r#"{ model = "trace", lost = [1], lose = [2] }"#, "unknown field `lose`"),
             (r#"{ model = "telepathy" }"#, "unknown variant `telepathy`"),
             (r#"{ p = 0.1 }"#, "missing field `model`"),
             (r#"{ model = "bernoulli" }"#, "missing field `p`"),
             (r#"{ model = "gilbert-elliott", t_good = "1", t_bad = "1s" }"#, "no unit"),
             (r#"{ model = "markov", alpha = 0.1, beta = 0.1, initial = "ugly" }"#, "unknown variant `ugly`"),
-            (r#"{ model = "fec", n = 255, k = 223, inner = { model = "markov", alpha = 0.1, beta = 0.1 } }"#, "unknown variant `markov`"),
+            (
+                r#"{ model = "fec", n = 255, k = 223, inner = { model = "markov", alpha = 0.1, beta = 0.1 } }"#,
+                "unknown variant `markov`",
+            ),
         ];
         for (s, want) in bad {
             let e = parse(s).expect_err(s);
@@ -210,7 +222,10 @@ mod tests {
             (r#"{ model = "fec", n = 255, k = 223, depth = 0, ber = 0.1 }"#, "channel.depth = 0"),
             (r#"{ model = "fec", n = 255, k = 223 }"#, "exactly one of"),
             (r#"{ model = "fec", n = 255, k = 223, ber = 2 }"#, "channel.ber = 2"),
-            (r#"{ model = "fec", n = 255, k = 223, inner = { model = "gilbert-elliott", t_good = "1s", t_bad = "0ms" } }"#, "channel.inner.t_bad"),
+            (
+                r#"{ model = "fec", n = 255, k = 223, inner = { model = "gilbert-elliott", t_good = "1s", t_bad = "0ms" } }"#,
+                "channel.inner.t_bad",
+            ),
             (r#"{ model = "trace" }"#, "exactly one of"),
             (r#"{ model = "trace", lost = [1], bad = [["1s", "2s"]] }"#, "exactly one of"),
             (r#"{ model = "trace", bad = [["2s", "1s"]] }"#, "channel.bad[0]"),

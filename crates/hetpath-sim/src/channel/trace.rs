@@ -101,7 +101,9 @@ impl TraceSpec {
                 }
                 TraceData::bad(ns)
             }
-            (None, None, Some(f)) => read_file(&base_dir.join(f)).map_err(|e| format!("{prefix}.file = \"{f}\": {e}"))?,
+            (None, None, Some(f)) => {
+                read_file(&base_dir.join(f)).map_err(|e| format!("{prefix}.file = \"{f}\": {e}"))?
+            }
             _ => return Err(format!("{prefix}: a trace needs exactly one of `lost`, `bad` and `file`")),
         };
         Ok(Arc::new(data))
@@ -130,14 +132,18 @@ fn read_file(path: &Path) -> Result<TraceData, String> {
         }
         let at = || format!("{}:{}", path.display(), i + 1);
         if let Some((a, b)) = line.split_once(',') {
-            let (a, b) = (seconds(a).map_err(|e| format!("{}: {e}", at()))?, seconds(b).map_err(|e| format!("{}: {e}", at()))?);
+            let (a, b) =
+                (seconds(a).map_err(|e| format!("{}: {e}", at()))?, seconds(b).map_err(|e| format!("{}: {e}", at()))?);
             if b <= a {
                 return Err(format!("{}: '{line}': the end must be after the start", at()));
             }
             bad.push((a, b));
         } else {
             let n = line.parse::<u64>().map_err(|_| {
-                format!("{}: '{line}' is neither a packet index (a whole number >= 0) nor a 'start,end' pair in seconds", at())
+                format!(
+                    "{}: '{line}' is neither a packet index (a whole number >= 0) nor a 'start,end' pair in seconds",
+                    at()
+                )
             })?;
             lost.push(n);
         }
@@ -154,7 +160,9 @@ fn seconds(s: &str) -> Result<u64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(Dur::from_secs_f64(v).as_nanos()),
         Ok(_) => Err(format!("'{s}' is not a time (expected seconds >= 0)")),
-        Err(_) => s.parse::<Duration>().map(|d| d.0.as_nanos()).map_err(|e| format!("'{s}' is not a time in seconds: {e}")),
+        Err(_) => {
+            s.parse::<Duration>().map(|d| d.0.as_nanos()).map_err(|e| format!("'{s}' is not a time in seconds: {e}"))
+        }
     }
 }
 
@@ -223,7 +231,9 @@ mod tests {
         let s = TraceSpec { bad: Some(vec![ms(10, 20), ms(15, 25), ms(40, 41)]), ..TraceSpec::default() };
         s.validate("channel", Path::new(".")).unwrap();
         let mut m = s.build();
-        let mut at = |start_ms: f64, dur_ms: f64| m.transmit(Time::from_secs_f64(start_ms * 1e-3), Dur::from_secs_f64(dur_ms * 1e-3), 1);
+        let mut at = |start_ms: f64, dur_ms: f64| {
+            m.transmit(Time::from_secs_f64(start_ms * 1e-3), Dur::from_secs_f64(dur_ms * 1e-3), 1)
+        };
         assert!(at(0.0, 9.0));
         assert!(!at(9.5, 1.0), "ends inside [10, 25)");
         assert!(!at(24.0, 0.0), "instant inside the merged interval");

@@ -1,0 +1,46 @@
+//! Shared helpers for the whole-scenario tests: write a scenario, run it, read results.
+
+#![allow(dead_code)]
+
+use hetpath_sim::{load, Summary};
+
+/// One link `a`-`b` with the given extra link keys and flows (TOML snippets).
+pub fn two_node(duration: &str, link_extra: &str, flows: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "t"
+duration = "{duration}"
+seed = 1
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+name = "l"
+a = "a"
+b = "b"
+{link_extra}
+{flows}
+"#
+    )
+}
+
+pub fn flow(name: &str, cc: &str, extra: &str) -> String {
+    format!("[[flow]]\nname = \"{name}\"\nfrom = \"a\"\nto = \"b\"\ncc = \"{cc}\"\n{extra}\n")
+}
+
+pub fn run(text: &str, seed: Option<u64>) -> (Summary, hetpath_sim::results::Series) {
+    let mut sim = load(text, "test.toml", seed).unwrap_or_else(|e| panic!("{e}"));
+    assert!(sim.run(&mut |_, _| true));
+    (sim.summary(0.0), sim.series().clone())
+}
+
+/// Goodput of flow 0 between two sample times, from the delivered-bytes series.
+pub fn goodput_between(series: &hetpath_sim::results::Series, flow: u32, t0: f64, t1: f64) -> f64 {
+    let s = &series.flows;
+    let at = |t: f64| {
+        (0..s.time_s.len()).filter(|&i| s.flow[i] == flow && s.time_s[i] <= t + 1e-9).map(|i| s.bytes_delivered[i]).last().unwrap_or(0)
+    };
+    (at(t1) - at(t0)) as f64 * 8.0 / (t1 - t0)
+}

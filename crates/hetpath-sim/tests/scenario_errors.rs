@@ -1,0 +1,46 @@
+//! Bad scenarios fail with one line naming the file and the key, never a panic.
+
+use hetpath_sim::load;
+
+fn base(link: &str, flow: &str) -> String {
+    format!(
+        "[scenario]\nname = \"x\"\nduration = \"10s\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\nname = \"l\"\na = \"a\"\nb = \"b\"\n{link}\n[[flow]]\nname = \"f\"\nfrom = \"a\"\nto = \"b\"\n{flow}\n"
+    )
+}
+
+fn error(text: &str) -> String {
+    match load(text, "bad.toml", None) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn errors_name_the_file_and_the_key() {
+    let cases = [
+        (base("rate = \"10Mbps\"\ndelay = \"1ms\"\nspeed = 3", ""), "speed"),
+        (base("delay = \"1ms\"", ""), "rate"),
+        (base("rate = \"10Mbs\"\ndelay = \"1ms\"", ""), "rate"),
+        (base("rate = \"-5Mbps\"\ndelay = \"1ms\"", ""), "rate"),
+        (base("rate = \"10Mbps\"\ndelay = 5", ""), "delay"),
+        (base("rate = \"10Mbps\"\ndelay = \"1ms\"", "cc = \"vegas\""), "cc"),
+        (base("rate = \"10Mbps\"\ndelay = \"1ms\"", "size = \"0B\""), "size"),
+        (base("rate = \"10Mbps\"\ndelay = \"1ms\"\nchannel = { model = \"bernoulli\", p = 1.5 }", ""), "p"),
+        (base("rate = \"10Mbps\"\ndelay = \"1ms\"\nchannel = { model = \"bernoulli\", q = 0.1 }", ""), "q"),
+        (base("rate = \"10Mbps\"\ndelay = \"1ms\"", "[flow.tcp]\nmss = 10"), "mss"),
+        (base("rate = \"10Mbps\"\ndelay = \"1ms\"", "to = \"c\""), "to"),
+        (base("rate = \"10Mbps\"\ndelay = \"1ms\"\nqueue = \"0.5pkt\"", ""), "queue"),
+    ];
+    for (text, key) in cases {
+        let msg = error(&text);
+        assert!(msg.starts_with("bad.toml: "), "{msg}");
+        assert!(msg.contains(key), "'{msg}' does not name '{key}'");
+        assert!(!msg.contains('\n'), "not one line: {msg}");
+    }
+}
+
+#[test]
+fn syntax_errors_give_a_line_number() {
+    let msg = error("[scenario]\nname = \"x\"\nduration = \"10s\n");
+    assert!(msg.starts_with("bad.toml: line "), "{msg}");
+}
