@@ -161,9 +161,11 @@ impl CongestionControl for Cubic {
         self.epoch = None;
     }
     /// Section 4.8.
-    fn on_rto(&mut self, _ev: &CongestionEvent) {
-        self.cwnd_prior = self.cwnd;
-        self.ssthresh = self.reduced();
+    fn on_rto(&mut self, ev: &CongestionEvent) {
+        if !ev.repeat {
+            self.cwnd_prior = self.cwnd;
+            self.ssthresh = self.reduced();
+        }
         self.cwnd = self.mss as u64;
         self.w_max = 0.0;
         self.epoch = None;

@@ -134,7 +134,9 @@ impl CongestionControl for Hybla {
         self.reset_growth();
     }
     fn on_rto(&mut self, ev: &CongestionEvent) {
-        self.ssthresh = half_flight(ev.bytes_in_flight, self.mss);
+        if !ev.repeat {
+            self.ssthresh = half_flight(ev.bytes_in_flight, self.mss);
+        }
         self.cwnd = self.mss as u64;
         self.reset_growth();
     }

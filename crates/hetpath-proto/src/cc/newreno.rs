@@ -93,4 +93,13 @@ mod tests {
         cc.on_rto(&loss(0, 3 * MSS as u64, 100));
         assert_eq!((cc.cwnd(), cc.ssthresh()), (MSS as u64, 2 * MSS as u64));
     }
+
+    #[test]
+    fn repeated_timeout_holds_ssthresh() {
+        // RFC 5681 section 3.1: a second timeout of the same data only collapses cwnd.
+        let mut cc = NewReno::new(cfg());
+        cc.on_rto(&loss(0, 20 * MSS as u64, 100));
+        cc.on_rto(&CongestionEvent { repeat: true, ..loss(1, MSS as u64, 100) });
+        assert_eq!((cc.cwnd(), cc.ssthresh()), (MSS as u64, 10 * MSS as u64));
+    }
 }

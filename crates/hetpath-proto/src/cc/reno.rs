@@ -1,28 +1,16 @@
 //! Reno congestion control: RFC 5681 slow start and congestion avoidance (section 3.1) with
 //! the fast retransmit / fast recovery of section 3.2, where recovery ends on the first ACK
 //! of new data (`RecoveryStyle::Reno`; the recovery itself is in `tcp::recovery`). The window
-//! arithmetic is NewReno's: ssthresh = max(FlightSize/2, 2*SMSS) (equation (4)) and fast
-//! recovery ends with cwnd = ssthresh (section 3.2 step 6).
+//! arithmetic is NewReno's, so Reno delegates to it and only changes the recovery style.
 
-use super::newreno::reno_growth;
 use super::*;
 
 #[derive(Debug, Clone)]
-pub struct Reno {
-    mss: u32,
-    cwnd: u64,
-    ssthresh: u64,
-    avoid: AvoidanceCounter,
-}
+pub struct Reno(NewReno);
 
 impl Reno {
     pub fn new(cfg: CcConfig) -> Reno {
-        Reno {
-            mss: cfg.mss,
-            cwnd: cfg.initial_window,
-            ssthresh: cfg.initial_ssthresh,
-            avoid: AvoidanceCounter::default(),
-        }
+        Reno(NewReno::new(cfg))
     }
 }
 
@@ -31,29 +19,22 @@ impl CongestionControl for Reno {
         "reno"
     }
     fn cwnd(&self) -> u64 {
-        self.cwnd
+        self.0.cwnd()
     }
     fn ssthresh(&self) -> u64 {
-        self.ssthresh
+        self.0.ssthresh()
     }
     fn recovery_style(&self) -> RecoveryStyle {
         RecoveryStyle::Reno
     }
     fn on_ack(&mut self, ack: &AckSample) {
-        reno_growth(&mut self.cwnd, self.ssthresh, &mut self.avoid, ack.credit, self.mss);
+        self.0.on_ack(ack)
     }
-    /// RFC 5681 section 3.2 step 2 (ssthresh by equation (4)); the window that recovery
-    /// deflates to is ssthresh (step 6).
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
-        self.ssthresh = half_flight(ev.bytes_in_flight, self.mss);
-        self.cwnd = self.ssthresh;
-        self.avoid.reset();
+        self.0.on_congestion_event(ev)
     }
-    /// RFC 5681 section 3.1: equation (4) and the one-segment loss window.
     fn on_rto(&mut self, ev: &CongestionEvent) {
-        self.ssthresh = half_flight(ev.bytes_in_flight, self.mss);
-        self.cwnd = self.mss as u64;
-        self.avoid.reset();
+        self.0.on_rto(ev)
     }
 }
 

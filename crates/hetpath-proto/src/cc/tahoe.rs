@@ -27,7 +27,9 @@ impl Tahoe {
 
     /// RFC 5681 section 3.1: ssthresh from equation (4), cwnd to the loss window (1 SMSS).
     fn collapse(&mut self, ev: &CongestionEvent) {
-        self.ssthresh = half_flight(ev.bytes_in_flight, self.mss);
+        if !ev.repeat {
+            self.ssthresh = half_flight(ev.bytes_in_flight, self.mss);
+        }
         self.cwnd = self.mss as u64;
         self.avoid.reset();
     }

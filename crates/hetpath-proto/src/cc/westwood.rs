@@ -145,7 +145,9 @@ impl CongestionControl for WestwoodPlus {
     }
     /// Timeout: ssthresh = BWE*RTTmin; cwnd = 1 segment.
     fn on_rto(&mut self, ev: &CongestionEvent) {
-        self.ssthresh = self.bdp_ssthresh(ev.bytes_in_flight);
+        if !ev.repeat {
+            self.ssthresh = self.bdp_ssthresh(ev.bytes_in_flight);
+        }
         self.cwnd = self.mss as u64;
         self.avoid.reset();
     }
