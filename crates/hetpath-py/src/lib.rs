@@ -45,9 +45,13 @@ fn run(
     let mut failure: Option<PyErr> = None;
     let finished = py.detach(|| {
         sim.run(&mut |now, end| {
-            let Some(cb) = &progress else { return true };
+            // Ctrl-C reaches Python only when we hold the GIL: check about every 1% of
+            // simulated time, whether or not the caller asked for progress.
             Python::attach(|py| {
-                let r = py.check_signals().and_then(|_| cb.call1(py, (now.as_secs_f64(), end.as_secs_f64())).map(|_| ()));
+                let r = py.check_signals().and_then(|_| match &progress {
+                    Some(cb) => cb.call1(py, (now.as_secs_f64(), end.as_secs_f64())).map(|_| ()),
+                    None => Ok(()),
+                });
                 match r {
                     Ok(()) => true,
                     Err(e) => {

@@ -1,0 +1,84 @@
+"""The only module that talks to the compiled extension ``hetpath._core``.
+
+Why a bridge: ``_core`` is imported lazily (so ``import hetpath`` and
+``hetpath --help`` work even before the extension is built, and tests can
+substitute a stand-in via ``sys.modules``), and every exception ``_core`` raises
+is translated into :mod:`hetpath.errors` so callers see one hierarchy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from types import ModuleType
+from typing import Any, Callable, Iterator, Optional
+
+from .errors import CoreMissingError, ScenarioError, SimulationError
+
+ProgressFn = Callable[[float, float], None]
+
+
+def core() -> ModuleType:
+    """Import ``hetpath._core`` on first use; explain how to build it if missing."""
+    try:
+        return importlib.import_module("hetpath._core")
+    except ImportError as exc:
+        raise CoreMissingError(
+            "the compiled extension hetpath._core is not available "
+            f"({exc}); build and install it with: bash scripts/setup.sh"
+        ) from None
+
+
+@contextlib.contextmanager
+def translated() -> Iterator[None]:
+    """Re-raise ``_core`` exceptions as ``hetpath.ScenarioError``/``SimulationError``.
+
+    Matching is by the classes ``_core`` exports, so a ``ValueError`` raised by
+    Python code (e.g. a progress callback) is not mistaken for a scenario error.
+    KeyboardInterrupt and everything else pass through untouched.
+    """
+    mod = core()
+    scenario_cls = getattr(mod, "ScenarioError", ())
+    simulation_cls = getattr(mod, "SimulationError", ())
+    try:
+        yield
+    except ScenarioError:
+        raise
+    except SimulationError:
+        raise
+    except scenario_cls as exc:
+        raise ScenarioError(str(exc)) from None
+    except simulation_cls as exc:
+        raise SimulationError(str(exc)) from None
+
+
+def run_text(
+    text: str,
+    path: str,
+    *,
+    seed: Optional[int] = None,
+    pcap_dir: Optional[str] = None,
+    progress: Optional[ProgressFn] = None,
+) -> dict[str, Any]:
+    """Run a scenario given as TOML text; ``path`` names it in error messages."""
+    with translated():
+        raw: dict[str, Any] = core().run(text, path, seed=seed, pcap_dir=pcap_dir, progress=progress)
+    return raw
+
+
+def validate_text(text: str, path: str) -> None:
+    """Check a scenario without running it; raises ``ScenarioError``."""
+    with translated():
+        core().validate(text, path)
+
+
+def cc_names() -> list[str]:
+    """Congestion-control algorithms the engine knows, as accepted by ``cc =``."""
+    with translated():
+        return list(core().cc_names())
+
+
+def core_version() -> str:
+    """Version string of the compiled engine."""
+    with translated():
+        return str(core().version())

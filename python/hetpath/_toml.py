@@ -1,0 +1,85 @@
+"""TOML reading and writing, with errors that name the file.
+
+``tomllib`` is in the standard library from 3.11; ``tomli`` is the same parser
+for older Pythons.  Writing lays the file out the way people write scenarios
+(``[scenario]``, ``[[link]]`` blocks, nested settings as inline tables) rather
+than ``tomli_w``'s default of one long inline array per section; ``tomli_w``
+still formats every scalar so quoting and escaping are right.  TOML has no
+null, so ``None`` values are dropped: "not set" means "use the default".
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+import tomli_w
+
+from .errors import ScenarioError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on Python < 3.11
+    import tomli as tomllib
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def loads(text: str, source: str) -> dict[str, Any]:
+    """Parse TOML; a syntax error becomes a one-line ``ScenarioError``."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{source}: invalid TOML: {exc}") from None
+
+
+def drop_none(value: Any) -> Any:
+    """Recursively remove ``None`` values from dicts and lists."""
+    if isinstance(value, dict):
+        return {k: drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [drop_none(v) for v in value if v is not None]
+    return value
+
+
+def _scalar(value: Any) -> str:
+    line = tomli_w.dumps({"v": value})
+    return line[len("v = ") :].rstrip("\n")
+
+
+def _key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else _scalar(str(key))
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        inner = ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items())
+        return "{ " + inner + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    return _scalar(value)
+
+
+def _is_table_array(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+def _body(table: dict[str, Any]) -> list[str]:
+    return [f"{_key(k)} = {_value(v)}" for k, v in table.items()]
+
+
+def dumps(data: dict[str, Any]) -> str:
+    """Serialise a scenario dict: top-level scalars, then tables, then arrays of tables."""
+    data = drop_none(data)
+    lines = _body({k: v for k, v in data.items() if not isinstance(v, dict) and not _is_table_array(v)})
+    for key, value in data.items():
+        if isinstance(value, dict):
+            lines += ["", f"[{_key(key)}]", *_body(value)]
+    for key, value in data.items():
+        if _is_table_array(value):
+            for entry in value:
+                lines += ["", f"[[{_key(key)}]]", *_body(entry)]
+    return "\n".join(lines).lstrip("\n") + "\n"

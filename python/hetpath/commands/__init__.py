@@ -1,0 +1,17 @@
+"""Subcommands of the ``hetpath`` CLI, one module each.
+
+To add a command, write ``commands/<name>.py`` exposing a click command and
+append it to :data:`COMMANDS`.  Commands raise :mod:`hetpath.errors` exceptions
+(or use :func:`hetpath.commands._io.read_input`); :mod:`hetpath.cli` turns those
+into one-line messages and exit codes.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .list_ import list_group
+from .run import run_command
+from .validate import validate_command
+
+COMMANDS: list[click.Command] = [run_command, validate_command, list_group]

@@ -1,0 +1,66 @@
+"""A progress bar on stderr that appears only for runs that take a while.
+
+The engine calls the callback about every 1% of simulated time.  The callback
+is passed even when no bar is shown: each call runs Python code, which is where
+a pending Ctrl-C turns into KeyboardInterrupt and stops the run.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from types import TracebackType
+from typing import Any, Optional
+
+# Runs shorter than this finish without a bar, so quick runs print nothing extra.
+SHOW_AFTER_S = 1.0
+
+
+class RunProgress:
+    """Callable ``progress(sim_s, end_s)`` that lazily starts a rich progress bar."""
+
+    def __init__(self, enabled: bool, label: str = "simulating") -> None:
+        self._enabled = enabled and sys.stderr.isatty()
+        self._label = label
+        self._started = time.monotonic()
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> "RunProgress":
+        self._started = time.monotonic()
+        return self
+
+    def __call__(self, sim_s: float, end_s: float) -> None:
+        if not self._enabled:
+            return
+        if self._bar is None:
+            if time.monotonic() - self._started < SHOW_AFTER_S:
+                return
+            self._start(end_s)
+        self._bar.update(self._task, completed=sim_s, total=end_s, sim=f"{sim_s:.1f}/{end_s:.1f} s sim")
+
+    def _start(self, end_s: float) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self._bar = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[sim]}"),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self._bar.start()
+        self._task = self._bar.add_task(self._label, total=end_s, sim="")
+
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None

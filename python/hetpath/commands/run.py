@@ -1,0 +1,79 @@
+"""``hetpath run FILE``: simulate a scenario, print a summary, optionally save results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from .. import _bridge
+from ..result import summary_json
+from ..runner import run_text
+from ._io import read_input, safe_dirname, scenario_name
+from ._progress import RunProgress
+
+DEFAULT_OUT_ROOT = Path("out")
+
+
+def _note(message: str, quiet: bool) -> None:
+    """Informational lines go to stderr so stdout stays the table or the JSON."""
+    if not quiet:
+        click.echo(message, err=True)
+
+
+def _check_seed(_ctx: click.Context, _param: click.Parameter, value: Optional[int]) -> Optional[int]:
+    if value is not None and not 0 <= value < 2**64:
+        raise click.BadParameter("must be between 0 and 2^64-1")
+    return value
+
+
+@click.command("run", short_help="Simulate a scenario and print its results.")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
+              help="Write summary.json, CSVs (and Parquet if pyarrow is installed), plots and pcaps here.")
+@click.option("--pcap", is_flag=True,
+              help="Capture one pcap per link direction; without --out, into out/<scenario-name>.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary as JSON on stdout and nothing else.")
+@click.option("--seed", type=int, default=None, metavar="N", callback=_check_seed,
+              help="Override the scenario's seed (0 to 2^64-1).")
+@click.option("--plots/--no-plots", default=None,
+              help="Write PNG plots (default: on whenever results are written). "
+                   "--plots without --out writes to out/<scenario-name>.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no notes on stderr.")
+def run_command(
+    file: Path,
+    out_dir: Optional[Path],
+    pcap: bool,
+    as_json: bool,
+    seed: Optional[int],
+    plots: Optional[bool],
+    quiet: bool,
+) -> None:
+    """Simulate the scenario in FILE and print per-flow and per-link results."""
+    text = read_input(file)
+    source = str(file)
+    if out_dir is None and (pcap or plots):
+        # The default directory is named after the scenario, so check it first:
+        # an invalid file then fails with the engine's message, not ours.
+        _bridge.validate_text(text, source)
+        out_dir = DEFAULT_OUT_ROOT / safe_dirname(scenario_name(text, file))
+
+    with RunProgress(enabled=not (quiet or as_json)) as progress:
+        result = run_text(text, source, seed=seed, pcap_dir=out_dir if pcap else None,
+                          progress=progress)
+
+    if as_json:
+        click.echo(summary_json(result.summary))
+    else:
+        from ..report import print_summary
+
+        print_summary(result.summary)
+
+    if out_dir is not None:
+        written = result.write(out_dir)
+        if plots is not False:
+            written += result.plot(out_dir)
+        extra = " and pcaps" if pcap else ""
+        _note(f"hetpath: wrote {len(written)} files{extra} to {out_dir}", quiet)

@@ -1,0 +1,31 @@
+"""The exceptions hetpath raises.
+
+The Rust extension defines its own ``_core.ScenarioError`` (a ``ValueError``) and
+``_core.SimulationError`` (a ``RuntimeError``).  Extension classes cannot be given
+a Python base after the fact, so the package defines the hierarchy here and
+:mod:`hetpath._bridge` translates every exception coming out of ``_core`` into
+these classes.  Users catch ``hetpath.ScenarioError`` (or ``HetpathError``, or
+plain ``ValueError``) and never need to import ``hetpath._core``.
+"""
+
+from __future__ import annotations
+
+
+class HetpathError(Exception):
+    """Base class of every error hetpath raises on purpose."""
+
+
+class ScenarioError(HetpathError, ValueError):
+    """The scenario is invalid: bad TOML, unknown key, missing field, bad unit.
+
+    The message is one line and starts with the file name (or ``<name>`` for a
+    scenario built in Python), so it can be printed as-is.
+    """
+
+
+class SimulationError(HetpathError, RuntimeError):
+    """The simulation failed after the scenario was accepted."""
+
+
+class CoreMissingError(HetpathError, ImportError):
+    """The compiled extension ``hetpath._core`` is not importable (not built)."""

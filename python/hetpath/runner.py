@@ -1,0 +1,75 @@
+"""``hetpath.run``: run a scenario (a :class:`Scenario` or a TOML file) to a :class:`Result`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional, Union
+
+from . import _bridge
+from .result import Result
+from .scenario import Scenario
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def read_scenario_file(path: PathLike) -> str:
+    """Read a scenario file's text; ``OSError`` (e.g. FileNotFoundError) propagates."""
+    return Path(path).read_text(encoding="utf-8")
+
+
+def run(
+    scenario: Union[Scenario, PathLike],
+    seed: Optional[int] = None,
+    pcap_dir: Optional[PathLike] = None,
+    progress: Optional[_bridge.ProgressFn] = None,
+) -> Result:
+    """Simulate ``scenario`` and return its :class:`Result`.
+
+    ``scenario`` is a :class:`Scenario` or the path of a TOML file.  ``seed``
+    overrides the scenario's seed.  ``pcap_dir`` (created if missing) receives
+    one ``<link>_<from>-<to>.pcap`` per link direction.  ``progress(sim_s,
+    end_s)`` is called about every 1% of simulated time; an exception it raises
+    (e.g. KeyboardInterrupt) stops the run and propagates.
+
+    Raises ``ScenarioError`` for invalid input, ``SimulationError`` if the
+    engine fails, and ``OSError`` if the file cannot be read.
+    """
+    if isinstance(scenario, Scenario):
+        text, source = scenario.to_toml(), scenario.source_name()
+    else:
+        text, source = read_scenario_file(scenario), str(scenario)
+    return run_text(text, source, seed=seed, pcap_dir=pcap_dir, progress=progress)
+
+
+def run_text(
+    text: str,
+    source: str,
+    *,
+    seed: Optional[int] = None,
+    pcap_dir: Optional[PathLike] = None,
+    progress: Optional[_bridge.ProgressFn] = None,
+) -> Result:
+    """Like :func:`run` for TOML text already in memory; ``source`` names it in errors.
+
+    Relative paths inside the scenario resolve against ``source``'s directory.
+    """
+    pcap: Optional[str] = None
+    if pcap_dir is not None:
+        Path(pcap_dir).mkdir(parents=True, exist_ok=True)
+        pcap = str(pcap_dir)
+    raw = _bridge.run_text(text, source, seed=seed, pcap_dir=pcap, progress=progress)
+    return Result(raw)
+
+
+def validate(scenario: Union[Scenario, PathLike]) -> None:
+    """Check a scenario without running it; raises ``ScenarioError`` if invalid."""
+    if isinstance(scenario, Scenario):
+        scenario.validate()
+    else:
+        _bridge.validate_text(read_scenario_file(scenario), str(scenario))
+
+
+def cc_names() -> list[str]:
+    """Names accepted by a flow's ``cc =`` key."""
+    return _bridge.cc_names()

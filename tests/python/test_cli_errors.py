@@ -1,0 +1,101 @@
+"""Bad input must give one `hetpath: error: ...` line on stderr and exit 2, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from helpers import invoke
+
+
+def _edit(old: str, new: str) -> Callable[[str], str]:
+    def apply(text: str) -> str:
+        assert old in text, old
+        return text.replace(old, new, 1)
+
+    return apply
+
+
+# (id, edit of small.toml, fragments the message must contain besides the file name)
+BAD_SCENARIOS = [
+    ("unknown-key", _edit('rate = "10Mbps"', 'rate = "10Mbps"\nratee = "1Mbps"'), ["ratee"]),
+    ("missing-field", _edit('to = "dst"\n', ""), ["missing", "to"]),
+    ("wrong-unit", _edit('rate = "10Mbps"', 'rate = "10Mbs"'), ["Mbs"]),
+    ("negative-rate", _edit('rate = "10Mbps"', 'rate = "-10Mbps"'), ["rate", "-10Mbps"]),
+    ("bad-toml", _edit('rate = "10Mbps"', 'rate = "10Mbps'), []),
+    ("unknown-cc", _edit('cc = "newreno"', 'cc = "no-such-cc"'), ["no-such-cc"]),
+    ("unknown-node", _edit('to = "dst"', 'to = "nowhere"'), ["nowhere"]),
+]
+
+
+def _check_one_line_error(result, *fragments: str) -> str:
+    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    line = lines[0]
+    assert line.startswith("hetpath: error: "), line
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment.lower() in line.lower(), (fragment, line)
+    return line
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+@pytest.mark.parametrize("case_id, edit, fragments", BAD_SCENARIOS, ids=[c[0] for c in BAD_SCENARIOS])
+def test_bad_scenario(tmp_path: Path, small_toml: Path, command, case_id, edit, fragments) -> None:
+    bad = tmp_path / f"{case_id}.toml"
+    bad.write_text(edit(small_toml.read_text()))
+    _check_one_line_error(invoke([command, str(bad)]), bad.name, *fragments)
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_nonexistent_file(tmp_path: Path, command: str) -> None:
+    missing = tmp_path / "nope.toml"
+    _check_one_line_error(invoke([command, str(missing)]), "nope.toml", "no such file")
+
+
+def test_directory_instead_of_file(tmp_path: Path) -> None:
+    _check_one_line_error(invoke(["run", str(tmp_path)]), str(tmp_path), "directory")
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    bad = tmp_path / "binary.toml"
+    bad.write_bytes(b"\xff\xfe\x00garbage")
+    _check_one_line_error(invoke(["run", str(bad)]), "binary.toml")
+
+
+def test_bad_input_writes_no_output_dir(tmp_path: Path, small_toml: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(small_toml.read_text().replace("10Mbps", "10Mbs"))
+    _check_one_line_error(invoke(["run", str(bad), "--pcap"]), "Mbs")
+    assert not (tmp_path / "out").exists()
+
+
+def test_usage_error_exits_2(small_toml: Path) -> None:
+    result = invoke(["run", str(small_toml), "--no-such-option"])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.stderr
+
+
+def test_negative_seed_is_a_usage_error(small_toml: Path) -> None:
+    result = invoke(["run", str(small_toml), "--seed", "-1"])
+    assert result.exit_code == 2
+    assert "seed" in result.stderr
+
+
+@pytest.mark.parametrize("case_id, edit, fragments", BAD_SCENARIOS[:3], ids=[c[0] for c in BAD_SCENARIOS[:3]])
+def test_real_process_exit_code(tmp_path: Path, small_toml: Path, case_id, edit, fragments) -> None:
+    """The installed entry point, in its own process, behaves like the in-process CLI."""
+    bad = tmp_path / f"{case_id}.toml"
+    bad.write_text(edit(small_toml.read_text()))
+    proc = subprocess.run([sys.executable, "-m", "hetpath", "run", str(bad)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.startswith("hetpath: error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert bad.name in proc.stderr

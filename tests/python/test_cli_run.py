@@ -1,0 +1,112 @@
+"""`hetpath run`, `validate`, `list cc` and `--version` on good input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from helpers import FLOW_KEYS, LINK_KEYS, SUMMARY_KEYS, invoke
+
+
+def test_json_is_the_only_stdout(small_toml: Path) -> None:
+    result = invoke(["run", str(small_toml), "--json"])
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)  # the whole of stdout must be one JSON document
+    assert SUMMARY_KEYS <= summary.keys()
+    assert summary["scenario"] == "small"
+    assert summary["seed"] == 1
+    assert isinstance(summary["events"], int) and summary["events"] > 0
+    assert len(summary["flows"]) == 1
+    assert FLOW_KEYS <= summary["flows"][0].keys()
+    assert len(summary["links"]) == 2, "one entry per link direction"
+    for link in summary["links"]:
+        assert LINK_KEYS <= link.keys()
+    assert {(ln["from"], ln["to"]) for ln in summary["links"]} == {("src", "dst"), ("dst", "src")}
+
+
+def test_json_is_strict(small_toml: Path) -> None:
+    """No NaN/Infinity tokens: strict parsers (jq, browsers) must accept the output."""
+    result = invoke(["run", str(small_toml), "--json"])
+
+    def reject(token: str) -> None:
+        raise AssertionError(f"non-standard JSON token {token}")
+
+    json.loads(result.stdout, parse_constant=reject)
+
+
+def test_seed_override(small_toml: Path) -> None:
+    result = invoke(["run", str(small_toml), "--json", "--seed", "42"])
+    assert json.loads(result.stdout)["seed"] == 42
+
+
+def test_table_output(small_toml: Path) -> None:
+    result = invoke(["run", str(small_toml)], env={"COLUMNS": "140"})
+    assert result.exit_code == 0, result.stderr
+    for text in ("small", "flows", "links", "f1", "newreno", "goodput", "sat", "src → dst"):
+        assert text in result.stdout, text
+    assert result.stderr == ""  # short run, not a TTY: no progress bar, no notes
+
+
+def test_out_dir_written(tmp_path: Path, small_toml: Path) -> None:
+    out = tmp_path / "res"
+    result = invoke(["run", str(small_toml), "--out", str(out), "--no-plots", "--json"])
+    assert result.exit_code == 0, result.stderr
+    json.loads(result.stdout)
+    names = {p.name for p in out.iterdir()}
+    assert {"summary.json", "flows.csv", "links.csv", "flow_series.csv", "link_series.csv"} <= names
+    assert not any(n.endswith(".png") or n.endswith(".pcap") for n in names)
+    assert f"to {out}" in result.stderr
+
+
+def test_quiet_suppresses_notes(tmp_path: Path, small_toml: Path) -> None:
+    result = invoke(["run", str(small_toml), "--out", str(tmp_path), "--no-plots", "--quiet"])
+    assert result.exit_code == 0
+    assert result.stderr == ""
+
+
+def test_pcap_defaults_to_out_scenario_name(tmp_path: Path, small_toml: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = invoke(["run", str(small_toml), "--pcap", "--no-plots", "--quiet"])
+    assert result.exit_code == 0, result.stderr
+    out = tmp_path / "out" / "small"
+    pcaps = sorted(p.name for p in out.glob("*.pcap"))
+    assert pcaps == ["sat_dst-src.pcap", "sat_src-dst.pcap"]
+    assert (out / "summary.json").is_file()
+    for pcap in out.glob("*.pcap"):
+        assert pcap.read_bytes()[:4] in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4",
+                                         b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
+
+
+def test_plots_by_default_with_out(tmp_path: Path, small_toml: Path) -> None:
+    result = invoke(["run", str(small_toml), "--out", str(tmp_path), "--quiet"])
+    assert result.exit_code == 0, result.stderr
+    for name in ("cwnd.png", "queue.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_validate_ok(small_toml: Path) -> None:
+    result = invoke(["validate", str(small_toml)])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"{small_toml}: ok"
+
+
+def test_list_cc() -> None:
+    result = invoke(["list", "cc"])
+    assert result.exit_code == 0
+    names = result.stdout.split()
+    assert "newreno" in names
+    assert len(names) == len(set(names))
+
+
+def test_version() -> None:
+    result = invoke(["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("hetpath ") and "engine" in result.stdout
+
+
+def test_plots_without_out_use_default_dir(tmp_path: Path, small_toml: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = invoke(["run", str(small_toml), "--plots", "--quiet"])
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "out" / "small" / "cwnd.png").is_file()
+    assert not list((tmp_path / "out" / "small").glob("*.pcap"))
