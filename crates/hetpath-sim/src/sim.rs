@@ -66,7 +66,7 @@ struct Flow {
 
 #[derive(Debug, Clone, Copy)]
 enum Ev {
-    TxDone(usize),
+    TxDone(usize, u64),
     Arrive(usize, u64),
     Timer(usize),
     FlowStart(usize),
@@ -209,7 +209,10 @@ impl Simulation {
 
     fn dispatch(&mut self, now: Time, ev: Ev) {
         match ev {
-            Ev::TxDone(l) => {
+            Ev::TxDone(l, gen) => {
+                if gen != self.links[l].generation {
+                    return; // the packet was lost when the link went down
+                }
                 let w = self.links[l].on_tx_done(now);
                 self.wake_link(l, w);
             }
@@ -246,11 +249,12 @@ impl Simulation {
     }
 
     fn wake_link(&mut self, l: usize, w: Wakeups) {
+        let gen = self.links[l].generation;
         if let Some(t) = w.tx_done {
-            self.q.schedule(t, Ev::TxDone(l));
+            self.q.schedule(t, Ev::TxDone(l, gen));
         }
         if let Some(t) = w.arrival {
-            self.q.schedule(t, Ev::Arrive(l, self.links[l].generation));
+            self.q.schedule(t, Ev::Arrive(l, gen));
         }
     }
 

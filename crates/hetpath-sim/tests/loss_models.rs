@@ -54,3 +54,34 @@ fn a_short_outage_is_survived() {
     let f = &sum.flows[0];
     assert!(!f.aborted && f.completion_s.is_some() && f.timeouts >= 1, "{f:?}");
 }
+
+#[test]
+fn an_outage_mid_packet_does_not_speed_the_link_up() {
+    // 12 kbit/s: a 1500-byte packet takes 1 s; the outage cuts one and ends while the
+    // packet would still have been on the transmitter.
+    let link = "rate = \"12kbps\"\ndelay = \"10ms\"\nab = { outages = [{ down = \"1.5s\", up = \"1.6s\" }] }";
+    let text = two_node("20s", link, &flow("f", "newreno", ""));
+    let mut sim = hetpath_sim::load(&text, "t.toml", None).unwrap();
+    let starts = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let tap = starts.clone();
+    sim.link_mut(0).capture = Some(Box::new(move |t, p| tap.lock().unwrap().push((t, p.size()))));
+    sim.run(&mut |_, _| true);
+    let starts = starts.lock().unwrap();
+    for w in starts.windows(2) {
+        let (t0, size) = w[0];
+        let serialisation = hetpath_proto::Dur::serialization(size as u64, 12_000);
+        let outage = t0.as_secs_f64() < 1.6 && w[1].0.as_secs_f64() >= 1.6;
+        assert!(outage || w[1].0 >= t0 + serialisation, "{:?} started before {:?} finished", w[1].0, t0);
+    }
+}
+
+#[test]
+fn a_lost_final_ack_does_not_abort_a_finished_flow() {
+    // a -> b transmissions: SYN, data, FIN, then the ACK of the server's FIN (index 3).
+    let link = "rate = \"1Mbps\"\ndelay = \"10ms\"\nab = { channel = { model = \"trace\", lost = [3] } }";
+    let f = flow("f", "newreno", "size = \"1000B\"\n[flow.tcp]\ndata_retries = 2");
+    let (sum, _) = run(&two_node("60s", link, &f), None);
+    let f = &sum.flows[0];
+    assert!(f.completion_s.is_some() && !f.aborted, "{f:?}");
+    assert_eq!(sum.links[0].stats.lost_packets, 1);
+}

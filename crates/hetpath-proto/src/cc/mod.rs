@@ -113,6 +113,9 @@ pub trait CongestionControl: fmt::Debug + Send {
     }
     /// A cumulative ACK advanced the window outside fast recovery.
     fn on_ack(&mut self, ack: &AckSample);
+    /// A cumulative ACK arrived during fast recovery: the window must not grow, but
+    /// estimators (Westwood+'s bandwidth) may learn from it.
+    fn on_recovery_ack(&mut self, _ack: &AckSample) {}
     /// A duplicate ACK arrived (one more segment has left the network).
     fn on_dup_ack(&mut self, _now: Time, _mss: u32) {}
     /// A segment left the sender (new data or retransmission).

@@ -107,17 +107,9 @@ impl WestwoodPlus {
     }
 }
 
-impl CongestionControl for WestwoodPlus {
-    fn name(&self) -> &'static str {
-        "westwood+"
-    }
-    fn cwnd(&self) -> u64 {
-        self.cwnd
-    }
-    fn ssthresh(&self) -> u64 {
-        self.ssthresh
-    }
-    fn on_ack(&mut self, ack: &AckSample) {
+impl WestwoodPlus {
+    /// Feeds the bandwidth and RTTmin estimators with a cumulative ACK.
+    fn observe(&mut self, ack: &AckSample) {
         if let Some(rtt) = ack.rtt {
             self.rtt_min = Some(self.rtt_min.map_or(rtt, |m| m.min(rtt)));
         }
@@ -131,7 +123,26 @@ impl CongestionControl for WestwoodPlus {
         let recount = self.dup_counted.min(ack.bytes_acked.saturating_sub(self.mss as u64));
         self.dup_counted -= recount;
         self.deliver(ack.now, ack.bytes_acked - recount);
+    }
+}
+
+impl CongestionControl for WestwoodPlus {
+    fn name(&self) -> &'static str {
+        "westwood+"
+    }
+    fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+    fn on_ack(&mut self, ack: &AckSample) {
+        self.observe(ack);
         reno_growth(&mut self.cwnd, self.ssthresh, &mut self.avoid, ack.credit, self.mss);
+    }
+    /// ACKs during recovery still measure delivery (and clear the duplicate-ACK credit).
+    fn on_recovery_ack(&mut self, ack: &AckSample) {
+        self.observe(ack);
     }
     fn on_dup_ack(&mut self, now: Time, mss: u32) {
         self.dup_counted = self.dup_counted.saturating_add(mss as u64);

@@ -6,7 +6,7 @@ use crate::time::Dur;
 /// Delayed acknowledgements (RFC 1122 section 4.2.3.2, RFC 5681 section 4.2).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DelayedAck {
-    /// Acknowledge at the latest every `count` full-sized segments.
+    /// Acknowledge at the latest every `count` in-order segments (of any size).
     pub count: u32,
     /// Acknowledge at the latest this long after the first unacknowledged segment.
     pub timeout: Dur,

@@ -141,7 +141,15 @@ impl Connection {
     // ----- driver side -----
 
     pub fn handle_segment(&mut self, now: Time, seg: &TcpSegment) {
-        if matches!(self.state, State::Closed | State::Aborted) {
+        if self.state == State::Aborted {
+            return;
+        }
+        if self.state == State::Closed {
+            // Our last ACK was lost and the peer resends its FIN: acknowledge it again, as
+            // TIME-WAIT would (RFC 9293 section 3.10.7.4); hetpath keeps no 2MSL timer.
+            if seg.flags.contains(TcpFlags::FIN) {
+                self.receiver.request_ack();
+            }
             return;
         }
         if seg.flags.contains(TcpFlags::RST) {

@@ -59,37 +59,38 @@ impl Sender {
         self.consecutive_timeouts = 0;
         self.dupacks = 0;
         let mss = self.cfg.mss as u64;
-        if self.in_recovery {
-            if ack >= self.recover || self.mode == RecoveryMode::Reno {
-                // Full ACK (RFC 6582 step 3), or any new ACK for Reno (RFC 5681 step 6).
-                self.in_recovery = false;
-                self.inflation = 0;
-                self.cc.on_recovery_exit(now);
-            } else {
-                // Partial ACK (RFC 6582 section 3.2 step 5): the next hole is lost;
-                // deflate by the amount acked and add back one segment.
-                // With SACK the hole may already be resent by RFC 6675 NextSeg.
-                let sack = self.mode == RecoveryMode::Sack;
-                self.board.mark_lost(ack, sack);
-                self.force_retransmit = true;
-                if self.mode == RecoveryMode::NewReno {
-                    self.inflation = (self.inflation + if acked.bytes >= mss { mss } else { 0 }).saturating_sub(acked.bytes);
-                }
-            }
-        } else {
-            let credit = match self.cfg.abc_limit {
+        let sample = AckSample {
+            now,
+            bytes_acked: acked.bytes,
+            credit: match self.cfg.abc_limit {
                 Some(l) => acked.bytes.min(l as u64 * mss),
                 None => mss,
-            };
-            self.cc.on_ack(&AckSample {
-                now,
-                bytes_acked: acked.bytes,
-                credit,
-                rtt: acked.rtt_sent_at.map(|t| now.since(t)),
-                srtt: self.rtt.srtt().unwrap_or_default(),
-                min_rtt: self.rtt.min_rtt().unwrap_or_default(),
-                bytes_in_flight: self.board.pipe(),
-            });
+            },
+            rtt: acked.rtt_sent_at.map(|t| now.since(t)),
+            srtt: self.rtt.srtt().unwrap_or_default(),
+            min_rtt: self.rtt.min_rtt().unwrap_or_default(),
+            bytes_in_flight: self.board.pipe(),
+        };
+        if !self.in_recovery {
+            self.cc.on_ack(&sample);
+        } else if ack >= self.recover || self.mode == RecoveryMode::Reno {
+            // Full ACK (RFC 6582 step 3), or any new ACK for Reno (RFC 5681 step 6).
+            self.cc.on_recovery_ack(&sample);
+            self.in_recovery = false;
+            self.inflation = 0;
+            self.cc.on_recovery_exit(now);
+        } else {
+            // Partial ACK (RFC 6582 section 3.2 step 5): the next hole is lost; deflate by
+            // the amount acked and add back one segment. With SACK the hole may already
+            // have been resent by RFC 6675 NextSeg; then nothing is forced.
+            self.cc.on_recovery_ack(&sample);
+            let sack = self.mode == RecoveryMode::Sack;
+            if self.board.mark_lost(ack, sack) {
+                self.force_retransmit = true;
+            }
+            if self.mode == RecoveryMode::NewReno {
+                self.inflation = (self.inflation + if acked.bytes >= mss { mss } else { 0 }).saturating_sub(acked.bytes);
+            }
         }
         // RFC 6298 sections 5.2 and 5.3.
         self.rto_deadline = (!self.board.is_empty()).then(|| now + self.rtt.rto());

@@ -64,8 +64,8 @@ impl RttEstimator {
         self.backoffs = self.backoffs.saturating_add(1);
     }
 
-    /// New data was acknowledged: the backoff ends (RFC 6298 section 5.7 keeps the backed-off
-    /// value until a new sample; we recompute from the estimator, as Linux does).
+    /// New data was acknowledged: the backoff ends, as in Linux. Karn's algorithm (RFC 6298
+    /// section 3) would keep the backed-off value until a valid RTT sample arrives.
     pub fn reset_backoff(&mut self) {
         self.backoffs = 0;
     }

@@ -127,14 +127,17 @@ impl Scoreboard {
 
     /// Marks the segment holding `seq` lost (fast retransmit, NewReno partial ACK). With
     /// `unless_resent`, a segment whose retransmission is still in flight is left alone.
-    pub fn mark_lost(&mut self, seq: u64, unless_resent: bool) {
-        if let Some(i) = self.index_of(seq).filter(|&i| !(unless_resent && self.segs[i].resent)) {
-            self.update(i, |s| {
-                s.lost = true;
-                s.resent = false;
-            });
-            self.resend_cursor = self.resend_cursor.min(self.segs[i].start);
-        }
+    /// Returns whether a segment was marked.
+    pub fn mark_lost(&mut self, seq: u64, unless_resent: bool) -> bool {
+        let Some(i) = self.index_of(seq).filter(|&i| !(unless_resent && self.segs[i].resent)) else {
+            return false;
+        };
+        self.update(i, |s| {
+            s.lost = true;
+            s.resent = false;
+        });
+        self.resend_cursor = self.resend_cursor.min(self.segs[i].start);
+        true
     }
 
     /// Retransmission timeout: everything not SACKed is lost and must be resent

@@ -47,9 +47,11 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
     let seed = seed.unwrap_or(sc.seed);
     let mut sim = Simulation::new(&sc.name, seed, sc.duration.0, sample);
 
-    if s.nodes.is_empty() {
-        return Err(err("node".into(), "no [[node]] tables: a scenario needs at least two nodes".into()));
+    if s.nodes.len() < 2 {
+        return Err(err("node".into(), format!("{} [[node]] table(s): a scenario needs at least two nodes", s.nodes.len())));
     }
+    // The [tcp] defaults must be valid on their own, whatever the flows override.
+    tcp_config(&s.tcp).map_err(|(k, m)| err(format!("tcp.{k}"), m))?;
     let mut nodes = HashMap::new();
     for (i, n) in s.nodes.iter().enumerate() {
         if n.name.trim().is_empty() {
@@ -70,6 +72,9 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
     let mut link_names = HashMap::new();
     for (i, l) in s.links.iter().enumerate() {
         let at = format!("link[{i}] '{}'", l.name);
+        if l.name.trim().is_empty() {
+            return Err(err(format!("link[{i}].name"), "must not be empty".into()));
+        }
         if link_names.insert(l.name.clone(), i).is_some() {
             return Err(err(format!("{at}.name"), "a link with this name is already defined".into()));
         }
@@ -99,6 +104,9 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
     }
     for (i, f) in s.flows.iter().enumerate() {
         let at = format!("flow[{i}] '{}'", f.name);
+        if f.name.trim().is_empty() {
+            return Err(err(format!("flow[{i}].name"), "must not be empty".into()));
+        }
         if flow_names.insert(f.name.clone(), i).is_some() {
             return Err(err(format!("{at}.name"), "a flow with this name is already defined".into()));
         }
@@ -205,11 +213,15 @@ pub fn tcp_config(t: &TcpSpec) -> Result<TcpConfig, (&'static str, String)> {
     if let Some(d) = t.max_rto {
         c.rto.max = d.0;
     }
-    if c.rto.min > c.rto.max {
-        return Err(("min_rto", format!("{:?} is above max_rto {:?}", c.rto.min, c.rto.max)));
+    if c.rto.max == Dur::ZERO {
+        return Err(("max_rto", "must be greater than zero".into()));
     }
-    if c.rto.initial == Dur::ZERO || c.rto.max == Dur::ZERO {
-        return Err(("initial_rto", "RTO values must be greater than zero".into()));
+    if c.rto.initial == Dur::ZERO {
+        return Err(("initial_rto", "must be greater than zero".into()));
+    }
+    if c.rto.min > c.rto.max {
+        let (min, max) = (c.rto.min.as_secs_f64(), c.rto.max.as_secs_f64());
+        return Err(("min_rto", format!("{min} s is above max_rto ({max} s)")));
     }
     if let Some(b) = t.rto_backoff {
         c.rto.backoff = b;

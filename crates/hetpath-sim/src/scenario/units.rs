@@ -1,7 +1,7 @@
 //! Quantities written with units in scenario files: "10Mbps", "300ms", "5MB", "100pkt".
 //!
-//! Each type deserialises from a string (or, where a bare number is unambiguous, a number)
-//! and its error says what was expected, so the loader can name the key that held it.
+//! Each type deserialises from a string with a unit (a bare number is an error: units
+//! are never guessed), and its error says what was expected.
 
 use hetpath_proto::Dur;
 use serde::{de, Deserialize, Deserializer};
