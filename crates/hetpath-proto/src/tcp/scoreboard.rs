@@ -54,6 +54,8 @@ pub struct Scoreboard {
     sacked_bytes: u64,
     /// Highest SACKed sequence number (RFC 6675 HighSACK end).
     high_sacked: u64,
+    /// Ranges reported by SACK blocks above the cumulative ACK, merged and sorted.
+    known: Vec<(u64, u64)>,
     /// Below this sequence, every segment has been considered by `mark_lost_by_sack`.
     lost_scan: u64,
     /// No segment below this one is lost and not yet resent.
@@ -179,24 +181,58 @@ impl Scoreboard {
             acked.bytes += s.len();
         }
         acked.rtt_sent_at = if karn_ok { oldest } else { None };
+        let below = self.known.partition_point(|r| r.1 <= ack);
+        self.known.drain(..below);
         acked
     }
 
-    /// Applies SACK blocks; returns the bytes newly SACKed.
+    /// Applies SACK blocks; returns the bytes newly SACKed. Only the parts of a block not
+    /// already known are walked, so a large block repeated on every ACK costs little.
     pub fn on_sack(&mut self, blocks: &[SackBlock]) -> u64 {
         let mut newly = 0;
         for b in blocks {
-            let mut i = self.segs.partition_point(|s| s.end <= b.start);
-            while i < self.segs.len() && self.segs[i].end <= b.end {
-                if self.segs[i].start >= b.start && !self.segs[i].sacked {
-                    newly += self.segs[i].len();
-                    self.update(i, |s| s.sacked = true);
-                    self.high_sacked = self.high_sacked.max(self.segs[i].end);
-                }
-                i += 1;
+            let mut from = b.start;
+            while from < b.end {
+                // Skip what earlier blocks already covered.
+                let k = self.known.partition_point(|r| r.1 <= from);
+                let (gap_end, next_from) = match self.known.get(k) {
+                    Some(&(s, e)) if s <= from => (from, e),
+                    Some(&(s, _)) => (s.min(b.end), s),
+                    None => (b.end, b.end),
+                };
+                newly += self.mark_sacked(from, gap_end, b);
+                from = next_from.max(gap_end);
             }
+            self.remember_sacked(b.start, b.end);
         }
         newly
+    }
+
+    /// Marks segments lying inside block `b` and starting in `[from, to)`.
+    fn mark_sacked(&mut self, from: u64, to: u64, b: &SackBlock) -> u64 {
+        let mut newly = 0;
+        let mut i = self.segs.partition_point(|s| s.end <= from);
+        while i < self.segs.len() && self.segs[i].start < to && self.segs[i].end <= b.end {
+            if self.segs[i].start >= b.start && !self.segs[i].sacked {
+                newly += self.segs[i].len();
+                self.update(i, |s| s.sacked = true);
+                self.high_sacked = self.high_sacked.max(self.segs[i].end);
+            }
+            i += 1;
+        }
+        newly
+    }
+
+    /// Adds `[s, e)` to the set of ranges reported by SACK blocks (merged, sorted).
+    fn remember_sacked(&mut self, mut s: u64, mut e: u64) {
+        let first = self.known.partition_point(|r| r.1 < s);
+        let mut last = first;
+        while last < self.known.len() && self.known[last].0 <= e {
+            s = s.min(self.known[last].0);
+            e = e.max(self.known[last].1);
+            last += 1;
+        }
+        self.known.splice(first..last, [(s, e)]);
     }
 
     /// RFC 6675 IsLost: a segment is lost once at least `(dupthresh - 1) * mss + 1` bytes
