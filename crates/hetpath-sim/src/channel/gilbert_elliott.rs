@@ -39,15 +39,11 @@ pub struct GilbertElliottSpec {
     pub loss_good: f64,
     /// Loss probability of a packet that overlaps bad time (default 1). Inside `fec`:
     /// the error probability of a symbol sent in the bad state.
-    #[serde(default = "one")]
+    #[serde(default = "super::one")]
     pub loss_bad: f64,
     /// State at time 0: "stationary" (default), "good" or "bad".
     #[serde(default)]
     pub initial: InitialState,
-}
-
-fn one() -> f64 {
-    1.0
 }
 
 impl GilbertElliottSpec {

@@ -34,15 +34,11 @@ pub struct MarkovSpec {
     #[serde(default)]
     pub loss_good: f64,
     /// Loss probability in the bad state (default 1).
-    #[serde(default = "one")]
+    #[serde(default = "super::one")]
     pub loss_bad: f64,
     /// State of the first packet: "stationary" (default), "good" or "bad".
     #[serde(default)]
     pub initial: InitialState,
-}
-
-fn one() -> f64 {
-    1.0
 }
 
 impl MarkovSpec {

@@ -124,3 +124,8 @@ pub(crate) mod testutil {
         (0..n).map(|i| ch.transmit(Time(i * gap), Dur(dur), bytes)).collect()
     }
 }
+
+/// Serde default for loss probabilities of a bad state.
+fn one() -> f64 {
+    1.0
+}
