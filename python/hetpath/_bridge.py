@@ -59,10 +59,14 @@ def run_text(
     seed: Optional[int] = None,
     pcap_dir: Optional[str] = None,
     progress: Optional[ProgressFn] = None,
+    series: bool = True,
 ) -> dict[str, Any]:
-    """Run a scenario given as TOML text; ``path`` names it in error messages."""
+    """Run a scenario given as TOML text; ``path`` names it in error messages.
+
+    ``series=False`` skips the time series (faster, less memory: for sweeps).
+    """
     with translated():
-        raw: dict[str, Any] = core().run(text, path, seed=seed, pcap_dir=pcap_dir, progress=progress)
+        raw: dict[str, Any] = core().run(text, path, seed=seed, pcap_dir=pcap_dir, progress=progress, series=series)
     return raw
 
 

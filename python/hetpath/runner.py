@@ -49,16 +49,18 @@ def run_text(
     seed: Optional[int] = None,
     pcap_dir: Optional[PathLike] = None,
     progress: Optional[_bridge.ProgressFn] = None,
+    series: bool = True,
 ) -> Result:
     """Like :func:`run` for TOML text already in memory; ``source`` names it in errors.
 
     Relative paths inside the scenario resolve against ``source``'s directory.
+    ``series=False`` skips the time series (the result's series are then empty).
     """
     pcap: Optional[str] = None
     if pcap_dir is not None:
         Path(pcap_dir).mkdir(parents=True, exist_ok=True)
         pcap = str(pcap_dir)
-    raw = _bridge.run_text(text, source, seed=seed, pcap_dir=pcap, progress=progress)
+    raw = _bridge.run_text(text, source, seed=seed, pcap_dir=pcap, progress=progress, series=series)
     return Result(raw)
 
 

@@ -24,7 +24,7 @@ fn validate(text: &str, path: &str) -> PyResult<()> {
 
 /// Parses, runs and summarises a scenario. See python/hetpath/_bridge.py for the contract.
 #[pyfunction]
-#[pyo3(signature = (text, path, seed=None, pcap_dir=None, progress=None))]
+#[pyo3(signature = (text, path, seed=None, pcap_dir=None, progress=None, series=true))]
 fn run(
     py: Python<'_>,
     text: &str,
@@ -32,8 +32,10 @@ fn run(
     seed: Option<u64>,
     pcap_dir: Option<&str>,
     progress: Option<Py<PyAny>>,
+    series: bool,
 ) -> PyResult<Py<PyDict>> {
     let mut sim = scenario::load(text, path, seed).map_err(scenario_err)?;
+    sim.sampling = series;
     let captures = match pcap_dir {
         Some(d) => Some(
             capture::attach(&mut sim, Path::new(d))

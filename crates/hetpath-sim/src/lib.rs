@@ -7,6 +7,7 @@
 pub mod capture;
 pub mod channel;
 pub mod engine;
+pub mod ideal;
 pub mod link;
 pub mod results;
 pub mod rng;

@@ -64,6 +64,16 @@ pub struct Wakeups {
     pub arrival: Option<Time>,
 }
 
+/// What finishing a transmission did.
+#[derive(Debug, Default)]
+pub struct TxDone {
+    pub wake: Wakeups,
+    /// The uid of the packet that finished, if one was being serialised.
+    pub uid: Option<u64>,
+    /// The packet, if the channel lost it.
+    pub lost: Option<Packet>,
+}
+
 impl LinkDir {
     pub fn new(params: LinkParams, channel: Box<dyn Channel>) -> LinkDir {
         let ip_rate_bps = ((params.rate_bps as f64) * channel.rate_factor()).round().max(1.0) as u64;
@@ -95,9 +105,9 @@ impl LinkDir {
         self.up
     }
 
-    /// Offers a packet to the interface. Returns false (and counts a drop) if the queue is
+    /// Offers a packet to the interface. Gives it back (and counts a drop) if the queue is
     /// full; the packet being serialised does not count against the limit.
-    pub fn enqueue(&mut self, now: Time, p: Packet) -> (bool, Wakeups) {
+    pub fn enqueue(&mut self, now: Time, p: Packet) -> Result<Wakeups, Packet> {
         let size = p.size() as u64;
         let full = match self.params.queue {
             QueueLimit::Packets(n) => self.queue.len() as u64 >= n,
@@ -105,13 +115,13 @@ impl LinkDir {
         };
         if full {
             self.stats.drops += 1;
-            return (false, Wakeups::default());
+            return Err(p);
         }
         self.queue.push_back(p);
         self.queue_bytes += size;
         self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u64);
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
-        (true, self.try_start(now))
+        Ok(self.try_start(now))
     }
 
     /// Starts serialising the head of the queue if the transmitter is idle and up.
@@ -135,21 +145,24 @@ impl LinkDir {
 
     /// The packet being serialised has left the transmitter: the channel decides its fate
     /// and, if it survives, it propagates.
-    pub fn on_tx_done(&mut self, now: Time) -> Wakeups {
-        let Some(p) = self.transmitting.take() else { return Wakeups::default() };
+    pub fn on_tx_done(&mut self, now: Time) -> TxDone {
+        let Some(p) = self.transmitting.take() else { return TxDone::default() };
         let size = p.size();
+        let uid = Some(p.uid);
         let dur = Dur::serialization(size as u64, self.ip_rate_bps);
         let was_empty = self.wire.is_empty();
+        let mut lost = None;
         if self.channel.transmit(now - dur, dur, size) {
             self.wire.push_back((now + self.params.delay, p));
         } else {
             self.stats.lost_packets += 1;
+            lost = Some(p);
         }
-        let mut w = self.try_start(now);
+        let mut wake = self.try_start(now);
         if was_empty {
-            w.arrival = self.wire.front().map(|e| e.0);
+            wake.arrival = self.wire.front().map(|e| e.0);
         }
-        w
+        TxDone { wake, uid, lost }
     }
 
     /// The head of the wire FIFO arrives; returns it and the next arrival time.
@@ -164,21 +177,20 @@ impl LinkDir {
     }
 
     /// Takes the link direction down or up. Going down loses what is on the wire and
-    /// being serialised; the queue holds (DropTail still applies). Coming up resumes.
-    pub fn set_up(&mut self, now: Time, up: bool) -> Wakeups {
+    /// being serialised (returned); the queue holds (DropTail still applies). Coming up
+    /// resumes.
+    pub fn set_up(&mut self, now: Time, up: bool) -> (Wakeups, Vec<Packet>) {
         if up == self.up {
-            return Wakeups::default();
+            return (Wakeups::default(), Vec::new());
         }
         self.up = up;
         if !up {
             self.generation += 1;
-            let lost = self.wire.len() as u64 + self.transmitting.is_some() as u64;
-            self.stats.lost_packets += lost;
-            self.wire.clear();
-            self.transmitting = None;
-            Wakeups::default()
+            let lost: Vec<Packet> = self.wire.drain(..).map(|e| e.1).chain(self.transmitting.take()).collect();
+            self.stats.lost_packets += lost.len() as u64;
+            (Wakeups::default(), lost)
         } else {
-            self.try_start(now)
+            (self.try_start(now), Vec::new())
         }
     }
 }

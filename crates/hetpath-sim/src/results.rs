@@ -79,16 +79,21 @@ pub struct Series {
 }
 
 impl Series {
-    pub fn push_flow(&mut self, now: Time, flow: usize, c: &Connection, delivered: u64) {
+    /// One sample of a flow; `c` is `None` for a flow without a TCP sender (the ideal
+    /// protocol), whose TCP columns are then 0 or NaN.
+    pub fn push_flow(&mut self, now: Time, flow: usize, c: Option<&Connection>, delivered: u64) {
         let s = &mut self.flows;
-        let tx = c.sender();
+        let tx = c.map(Connection::sender);
         s.time_s.push(now.as_secs_f64());
         s.flow.push(flow as u32);
-        s.cwnd_bytes.push(tx.cwnd());
-        s.ssthresh_bytes.push(if tx.ssthresh() == u64::MAX { f64::NAN } else { tx.ssthresh() as f64 });
-        s.srtt_s.push(tx.rtt().srtt().map_or(f64::NAN, |d| d.as_secs_f64()));
-        s.rto_s.push(tx.rtt().rto().as_secs_f64());
-        s.in_flight_bytes.push(tx.pipe());
+        s.cwnd_bytes.push(tx.map_or(0, |t| t.cwnd()));
+        s.ssthresh_bytes.push(match tx.map(|t| t.ssthresh()) {
+            Some(v) if v != u64::MAX => v as f64,
+            _ => f64::NAN,
+        });
+        s.srtt_s.push(tx.and_then(|t| t.rtt().srtt()).map_or(f64::NAN, |d| d.as_secs_f64()));
+        s.rto_s.push(tx.map_or(f64::NAN, |t| t.rtt().rto().as_secs_f64()));
+        s.in_flight_bytes.push(tx.map_or(0, |t| t.pipe()));
         s.bytes_delivered.push(delivered);
     }
 

@@ -3,10 +3,12 @@
 //! packets between machines and wakes them when their timers say so.
 
 use crate::engine::EventQueue;
+use crate::ideal::{IdealReceiver, IdealSender};
 use crate::link::{LinkDir, Wakeups};
 use crate::results::{FlowResult, LinkResult, Series, Summary};
+pub use crate::scenario::spec::Transport;
 use hetpath_proto::cc;
-use hetpath_proto::packet::{Addr, Body, TcpFlags};
+use hetpath_proto::packet::{Addr, Body, TcpFlags, TcpSegment};
 use hetpath_proto::tcp::{Connection, Endpoint, Event, State, TcpConfig};
 use hetpath_proto::{Dur, Packet, Time};
 use std::collections::HashMap;
@@ -29,6 +31,7 @@ fn node_of(a: Addr) -> Option<usize> {
 pub struct FlowParams {
     pub name: String,
     pub cc: String,
+    pub transport: Transport,
     pub from: usize,
     pub to: usize,
     pub start: Time,
@@ -60,8 +63,20 @@ struct Flow {
     params: FlowParams,
     client: Option<usize>,
     server: Option<usize>,
+    /// Set for `transport = "ideal"` once the flow has started.
+    ideal: Option<Ideal>,
     completion: Option<Time>,
     aborted: bool,
+}
+
+/// An ideal-protocol flow in flight (see `ideal`).
+struct Ideal {
+    sender: IdealSender,
+    receiver: IdealReceiver,
+    /// The first-hop link direction, which the sender keeps busy.
+    first_hop: usize,
+    /// The uid of the packet it is waiting to see leave the transmitter.
+    in_tx: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -92,6 +107,10 @@ pub struct Simulation {
     next_uid: u64,
     no_route_drops: u64,
     started: bool,
+    /// End as soon as every flow has completed or aborted (see `ScenarioSection`).
+    pub stop_when_done: bool,
+    /// Record the time series (off for sweeps, which need only the summary).
+    pub sampling: bool,
 }
 
 impl Simulation {
@@ -110,6 +129,8 @@ impl Simulation {
             next_uid: 0,
             no_route_drops: 0,
             started: false,
+            stop_when_done: false,
+            sampling: true,
         }
     }
 
@@ -147,7 +168,7 @@ impl Simulation {
         let port = SERVER_PORT_BASE + i as u16;
         self.nodes[p.to].listeners.insert(port, i);
         self.q.schedule(p.start, Ev::FlowStart(i));
-        self.flows.push(Flow { params: p, client: None, server: None, completion: None, aborted: false });
+        self.flows.push(Flow { params: p, client: None, server: None, ideal: None, completion: None, aborted: false });
         i
     }
 
@@ -173,6 +194,28 @@ impl Simulation {
         }
     }
 
+    /// The link directions a packet from `from` to `to` crosses, in order.
+    fn path(&self, from: usize, to: usize) -> Vec<usize> {
+        let mut links = Vec::new();
+        let mut at = from;
+        while at != to {
+            let Some(l) = self.nodes[at].routes[to] else { break };
+            links.push(l);
+            at = self.links[l].params.to;
+        }
+        links
+    }
+
+    /// Bandwidth-delay product in bytes between two nodes: the slowest nominal link rate
+    /// on the round trip times the round-trip propagation delay (no queueing, no
+    /// serialisation). The routes must have been computed (see `reachable`).
+    pub fn path_bdp(&self, from: usize, to: usize) -> u64 {
+        let round_trip: Vec<usize> = self.path(from, to).into_iter().chain(self.path(to, from)).collect();
+        let rate = round_trip.iter().map(|&l| self.links[l].params.rate_bps).min().unwrap_or(0);
+        let rtt: Dur = round_trip.iter().fold(Dur::ZERO, |d, &l| d + self.links[l].params.delay);
+        (rate as u128 * rtt.0 as u128 / 8 / 1_000_000_000) as u64
+    }
+
     /// Whether `to` is reachable from `from` over the configured links.
     pub fn reachable(&mut self, from: usize, to: usize) -> bool {
         self.compute_routes();
@@ -185,7 +228,9 @@ impl Simulation {
         }
         self.started = true;
         self.compute_routes();
-        self.q.schedule(Time::ZERO, Ev::Sample);
+        if self.sampling {
+            self.q.schedule(Time::ZERO, Ev::Sample);
+        }
     }
 
     /// Runs until the end time. `progress` may stop it early (then `false` is returned).
@@ -195,6 +240,10 @@ impl Simulation {
         let mut next_report = Time::ZERO + step;
         while let Some((now, ev)) = self.q.pop_until(self.end) {
             self.dispatch(now, ev);
+            if self.stop_when_done && self.all_done() {
+                progress(self.end, self.end);
+                return true;
+            }
             if now >= next_report {
                 next_report = now + step;
                 if !progress(now, self.end) {
@@ -207,14 +256,23 @@ impl Simulation {
         true
     }
 
+    /// Every flow has a size and has completed or aborted.
+    fn all_done(&self) -> bool {
+        self.flows.iter().all(|f| f.params.size.is_some() && (f.completion.is_some() || f.aborted))
+    }
+
     fn dispatch(&mut self, now: Time, ev: Ev) {
         match ev {
             Ev::TxDone(l, gen) => {
                 if gen != self.links[l].generation {
                     return; // the packet was lost when the link went down
                 }
-                let w = self.links[l].on_tx_done(now);
-                self.wake_link(l, w);
+                let done = self.links[l].on_tx_done(now);
+                self.wake_link(l, done.wake);
+                if let Some(p) = done.lost {
+                    self.lost(&p);
+                }
+                self.ideal_tx_done(l, done.uid);
             }
             Ev::Arrive(l, gen) => {
                 if gen != self.links[l].generation {
@@ -238,8 +296,12 @@ impl Simulation {
             }
             Ev::FlowStart(f) => self.start_flow(f),
             Ev::LinkState(l, up) => {
-                let w = self.links[l].set_up(now, up);
+                let (w, lost) = self.links[l].set_up(now, up);
                 self.wake_link(l, w);
+                for p in &lost {
+                    self.lost(p);
+                }
+                self.ideal_tx_done(l, None);
             }
             Ev::Sample => {
                 self.sample(now);
@@ -277,16 +339,80 @@ impl Simulation {
         match hop {
             Some(l) => {
                 let now = self.q.now();
-                let (_, w) = self.links[l].enqueue(now, p);
-                self.wake_link(l, w);
+                match self.links[l].enqueue(now, p) {
+                    Ok(w) => self.wake_link(l, w),
+                    Err(p) => self.lost(&p),
+                }
             }
             None => self.no_route_drops += 1,
         }
     }
 
+    /// A packet was lost (channel, full queue or outage): the oracle of an ideal flow
+    /// learns it at once.
+    fn lost(&mut self, p: &Packet) {
+        let Some(seg) = p.as_tcp() else { return };
+        let Some(f) = seg.src_port.checked_sub(CLIENT_PORT_BASE) else { return };
+        if let Some(ideal) = self.flows.get_mut(f as usize).and_then(|f| f.ideal.as_mut()) {
+            ideal.sender.handle_loss(seg.seq);
+            if ideal.in_tx == Some(p.uid) {
+                ideal.in_tx = None;
+            }
+        }
+    }
+
+    /// A transmission ended on link `l` (`uid` left the transmitter): ideal flows whose
+    /// first hop it is send their next segment.
+    fn ideal_tx_done(&mut self, l: usize, uid: Option<u64>) {
+        for f in 0..self.flows.len() {
+            let Some(ideal) = self.flows[f].ideal.as_mut() else { continue };
+            if ideal.first_hop != l {
+                continue;
+            }
+            if uid.is_some() && ideal.in_tx == uid {
+                ideal.in_tx = None;
+            }
+            self.pump_ideal(f);
+        }
+    }
+
+    /// Hands the next segment of an ideal flow to its first hop, unless one is pending.
+    fn pump_ideal(&mut self, f: usize) {
+        let flow = &mut self.flows[f];
+        let Some(ideal) = flow.ideal.as_mut() else { return };
+        if ideal.in_tx.is_some() || !self.links[ideal.first_hop].is_up() {
+            return;
+        }
+        let Some((seq, len)) = ideal.sender.poll_segment() else { return };
+        let seg = TcpSegment {
+            src_port: CLIENT_PORT_BASE + f as u16,
+            dst_port: SERVER_PORT_BASE + f as u16,
+            seq,
+            flags: TcpFlags::ACK,
+            len,
+            ..Default::default()
+        };
+        let mut p = Packet::tcp(node_addr(flow.params.from), node_addr(flow.params.to), seg);
+        p.uid = self.next_uid;
+        self.next_uid += 1;
+        ideal.in_tx = Some(p.uid);
+        let from = flow.params.from;
+        self.forward(from, p);
+    }
+
     fn deliver(&mut self, node: usize, p: Packet) {
         let Body::Tcp(seg) = &p.body else { return };
         let now = self.q.now();
+        if let Some(&f) = self.nodes[node].listeners.get(&seg.dst_port) {
+            let flow = &mut self.flows[f];
+            if let Some(ideal) = flow.ideal.as_mut() {
+                ideal.receiver.handle_segment(seg.seq, seg.len);
+                if flow.completion.is_none() && ideal.receiver.complete() {
+                    flow.completion = Some(now);
+                }
+                return;
+            }
+        }
         let key = (seg.dst_port, p.ip.src, seg.src_port);
         if let Some(&c) = self.nodes[node].conns.get(&key) {
             self.conns[c].conn.handle_segment(now, seg);
@@ -319,6 +445,13 @@ impl Simulation {
 
     fn start_flow(&mut self, f: usize) {
         let p = &self.flows[f].params;
+        if p.transport == Transport::Ideal {
+            let size = p.size.expect("validated: ideal flows have a size");
+            let first_hop = self.nodes[p.from].routes[p.to].expect("validated: reachable");
+            let (sender, receiver) = (IdealSender::new(p.tcp.mss, size), IdealReceiver::new(p.tcp.mss, size));
+            self.flows[f].ideal = Some(Ideal { sender, receiver, first_hop, in_tx: None });
+            return self.pump_ideal(f);
+        }
         let local = Endpoint { addr: node_addr(p.from), port: CLIENT_PORT_BASE + f as u16 };
         let remote = Endpoint { addr: node_addr(p.to), port: SERVER_PORT_BASE + f as u16 };
         let cc = cc::by_name(&p.cc, p.tcp.cc_config()).expect("validated controller name");
@@ -379,13 +512,24 @@ impl Simulation {
 
     fn sample(&mut self, now: Time) {
         for (i, f) in self.flows.iter().enumerate() {
-            let Some(c) = f.client else { continue };
-            let conn = &self.conns[c].conn;
-            let delivered = f.server.map_or(0, |s| self.conns[s].conn.bytes_received());
+            if f.client.is_none() && f.ideal.is_none() {
+                continue; // not started yet
+            }
+            let conn = f.client.map(|c| &self.conns[c].conn);
+            let delivered = self.delivered(f);
             self.series.push_flow(now, i, conn, delivered);
         }
         for (i, l) in self.links.iter().enumerate() {
             self.series.push_link(now, i, l);
+        }
+    }
+
+    /// Bytes the flow's receiving application has (TCP: in order; ideal: distinct).
+    fn delivered(&self, f: &Flow) -> u64 {
+        match (&f.ideal, f.server) {
+            (Some(ideal), _) => ideal.receiver.bytes_received(),
+            (None, Some(s)) => self.conns[s].conn.bytes_received(),
+            (None, None) => 0,
         }
     }
 
@@ -420,13 +564,16 @@ impl Simulation {
             .map(|f| {
                 let p = &f.params;
                 let client = f.client.map(|c| &self.conns[c].conn);
-                let delivered = f.server.map_or(0, |s| self.conns[s].conn.bytes_received());
+                let delivered = self.delivered(f);
                 let end = f.completion.unwrap_or(now);
                 let elapsed = end.since(p.start).as_secs_f64();
-                let stats = client.map(|c| *c.stats()).unwrap_or_default();
+                let mut stats = client.map(|c| *c.stats()).unwrap_or_default();
+                if let Some(ideal) = &f.ideal {
+                    stats.retransmissions = ideal.sender.losses;
+                }
                 FlowResult {
                     name: p.name.clone(),
-                    cc: p.cc.clone(),
+                    cc: if f.ideal.is_some() { "ideal".into() } else { p.cc.clone() },
                     from: self.nodes[p.from].name.clone(),
                     to: self.nodes[p.to].name.clone(),
                     start_s: p.start.as_secs_f64(),

@@ -17,6 +17,7 @@ use std::fmt;
 mod cubic;
 mod hybla;
 mod newreno;
+mod radio;
 mod reno;
 mod tahoe;
 mod westwood;
@@ -24,6 +25,7 @@ mod westwood;
 pub use cubic::Cubic;
 pub use hybla::Hybla;
 pub use newreno::NewReno;
+pub use radio::TcpRadio;
 pub use reno::Reno;
 pub use tahoe::Tahoe;
 pub use westwood::WestwoodPlus;
@@ -37,11 +39,14 @@ pub struct CcConfig {
     pub initial_window: u64,
     /// Initial slow-start threshold in bytes; `u64::MAX` means "arbitrarily high".
     pub initial_ssthresh: u64,
+    /// TCP-radio only: grow the window one segment per ACK (seed 003 Table 3) instead of
+    /// holding it (the text of section 5.2, the default).
+    pub radio_growth: bool,
 }
 
 impl CcConfig {
     pub fn new(mss: u32) -> CcConfig {
-        CcConfig { mss, initial_window: rfc5681_initial_window(mss), initial_ssthresh: u64::MAX }
+        CcConfig { mss, initial_window: rfc5681_initial_window(mss), initial_ssthresh: u64::MAX, radio_growth: false }
     }
 }
 
@@ -131,7 +136,7 @@ pub trait CongestionControl: fmt::Debug + Send {
 }
 
 /// The controller names accepted by `by_name`, in documentation order.
-pub const NAMES: &[&str] = &["tahoe", "reno", "newreno", "westwood+", "cubic", "hybla"];
+pub const NAMES: &[&str] = &["tahoe", "reno", "newreno", "westwood+", "cubic", "hybla", "tcp-radio"];
 
 /// Builds a controller from its scenario name.
 pub fn by_name(name: &str, cfg: CcConfig) -> Option<Box<dyn CongestionControl>> {
@@ -142,6 +147,7 @@ pub fn by_name(name: &str, cfg: CcConfig) -> Option<Box<dyn CongestionControl>> 
         "westwood+" | "westwoodplus" | "westwood" => Box::new(WestwoodPlus::new(cfg)),
         "cubic" => Box::new(Cubic::new(cfg)),
         "hybla" => Box::new(Hybla::new(cfg)),
+        "tcp-radio" => Box::new(TcpRadio::new(cfg)),
         _ => return None,
     })
 }
@@ -185,7 +191,7 @@ pub(crate) mod testing {
     pub const MSS: u32 = 1000;
 
     pub fn cfg() -> CcConfig {
-        CcConfig { mss: MSS, initial_window: 2 * MSS as u64, initial_ssthresh: u64::MAX }
+        CcConfig { mss: MSS, initial_window: 2 * MSS as u64, initial_ssthresh: u64::MAX, radio_growth: false }
     }
 
     pub fn ack(now_ms: u64, bytes: u64, srtt_ms: u64) -> AckSample {

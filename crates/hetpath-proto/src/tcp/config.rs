@@ -66,6 +66,8 @@ pub struct TcpConfig {
     pub rto: RtoConfig,
     /// Receive buffer in bytes; the advertised window is what is free of it.
     pub recv_buffer: u64,
+    /// TCP-radio's window growth (see `cc::TcpRadio`); ignored by other controllers.
+    pub radio_growth: bool,
 }
 
 impl TcpConfig {
@@ -80,6 +82,7 @@ impl TcpConfig {
             dupthresh: 3,
             rto: RtoConfig::default(),
             recv_buffer: 16 << 20,
+            radio_growth: false,
         }
     }
 
@@ -97,6 +100,7 @@ impl TcpConfig {
             mss: self.mss,
             initial_window: self.initial_window,
             initial_ssthresh: self.initial_ssthresh,
+            radio_growth: self.radio_growth,
         }
     }
 }

@@ -1,8 +1,8 @@
-//! `markov`: a two-state (good/bad) Markov chain stepped once per transmitted packet,
-//! with a loss probability per state (the discrete-time Gilbert-Elliott model).
+//! `markov`: a two-state (good/bad) Markov chain with a loss probability per state (the
+//! discrete-time Gilbert-Elliott model), stepped per packet or per time slot.
 //!
-//! Steps on: packets (transmissions on this link direction), never on time: an idle
-//! link does not advance the chain. For packet i in state s_i:
+//! Steps on, by default: packets (transmissions on this link direction), never on time:
+//! an idle link does not advance the chain. For packet i in state s_i:
 //!   1. loss draw: lost with probability `loss_bad` if s_i is bad, else `loss_good`;
 //!   2. transition: good -> bad with probability `alpha`, bad -> good with `beta`,
 //!      giving s_{i+1}.
@@ -16,8 +16,22 @@
 //! Stationary P(bad) = alpha / (alpha + beta); long-run loss
 //! = P(good) loss_good + P(bad) loss_bad; mean bad run = 1 / beta packets.
 //! Draws are skipped when a probability is 0 or 1 (at most two draws per packet).
+//!
+//! With `slot = "<duration>"` the chain steps on time instead: slot j = [j*slot,
+//! (j+1)*slot) has state s_j, the chain makes exactly one transition per slot whether or
+//! not anything is sent, and a packet takes the state of the slot its transmission starts
+//! in. Transitions and per-packet loss draws use separate streams, so the sequence of
+//! slot states is a function of the seed alone: every protocol run with the same seed
+//! sees the same channel realisation however it transmits (seed 003's radio channel and
+//! its ideal protocol need this). Mean bad run = slot / beta.
+//!
+//! `fec = { n = 255, k = 223 }` models a block code below IP: IP sees k/n of the link
+//! rate; losses are whatever the chain says (seed 003 section 3.2: in the bad state every
+//! block is lost, in the good state FEC corrects everything).
 
-use super::spec::check_prob;
+use super::spec::{check_positive, check_prob};
+use crate::scenario::units::Duration;
+use rand_core::SeedableRng;
 use super::*;
 use crate::rng::uniform;
 use serde::Deserialize;
@@ -36,9 +50,21 @@ pub struct MarkovSpec {
     /// Loss probability in the bad state (default 1).
     #[serde(default = "super::one")]
     pub loss_bad: f64,
-    /// State of the first packet: "stationary" (default), "good" or "bad".
+    /// State of the first packet (or slot): "stationary" (default), "good" or "bad".
     #[serde(default)]
     pub initial: InitialState,
+    /// Step once per slot of this length instead of once per packet.
+    pub slot: Option<Duration>,
+    /// A block code below IP whose rate k/n scales the link rate.
+    pub fec: Option<BlockCode>,
+}
+
+/// `fec = { n = 255, k = 223 }`: n coded symbols carry k information symbols.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockCode {
+    pub n: u32,
+    pub k: u32,
 }
 
 impl MarkovSpec {
@@ -49,6 +75,14 @@ impl MarkovSpec {
         check_prob(prefix, "loss_bad", self.loss_bad)?;
         if self.alpha + self.beta <= 0.0 {
             return Err(format!("{prefix}.alpha + {prefix}.beta = 0: the chain never moves; expected a positive sum"));
+        }
+        if let Some(d) = self.slot {
+            check_positive(prefix, "slot", d)?;
+        }
+        if let Some(c) = self.fec {
+            if c.k == 0 || c.k > c.n {
+                return Err(format!("{prefix}.fec = {{ n = {}, k = {} }}: expected 0 < k <= n", c.n, c.k));
+            }
         }
         Ok(())
     }
@@ -70,7 +104,19 @@ impl MarkovSpec {
             InitialState::Bad => true,
             InitialState::Stationary => uniform(&mut rng) < self.stationary_bad(),
         };
-        Markov { alpha: self.alpha, beta: self.beta, loss_good: self.loss_good, loss_bad: self.loss_bad, bad, rng }
+        let loss_rng = Rng::seed_from_u64(rand_core::Rng::next_u64(&mut rng));
+        Markov {
+            alpha: self.alpha,
+            beta: self.beta,
+            loss_good: self.loss_good,
+            loss_bad: self.loss_bad,
+            bad,
+            slot: self.slot.map(|d| d.0),
+            slot_index: 0,
+            rate_factor: self.fec.map_or(1.0, |c| c.k as f64 / c.n as f64),
+            rng,
+            loss_rng,
+        }
     }
 }
 
@@ -81,9 +127,15 @@ pub struct Markov {
     beta: f64,
     loss_good: f64,
     loss_bad: f64,
-    /// The state of the next packet.
+    /// The state of the next packet (per-packet mode) or of slot `slot_index`.
     bad: bool,
+    slot: Option<Dur>,
+    slot_index: u64,
+    rate_factor: f64,
+    /// Transitions.
     rng: Rng,
+    /// Loss draws within a state.
+    loss_rng: Rng,
 }
 
 /// True with probability `p`, without a draw when `p` is 0 or 1.
@@ -97,6 +149,13 @@ impl Markov {
     pub fn state(&self) -> bool {
         self.bad
     }
+    /// One transition of the chain.
+    #[inline]
+    fn step(&mut self) {
+        if chance(&mut self.rng, if self.bad { self.beta } else { self.alpha }) {
+            self.bad = !self.bad;
+        }
+    }
     /// Long-run packet loss, P(good) loss_good + P(bad) loss_bad.
     pub fn stationary_loss(&self) -> f64 {
         let pb = self.alpha / (self.alpha + self.beta);
@@ -106,13 +165,21 @@ impl Markov {
 
 impl Channel for Markov {
     #[inline]
-    fn transmit(&mut self, _: Time, _: Dur, _: u32) -> bool {
-        let (lose, flip) = if self.bad { (self.loss_bad, self.beta) } else { (self.loss_good, self.alpha) };
-        let lost = chance(&mut self.rng, lose);
-        if chance(&mut self.rng, flip) {
-            self.bad = !self.bad;
+    fn transmit(&mut self, start: Time, _: Dur, _: u32) -> bool {
+        let Some(slot) = self.slot else {
+            let lost = chance(&mut self.loss_rng, if self.bad { self.loss_bad } else { self.loss_good });
+            self.step();
+            return !lost;
+        };
+        let target = start.0 / slot.0.max(1);
+        while self.slot_index < target {
+            self.step();
+            self.slot_index += 1;
         }
-        !lost
+        !chance(&mut self.loss_rng, if self.bad { self.loss_bad } else { self.loss_good })
+    }
+    fn rate_factor(&self) -> f64 {
+        self.rate_factor
     }
     fn fork(&self) -> Option<Box<dyn Channel>> {
         Some(Box::new(self.clone()))
@@ -129,7 +196,7 @@ mod tests {
     use crate::rng::stream;
 
     fn spec(alpha: f64, beta: f64, loss_good: f64, loss_bad: f64) -> MarkovSpec {
-        MarkovSpec { alpha, beta, loss_good, loss_bad, initial: InitialState::Stationary }
+        MarkovSpec { alpha, beta, loss_good, loss_bad, initial: InitialState::Stationary, slot: None, fec: None }
     }
 
     /// N x variance of the mean loss indicator of a Markov-modulated Bernoulli sequence:
@@ -201,5 +268,47 @@ mod tests {
         outcomes(&mut m, 123, 1, 1, 1);
         let mut f = m.fork().unwrap();
         assert_eq!(outcomes(f.as_mut(), 2000, 1, 1, 1), outcomes(&mut m, 2000, 1, 1, 1));
+    }
+
+    fn slotted(alpha: f64, beta: f64, slot_ms: u64) -> MarkovSpec {
+        MarkovSpec { slot: Some(Duration(Dur::from_millis(slot_ms))), ..spec(alpha, beta, 0.0, 1.0) }
+    }
+
+    #[test]
+    fn slotted_realisation_does_not_depend_on_who_asks() {
+        // Probing every slot and probing sparse, irregular times must agree on every
+        // slot both probe: the slot states are a function of the seed alone.
+        let s = slotted(0.05, 0.2, 10);
+        let mut dense = s.build(stream(7, "m"));
+        let every: Vec<bool> = (0..5000).map(|j| dense.transmit(Time(j * 10_000_000 + 3), Dur(1), 1500)).collect();
+        let mut sparse = s.build(stream(7, "m"));
+        let mut j = 0;
+        while j < 5000 {
+            assert_eq!(sparse.transmit(Time(j * 10_000_000 + 9_999_999), Dur(1), 40), every[j as usize], "slot {j}");
+            j += 1 + (j * 7919) % 37;
+        }
+    }
+
+    #[test]
+    fn slotted_loss_and_bad_runs_follow_the_chain() {
+        const N: u64 = 1_000_000;
+        let s = slotted(0.01, 0.1, 1);
+        let mut m = s.build(stream(3, "m"));
+        let measured = loss_rate(&mut m, N, 1_000_000, 1, 1500);
+        assert_within_se("slotted loss", measured, s.expected_loss(), var_n(&s), N as f64);
+        // Two packets in one slot share its fate.
+        let mut m = s.build(stream(4, "m"));
+        for j in 0..10_000u64 {
+            let a = m.transmit(Time(j * 1_000_000), Dur(1), 40);
+            assert_eq!(a, m.transmit(Time(j * 1_000_000 + 999_999), Dur(1), 40));
+        }
+    }
+
+    #[test]
+    fn fec_code_sets_the_rate_factor() {
+        let s = MarkovSpec { fec: Some(BlockCode { n: 255, k: 223 }), ..spec(0.1, 0.9, 0.0, 1.0) };
+        assert!((s.build(stream(1, "m")).rate_factor() - 223.0 / 255.0).abs() < 1e-12);
+        let bad = MarkovSpec { fec: Some(BlockCode { n: 100, k: 200 }), ..s };
+        assert!(bad.validate("channel").unwrap_err().contains("0 < k <= n"));
     }
 }

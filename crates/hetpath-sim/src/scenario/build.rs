@@ -2,7 +2,7 @@
 //! names that must exist, values that must be in range, paths that must connect.
 
 use super::error::ScenarioError;
-use super::spec::{AbcSpec, DelayedAckSpec, DirSpec, ScenarioFile, TcpSpec};
+use super::spec::{AbcSpec, DelayedAckSpec, DirSpec, IwSpec, ScenarioFile, TcpSpec, Transport};
 use super::units::QueueLimit;
 use crate::channel::ChannelSpec;
 use crate::link::{LinkDir, LinkParams};
@@ -46,6 +46,7 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
     }
     let seed = seed.unwrap_or(sc.seed);
     let mut sim = Simulation::new(&sc.name, seed, sc.duration.0, sample);
+    sim.stop_when_done = sc.stop_when_done;
 
     if s.nodes.len() < 2 {
         return Err(err("node".into(), format!("{} [[node]] table(s): a scenario needs at least two nodes", s.nodes.len())));
@@ -124,11 +125,19 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
         if f.size.is_some_and(|b| b.0 == 0) {
             return Err(err(format!("{at}.size"), "must be greater than zero (omit it for a bulk transfer)".into()));
         }
+        if f.transport == Transport::Ideal && f.size.is_none() {
+            return Err(err(format!("{at}.size"), "missing: an ideal-transport flow needs a size".into()));
+        }
         let tcp_spec = s.tcp.overridden_by(&f.tcp.unwrap_or_default());
-        let tcp = tcp_config(&tcp_spec).map_err(|(k, m)| err(format!("{at}: tcp.{k}"), m))?;
+        let mut tcp = tcp_config(&tcp_spec).map_err(|(k, m)| err(format!("{at}: tcp.{k}"), m))?;
+        if tcp_spec.iw == Some(IwSpec::Bdp) {
+            let bdp = sim.path_bdp(from, to);
+            tcp.initial_window = bdp.div_ceil(tcp.mss as u64).max(1) * tcp.mss as u64;
+        }
         sim.add_flow(FlowParams {
             name: f.name.clone(),
             cc: f.cc.clone(),
+            transport: f.transport,
             from,
             to,
             start: Time::ZERO + f.start.map_or(Dur::ZERO, |d| d.0),
@@ -168,11 +177,14 @@ pub fn tcp_config(t: &TcpSpec) -> Result<TcpConfig, (&'static str, String)> {
         return Err(("mss", format!("{mss} is out of range; expected 64 to 65495 bytes")));
     }
     let mut c = TcpConfig::new(mss);
-    if let Some(iw) = t.iw {
-        if iw == 0 {
-            return Err(("iw", "must be at least 1 segment".into()));
-        }
-        c.initial_window = iw as u64 * mss as u64;
+    match t.iw {
+        Some(IwSpec::Segments(0)) => return Err(("iw", "must be at least 1 segment".into())),
+        Some(IwSpec::Segments(iw)) => c.initial_window = iw as u64 * mss as u64,
+        // Needs the path: `build` sets it per flow.
+        Some(IwSpec::Bdp) | None => {}
+    }
+    if let Some(g) = t.radio_growth {
+        c.radio_growth = g;
     }
     if let Some(s) = t.initial_ssthresh {
         c.initial_ssthresh = s.0.max(2 * mss as u64);

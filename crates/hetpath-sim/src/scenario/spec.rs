@@ -28,6 +28,10 @@ pub struct ScenarioSection {
     pub seed: u64,
     /// Period of the cwnd/queue time series.
     pub sample_interval: Option<Duration>,
+    /// End the run as soon as every flow has completed or aborted, instead of at
+    /// `duration` (which then is a horizon). Ignored while a bulk flow is present.
+    #[serde(default)]
+    pub stop_when_done: bool,
     /// Free text: where the scenario comes from, what it reproduces.
     pub description: Option<String>,
 }
@@ -91,7 +95,20 @@ pub struct FlowSpec {
     pub start: Option<Duration>,
     /// Bytes to transfer; absent means a bulk (unlimited) transfer.
     pub size: Option<Bytes>,
+    #[serde(default)]
+    pub transport: Transport,
     pub tcp: Option<TcpSpec>,
+}
+
+/// What carries a flow's bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    /// A TCP connection (`cc` and `[flow.tcp]` apply).
+    #[default]
+    Tcp,
+    /// The oracle upper bound of seed 003 section 6: see `sim::ideal`.
+    Ideal,
 }
 
 impl LinkSpec {
@@ -135,6 +152,32 @@ pub enum AbcSpec {
     Limit(u32),
 }
 
+/// `iw = 3` (segments) or `iw = "bdp"` (the path's bandwidth-delay product).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IwSpec {
+    Segments(u32),
+    /// Bottleneck rate times the round-trip propagation delay, rounded up to whole
+    /// segments (TCP-radio, seed 003 Table 3).
+    Bdp,
+}
+
+impl<'de> Deserialize<'de> for IwSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<IwSpec, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(i64),
+            S(String),
+        }
+        let bad = || serde::de::Error::custom("expected a number of segments or \"bdp\"");
+        match Raw::deserialize(d).map_err(|_| bad())? {
+            Raw::N(n) => u32::try_from(n).map(IwSpec::Segments).map_err(|_| bad()),
+            Raw::S(s) if s == "bdp" => Ok(IwSpec::Bdp),
+            Raw::S(_) => Err(bad()),
+        }
+    }
+}
+
 /// `initial_ssthresh = "64KB"` or `"inf"`.
 #[derive(Debug, Clone, Copy)]
 pub struct Ssthresh(pub u64);
@@ -154,8 +197,8 @@ impl<'de> Deserialize<'de> for Ssthresh {
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
     pub mss: Option<u32>,
-    /// Initial window in segments.
-    pub iw: Option<u32>,
+    /// Initial window in segments, or "bdp".
+    pub iw: Option<IwSpec>,
     pub initial_ssthresh: Option<Ssthresh>,
     pub sack: Option<bool>,
     pub delayed_ack: Option<DelayedAckSpec>,
@@ -168,6 +211,8 @@ pub struct TcpSpec {
     pub syn_retries: Option<u32>,
     pub data_retries: Option<u32>,
     pub recv_buffer: Option<Bytes>,
+    /// TCP-radio only: grow one segment per ACK (Table 3) instead of holding the window.
+    pub radio_growth: Option<bool>,
 }
 
 impl TcpSpec {
@@ -188,6 +233,7 @@ impl TcpSpec {
             syn_retries: over.syn_retries.or(self.syn_retries),
             data_retries: over.data_retries.or(self.data_retries),
             recv_buffer: over.recv_buffer.or(self.recv_buffer),
+            radio_growth: over.radio_growth.or(self.radio_growth),
         }
     }
 }
