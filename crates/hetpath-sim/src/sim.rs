@@ -206,13 +206,23 @@ impl Simulation {
         links
     }
 
-    /// Bandwidth-delay product in bytes between two nodes: the slowest nominal link rate
-    /// on the round trip times the round-trip propagation delay (no queueing, no
-    /// serialisation). The routes must have been computed (see `reachable`).
-    pub fn path_bdp(&self, from: usize, to: usize) -> u64 {
-        let round_trip: Vec<usize> = self.path(from, to).into_iter().chain(self.path(to, from)).collect();
-        let rate = round_trip.iter().map(|&l| self.links[l].params.rate_bps).min().unwrap_or(0);
-        let rtt: Dur = round_trip.iter().fold(Dur::ZERO, |d, &l| d + self.links[l].params.delay);
+    /// Bandwidth-delay product in bytes between two nodes for segments of `mss` payload
+    /// bytes: the slowest nominal link rate on the round trip times the round-trip time
+    /// an empty path gives one such segment and its ACK (propagation plus serialisation
+    /// of a full data packet forward and a 40-byte ACK back, at nominal rates). The
+    /// serialisation matters on slow links: at 16 kbit/s a 1500-byte packet takes 0.75 s.
+    /// The routes must have been computed (see `reachable`).
+    pub fn path_bdp(&self, from: usize, to: usize, mss: u32) -> u64 {
+        const HEADERS: u64 = 40;
+        let (fwd, back) = (self.path(from, to), self.path(to, from));
+        let rate = fwd.iter().chain(&back).map(|&l| self.links[l].params.rate_bps).min().unwrap_or(0);
+        let leg = |links: &[usize], bytes: u64| {
+            links.iter().fold(Dur::ZERO, |d, &l| {
+                let p = &self.links[l].params;
+                d + p.delay + Dur::serialization(bytes, p.rate_bps)
+            })
+        };
+        let rtt = leg(&fwd, mss as u64 + HEADERS) + leg(&back, HEADERS);
         (rate as u128 * rtt.0 as u128 / 8 / 1_000_000_000) as u64
     }
 

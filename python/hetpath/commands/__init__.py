@@ -12,6 +12,7 @@ import click
 
 from .list_ import list_group
 from .run import run_command
+from .sweep import sweep_command
 from .validate import validate_command
 
-COMMANDS: list[click.Command] = [run_command, validate_command, list_group]
+COMMANDS: list[click.Command] = [run_command, sweep_command, validate_command, list_group]

@@ -64,3 +64,49 @@ class RunProgress:
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
+
+
+class TaskProgress:
+    """Callable ``progress(done, total)`` for many runs: a bar with a count and an ETA
+    on stderr when it is a terminal, else a line every 10%."""
+
+    def __init__(self, enabled: bool, label: str = "runs") -> None:
+        self._enabled = enabled
+        self._tty = sys.stderr.isatty()
+        self._label = label
+        self._bar: Any = None
+        self._task: Any = None
+        self._next_line = 0.1
+
+    def __enter__(self) -> "TaskProgress":
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self._enabled:
+            return
+        if not self._tty:
+            if done >= total * self._next_line or done == total:
+                print(f"{self._label}: {done}/{total}", file=sys.stderr, flush=True)
+                self._next_line = (done / total) + 0.1
+            return
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._bar = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task(self._label, total=total)
+        self._bar.update(self._task, completed=done)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None

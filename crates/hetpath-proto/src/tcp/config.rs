@@ -30,6 +30,9 @@ pub struct RtoConfig {
     pub syn_retries: u32,
     /// Consecutive retransmission timeouts of data before the connection is aborted.
     pub data_retries: u32,
+    /// Add Linux 2.2's margin to the RFC 6298 value (`tcp_set_rto` in the 2.2 kernels
+    /// that seed 003 ran): rto += rto/4 + rto >> (cwnd - 1), cwnd in segments.
+    pub linux22: bool,
 }
 
 impl Default for RtoConfig {
@@ -42,6 +45,7 @@ impl Default for RtoConfig {
             backoff: true,
             syn_retries: 6,
             data_retries: 15,
+            linux22: false,
         }
     }
 }

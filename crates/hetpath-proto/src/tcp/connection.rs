@@ -208,7 +208,7 @@ impl Connection {
 
     fn take_syn_rtt(&mut self, now: Time) {
         if self.syn_sent == 1 {
-            self.sender.rtt.on_sample(now.since(self.syn_sent_at)); // Karn: only if not resent
+            self.sender.rtt.on_sample(now.since(self.syn_sent_at), self.sender.cwnd() / self.sender.cfg.mss as u64); // Karn: only if not resent
         }
         self.sender.rtt.reset_backoff();
     }

@@ -53,7 +53,7 @@ impl Sender {
         let acked = self.board.on_cumulative_ack(ack);
         self.snd_una = ack;
         if let Some(t) = acked.rtt_sent_at {
-            self.rtt.on_sample(now.since(t));
+            self.rtt.on_sample(now.since(t), self.cc.cwnd() / self.cfg.mss as u64);
         }
         self.rtt.reset_backoff();
         self.consecutive_timeouts = 0;

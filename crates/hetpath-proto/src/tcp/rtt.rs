@@ -30,8 +30,9 @@ impl RttEstimator {
     }
 
     /// RFC 6298 section 2.2 (first sample) and 2.3 (later samples), alpha = 1/8,
-    /// beta = 1/4, K = 4, then the bounds of sections 2.4 and 2.5.
-    pub fn on_sample(&mut self, r: Dur) {
+    /// beta = 1/4, K = 4, then the bounds of sections 2.4 and 2.5. `cwnd_segments` is
+    /// the sender's window when the sample arrives (read only by the Linux 2.2 formula).
+    pub fn on_sample(&mut self, r: Dur, cwnd_segments: u64) {
         self.latest = Some(r);
         self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         match self.srtt {
@@ -46,7 +47,14 @@ impl RttEstimator {
             }
         }
         let var = self.cfg.granularity.max(Dur(self.rttvar.0.saturating_mul(4)));
-        self.base_rto = (self.srtt.unwrap_or_default() + var).max(self.cfg.min).min(self.cfg.max);
+        let mut rto = self.srtt.unwrap_or_default() + var;
+        if self.cfg.linux22 {
+            // Linux 2.2 tcp_set_rto: rto += rto/4 + rto >> (snd_cwnd - 1), a margin for
+            // delayed ACKs that is largest at small windows.
+            let shift = cwnd_segments.clamp(1, 64) - 1;
+            rto = Dur(rto.0 + rto.0 / 4 + rto.0.checked_shr(shift as u32).unwrap_or(0));
+        }
+        self.base_rto = rto.max(self.cfg.min).min(self.cfg.max);
     }
 
     /// The timer value to arm now: the base RTO, doubled per expiry when backoff is on
@@ -96,12 +104,24 @@ mod tests {
     fn first_sample_sets_srtt_and_var() {
         let mut e = RttEstimator::new(cfg());
         assert_eq!(e.rto(), Dur::from_secs(1));
-        e.on_sample(Dur::from_millis(600));
+        e.on_sample(Dur::from_millis(600), 10);
         // RTO = 600 + 4 * 300 = 1800 ms.
         assert_eq!(e.rto(), Dur::from_millis(1800));
-        e.on_sample(Dur::from_millis(600));
+        e.on_sample(Dur::from_millis(600), 10);
         // rttvar = 3/4 * 300 = 225; RTO = 600 + 900.
         assert_eq!(e.rto(), Dur::from_millis(1500));
+    }
+
+    #[test]
+    fn linux22_margin_grows_at_small_windows() {
+        // Base 1800 ms as above; + 1/4 + base >> (cwnd - 1).
+        let lx = RtoConfig { linux22: true, ..cfg() };
+        let mut big = RttEstimator::new(lx);
+        big.on_sample(Dur::from_millis(600), 64);
+        assert_eq!(big.rto(), Dur::from_millis(2250));
+        let mut small = RttEstimator::new(lx);
+        small.on_sample(Dur::from_millis(600), 3);
+        assert_eq!(small.rto(), Dur::from_millis(1800 + 450 + 450));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! names that must exist, values that must be in range, paths that must connect.
 
 use super::error::ScenarioError;
-use super::spec::{AbcSpec, DelayedAckSpec, DirSpec, IwSpec, ScenarioFile, TcpSpec, Transport};
+use super::spec::{AbcSpec, DelayedAckSpec, DirSpec, IwSpec, RtoFormula, ScenarioFile, TcpSpec, Transport};
 use super::units::QueueLimit;
 use crate::channel::ChannelSpec;
 use crate::link::{LinkDir, LinkParams};
@@ -131,7 +131,7 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
         let tcp_spec = s.tcp.overridden_by(&f.tcp.unwrap_or_default());
         let mut tcp = tcp_config(&tcp_spec).map_err(|(k, m)| err(format!("{at}: tcp.{k}"), m))?;
         if tcp_spec.iw == Some(IwSpec::Bdp) {
-            let bdp = sim.path_bdp(from, to);
+            let bdp = sim.path_bdp(from, to, tcp.mss);
             tcp.initial_window = bdp.div_ceil(tcp.mss as u64).max(1) * tcp.mss as u64;
         }
         sim.add_flow(FlowParams {
@@ -237,6 +237,9 @@ pub fn tcp_config(t: &TcpSpec) -> Result<TcpConfig, (&'static str, String)> {
     }
     if let Some(b) = t.rto_backoff {
         c.rto.backoff = b;
+    }
+    if let Some(f) = t.rto_formula {
+        c.rto.linux22 = f == RtoFormula::Linux22;
     }
     if let Some(n) = t.syn_retries {
         c.rto.syn_retries = n;

@@ -156,8 +156,8 @@ pub enum AbcSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IwSpec {
     Segments(u32),
-    /// Bottleneck rate times the round-trip propagation delay, rounded up to whole
-    /// segments (TCP-radio, seed 003 Table 3).
+    /// Bottleneck rate times the round-trip time of an empty path, rounded up to whole
+    /// segments (TCP-radio, seed 003 Table 3; see `Simulation::path_bdp`).
     Bdp,
 }
 
@@ -176,6 +176,15 @@ impl<'de> Deserialize<'de> for IwSpec {
             Raw::S(_) => Err(bad()),
         }
     }
+}
+
+/// How the RTO is computed from the RTT estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum RtoFormula {
+    #[serde(rename = "rfc6298")]
+    Rfc6298,
+    #[serde(rename = "linux-2.2")]
+    Linux22,
 }
 
 /// `initial_ssthresh = "64KB"` or `"inf"`.
@@ -208,6 +217,8 @@ pub struct TcpSpec {
     pub min_rto: Option<Duration>,
     pub max_rto: Option<Duration>,
     pub rto_backoff: Option<bool>,
+    /// "rfc6298" (default) or "linux-2.2" (adds Linux 2.2's margin, see `RtoConfig`).
+    pub rto_formula: Option<RtoFormula>,
     pub syn_retries: Option<u32>,
     pub data_retries: Option<u32>,
     pub recv_buffer: Option<Bytes>,
@@ -230,6 +241,7 @@ impl TcpSpec {
             min_rto: over.min_rto.or(self.min_rto),
             max_rto: over.max_rto.or(self.max_rto),
             rto_backoff: over.rto_backoff.or(self.rto_backoff),
+            rto_formula: over.rto_formula.or(self.rto_formula),
             syn_retries: over.syn_retries.or(self.syn_retries),
             data_retries: over.data_retries.or(self.data_retries),
             recv_buffer: over.recv_buffer.or(self.recv_buffer),

@@ -1,0 +1,245 @@
+"""Parameter sweeps: a base scenario, a grid of overrides, protocols and seeds.
+
+A sweep file (TOML) names a base scenario and what to vary::
+
+    [sweep]
+    scenario = "base.toml"        # relative to the sweep file
+    seeds = 10                    # seeds 1..10, or a list [1, 5, 9]
+    flows = ["transfer"]          # flows to report (default: all)
+
+    [grid]                        # the cartesian product of every axis
+    "flow.transfer.size" = ["3KB", "100KB"]          # one key per axis...
+    bandwidth = [                                     # ...or several keys together
+        { label = "16k", "link.radio.rate" = "16kbps", "link.radio.channel.slot" = "857.6ms" },
+        { label = "1M",  "link.radio.rate" = "1Mbps",  "link.radio.channel.slot" = "13.72ms" },
+    ]
+
+    [protocol.newreno]            # each protocol is a set of overrides
+    "flow.transfer.cc" = "newreno"
+
+Keys are dotted paths into the scenario; a step into an array of tables (``flow``,
+``link``, ``node``) selects the entry by its ``name``.  Runs are (grid point x
+protocol x seed); each is a complete scenario text, so a backend can run it anywhere
+(see :mod:`hetpath.backends`).  :func:`aggregate` reduces them to a tidy table: one
+row per grid point, protocol and flow, with the mean and 95% confidence half-width of
+each metric over the runs that completed, and counts of those that did not.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence, Union
+
+import pandas as pd
+
+from . import _bridge, _toml
+from .backends import Backend, LocalBackend
+from .errors import ScenarioError
+from .stats import mean_ci95
+
+#: Metrics of a run, per flow, averaged over completed runs by :func:`aggregate`.
+METRICS = ("completion_s", "goodput_bps", "retransmissions", "timeouts")
+_ARRAYS = ("flow", "link", "node")
+
+
+@dataclass
+class Axis:
+    """One grid dimension: a label per value and the overrides each value applies."""
+
+    name: str
+    labels: list[str]
+    overrides: list[dict[str, Any]]
+
+
+@dataclass
+class Sweep:
+    """A base scenario and what to vary (see the module doc)."""
+
+    base: dict[str, Any]
+    source: str
+    axes: list[Axis] = field(default_factory=list)
+    protocols: dict[str, dict[str, Any]] = field(default_factory=lambda: {"default": {}})
+    seeds: list[int] = field(default_factory=lambda: [1])
+    flows: Optional[list[str]] = None
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run: the complete scenario text and the coordinates it belongs to."""
+
+    point: tuple[tuple[str, str], ...]
+    protocol: str
+    seed: int
+    text: str
+    source: str
+    flows: Optional[tuple[str, ...]] = None
+
+
+def set_key(doc: dict[str, Any], path: str, value: Any, where: str = "") -> None:
+    """Set the dotted ``path`` in a parsed scenario; ``flow.<name>.``, ``link.<name>.``
+    and ``node.<name>.`` select an entry of that array of tables by its ``name``."""
+    parts = path.split(".")
+    node = doc
+    if parts[0] in _ARRAYS:
+        if len(parts) < 3:
+            raise ScenarioError(f"{where}'{path}': expected {parts[0]}.<name>.<key>")
+        entries = doc.get(parts[0], [])
+        match = [e for e in entries if e.get("name") == parts[1]]
+        if not match:
+            known = ", ".join(str(e.get("name")) for e in entries) or "none"
+            raise ScenarioError(f"{where}'{path}': no [[{parts[0]}]] named '{parts[1]}' (defined: {known})")
+        node, parts = match[0], parts[2:]
+    _set_in(node, parts, value)
+
+
+def _set_in(node: dict[str, Any], parts: list[str], value: Any) -> None:
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+
+
+def _seeds(value: Any, where: str) -> list[int]:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return list(range(1, value + 1))
+    if isinstance(value, list) and value and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
+        return list(value)
+    raise ScenarioError(f"{where}sweep.seeds: expected a positive count or a list of seeds, got {value!r}")
+
+
+def _axis(name: str, values: Any, where: str) -> Axis:
+    if not isinstance(values, list) or not values:
+        raise ScenarioError(f"{where}grid.'{name}': expected a non-empty list of values")
+    if all(isinstance(v, dict) for v in values):
+        labels, overrides = [], []
+        for k, v in enumerate(values):
+            v = dict(v)
+            label = v.pop("label", None)
+            if not v:
+                raise ScenarioError(f"{where}grid.{name}[{k}]: expected at least one key to set")
+            labels.append(str(label) if label is not None else ",".join(str(x) for x in v.values()))
+            overrides.append(v)
+        return Axis(name, labels, overrides)
+    if any(isinstance(v, dict) for v in values):
+        raise ScenarioError(f"{where}grid.'{name}': mix of tables and plain values; use one or the other")
+    return Axis(name, [str(v) for v in values], [{name: v} for v in values])
+
+
+def load(path: Union[str, Path]) -> Sweep:
+    """Read a sweep file; errors name the file and the key."""
+    path = Path(path)
+    where = f"{path}: "
+    doc = _toml.loads(path.read_text(encoding="utf-8"), str(path))
+    unknown = set(doc) - {"sweep", "grid", "protocol"}
+    if unknown:
+        raise ScenarioError(f"{where}unknown table(s) {', '.join(sorted(unknown))}; expected sweep, grid, protocol")
+    head = doc.get("sweep", {})
+    bad = set(head) - {"scenario", "seeds", "flows"}
+    if bad:
+        raise ScenarioError(f"{where}sweep: unknown key(s) {', '.join(sorted(bad))}; expected scenario, seeds, flows")
+    if "scenario" not in head:
+        raise ScenarioError(f"{where}sweep.scenario: missing: the base scenario file")
+    base_path = path.parent / str(head["scenario"])
+    base = _toml.loads(base_path.read_text(encoding="utf-8"), str(base_path))
+    sweep = Sweep(base=base, source=str(base_path), seeds=_seeds(head.get("seeds", 1), where))
+    if "flows" in head:
+        sweep.flows = [str(f) for f in head["flows"]]
+    sweep.axes = [_axis(name, values, where) for name, values in doc.get("grid", {}).items()]
+    protocols = doc.get("protocol")
+    if protocols is not None:
+        if not isinstance(protocols, dict) or not protocols or not all(isinstance(v, dict) for v in protocols.values()):
+            raise ScenarioError(f"{where}protocol: expected [protocol.<name>] tables of overrides")
+        sweep.protocols = {k: dict(v) for k, v in protocols.items()}
+    return sweep
+
+
+def plan(sweep: Sweep) -> list[Task]:
+    """Every run of the sweep; each distinct scenario is validated once, so a bad
+    override fails here with the scenario's own error, before anything runs."""
+    tasks = []
+    flows = tuple(sweep.flows) if sweep.flows else None
+    for combo in itertools.product(*[range(len(a.labels)) for a in sweep.axes]):
+        point = tuple((a.name, a.labels[k]) for a, k in zip(sweep.axes, combo))
+        for proto, proto_over in sweep.protocols.items():
+            doc = copy.deepcopy(sweep.base)
+            where = f"{sweep.source} ({', '.join(f'{n}={v}' for n, v in point)}, protocol {proto}): "
+            for a, k in zip(sweep.axes, combo):
+                for key, value in a.overrides[k].items():
+                    set_key(doc, key, value, where)
+            for key, value in proto_over.items():
+                set_key(doc, key, value, where)
+            text = _toml.dumps(doc)
+            try:
+                _bridge.validate_text(text, sweep.source)
+            except ScenarioError as e:
+                raise ScenarioError(f"{where}{e}") from None
+            tasks += [Task(point, proto, seed, text, sweep.source, flows) for seed in sweep.seeds]
+    return tasks
+
+
+def run_task(task: Task) -> list[dict[str, Any]]:
+    """Run one task; one record per reported flow.  Top level so workers can pickle it."""
+    raw = _bridge.run_text(task.text, task.source, seed=task.seed, series=False)
+    records = []
+    for f in raw["summary"]["flows"]:
+        if task.flows is not None and f["name"] not in task.flows:
+            continue
+        completed = f["completion_s"] is not None
+        records.append({
+            **dict(task.point),
+            "protocol": task.protocol,
+            "seed": task.seed,
+            "flow": f["name"],
+            "size_bytes": f["size_bytes"],
+            "completed": completed,
+            "aborted": bool(f["aborted"]),
+            "completion_s": f["completion_s"],
+            "goodput_bps": f["goodput_bps"],
+            "retransmissions": f["retransmissions"],
+            "timeouts": f["timeouts"],
+        })
+    return records
+
+
+def run(
+    tasks: Sequence[Task],
+    backend: Optional[Backend] = None,
+    on_progress: Optional[Callable[[int, int], None]] = None,
+) -> pd.DataFrame:
+    """Run every task (all cores by default); one row per run and flow, in task order."""
+    backend = backend or LocalBackend()
+    results: list[Optional[list[dict[str, Any]]]] = [None] * len(tasks)
+    done = 0
+
+    def collect(i: int, records: list[dict[str, Any]]) -> None:
+        nonlocal done
+        results[i] = records
+        done += 1
+        if on_progress:
+            on_progress(done, len(tasks))
+
+    backend.run(run_task, list(tasks), collect)
+    return pd.DataFrame([r for rs in results if rs for r in rs])
+
+
+def aggregate(raw: pd.DataFrame, by: Sequence[str], metrics: Sequence[str] = METRICS) -> pd.DataFrame:
+    """Tidy summary: one row per ``by`` group; for each metric its mean and 95% CI
+    half-width over completed runs; ``runs``, ``completed``, ``aborted`` (the connection
+    gave up) and ``unfinished`` (still running at the horizon) counts."""
+    rows = []
+    for key, g in raw.groupby(list(by), sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        row: dict[str, Any] = dict(zip(by, key))
+        done = g[g["completed"]]
+        row["runs"] = len(g)
+        row["completed"] = len(done)
+        row["aborted"] = int(g["aborted"].sum())
+        row["unfinished"] = int((~g["completed"] & ~g["aborted"]).sum())
+        for m in metrics:
+            mean, ci, _ = mean_ci95(done[m])
+            row[m] = mean
+            row[f"{m}_ci95"] = ci
+        rows.append(row)
+    return pd.DataFrame(rows)
