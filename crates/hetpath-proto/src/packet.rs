@@ -207,7 +207,10 @@ impl fmt::Debug for SackList {
 pub enum Body {
     Tcp(TcpSegment),
     /// Opaque payload of a protocol we do not model, `len` bytes after the IP header.
-    Raw { proto: u8, len: u32 },
+    Raw {
+        proto: u8,
+        len: u32,
+    },
 }
 
 /// An IP packet in the simulator.
@@ -223,7 +226,12 @@ impl Packet {
     pub fn tcp(src: Addr, dst: Addr, seg: TcpSegment) -> Packet {
         Packet {
             uid: 0,
-            ip: IpHeader { src, dst, ttl: 64, ecn: Ecn::NotEct },
+            ip: IpHeader {
+                src,
+                dst,
+                ttl: 64,
+                ecn: Ecn::NotEct,
+            },
             body: Body::Tcp(seg),
         }
     }
@@ -255,7 +263,10 @@ mod tests {
 
     #[test]
     fn sizes_include_options() {
-        let mut seg = TcpSegment { len: 1460, ..Default::default() };
+        let mut seg = TcpSegment {
+            len: 1460,
+            ..Default::default()
+        };
         let p = Packet::tcp(Addr(1), Addr(2), seg.clone());
         assert_eq!(p.size(), 1500);
         seg.sack.push(SackBlock { start: 1, end: 2 });

@@ -9,8 +9,18 @@ use pyo3::types::{PyDict, PyList};
 use std::path::Path;
 use std::time::Instant;
 
-create_exception!(_core, ScenarioError, PyValueError, "A scenario file or value is invalid.");
-create_exception!(_core, SimulationError, PyRuntimeError, "A run failed for a reason other than its input.");
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "A scenario file or value is invalid."
+);
+create_exception!(
+    _core,
+    SimulationError,
+    PyRuntimeError,
+    "A run failed for a reason other than its input."
+);
 
 fn scenario_err(e: scenario::ScenarioError) -> PyErr {
     ScenarioError::new_err(e.to_string())
@@ -19,7 +29,9 @@ fn scenario_err(e: scenario::ScenarioError) -> PyErr {
 /// Checks a scenario without running it.
 #[pyfunction]
 fn validate(text: &str, path: &str) -> PyResult<()> {
-    scenario::load(text, path, None).map(|_| ()).map_err(scenario_err)
+    scenario::load(text, path, None)
+        .map(|_| ())
+        .map_err(scenario_err)
 }
 
 /// Parses, runs and summarises a scenario. See python/hetpath/_bridge.py for the contract.
@@ -36,13 +48,13 @@ fn run(
 ) -> PyResult<Py<PyDict>> {
     let mut sim = scenario::load(text, path, seed).map_err(scenario_err)?;
     sim.sampling = series;
-    let captures = match pcap_dir {
-        Some(d) => Some(
-            capture::attach(&mut sim, Path::new(d))
-                .map_err(|e| SimulationError::new_err(format!("{d}: cannot write captures: {e}")))?,
-        ),
-        None => None,
-    };
+    let captures =
+        match pcap_dir {
+            Some(d) => Some(capture::attach(&mut sim, Path::new(d)).map_err(|e| {
+                SimulationError::new_err(format!("{d}: cannot write captures: {e}"))
+            })?),
+            None => None,
+        };
     let t0 = Instant::now();
     let mut failure: Option<PyErr> = None;
     let finished = py.detach(|| {
@@ -51,7 +63,9 @@ fn run(
             // simulated time, whether or not the caller asked for progress.
             Python::attach(|py| {
                 let r = py.check_signals().and_then(|_| match &progress {
-                    Some(cb) => cb.call1(py, (now.as_secs_f64(), end.as_secs_f64())).map(|_| ()),
+                    Some(cb) => cb
+                        .call1(py, (now.as_secs_f64(), end.as_secs_f64()))
+                        .map(|_| ()),
                     None => Ok(()),
                 });
                 match r {
@@ -66,7 +80,8 @@ fn run(
     });
     let wall = t0.elapsed().as_secs_f64();
     if let Some(c) = captures {
-        c.finish().map_err(|e| SimulationError::new_err(format!("cannot write capture {e}")))?;
+        c.finish()
+            .map_err(|e| SimulationError::new_err(format!("cannot write capture {e}")))?;
     }
     if let Some(e) = failure {
         return Err(e);
@@ -131,7 +146,13 @@ fn series_dict<'py>(py: Python<'py>, sim: &Simulation, s: &Series) -> PyResult<B
     let f = &s.flows;
     let flows = PyDict::new(py);
     flows.set_item("time_s", &f.time_s)?;
-    flows.set_item("flow", f.flow.iter().map(|&i| summary.flows[i as usize].name.as_str()).collect::<Vec<_>>())?;
+    flows.set_item(
+        "flow",
+        f.flow
+            .iter()
+            .map(|&i| summary.flows[i as usize].name.as_str())
+            .collect::<Vec<_>>(),
+    )?;
     flows.set_item("cwnd_bytes", &f.cwnd_bytes)?;
     flows.set_item("ssthresh_bytes", &f.ssthresh_bytes)?;
     flows.set_item("srtt_s", &f.srtt_s)?;
@@ -142,9 +163,27 @@ fn series_dict<'py>(py: Python<'py>, sim: &Simulation, s: &Series) -> PyResult<B
     let links = PyDict::new(py);
     let info = |i: &u32| &summary.links[*i as usize];
     links.set_item("time_s", &l.time_s)?;
-    links.set_item("link", l.link.iter().map(|i| info(i).name.as_str()).collect::<Vec<_>>())?;
-    links.set_item("from", l.link.iter().map(|i| info(i).from.as_str()).collect::<Vec<_>>())?;
-    links.set_item("to", l.link.iter().map(|i| info(i).to.as_str()).collect::<Vec<_>>())?;
+    links.set_item(
+        "link",
+        l.link
+            .iter()
+            .map(|i| info(i).name.as_str())
+            .collect::<Vec<_>>(),
+    )?;
+    links.set_item(
+        "from",
+        l.link
+            .iter()
+            .map(|i| info(i).from.as_str())
+            .collect::<Vec<_>>(),
+    )?;
+    links.set_item(
+        "to",
+        l.link
+            .iter()
+            .map(|i| info(i).to.as_str())
+            .collect::<Vec<_>>(),
+    )?;
     links.set_item("queue_pkts", &l.queue_pkts)?;
     links.set_item("queue_bytes", &l.queue_bytes)?;
     links.set_item("tx_bytes", &l.tx_bytes)?;

@@ -39,7 +39,10 @@ fn queue_hold(c: &mut Criterion) {
 }
 
 fn scenario(c: &mut Criterion, name: &str) {
-    let path = format!("{}/../../scenarios/examples/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../../scenarios/examples/{name}.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(&path).unwrap();
     let events = {
         let mut s = hetpath_sim::load(&text, &path, None).unwrap();

@@ -15,7 +15,15 @@ fn main() {
     let t0 = std::time::Instant::now();
     sim.run(&mut |_, _| true);
     let s = sim.summary(t0.elapsed().as_secs_f64());
-    println!("{} seed={} sim={}s wall={:.3}s events={} ({:.1} M events/s)", s.scenario, s.seed, s.sim_time_s, s.wall_time_s, s.events, s.events as f64 / s.wall_time_s / 1e6);
+    println!(
+        "{} seed={} sim={}s wall={:.3}s events={} ({:.1} M events/s)",
+        s.scenario,
+        s.seed,
+        s.sim_time_s,
+        s.wall_time_s,
+        s.events,
+        s.events as f64 / s.wall_time_s / 1e6
+    );
     for f in &s.flows {
         println!(
             "  flow {:10} {:9} delivered={:>11} goodput={:8.3} Mbit/s completion={:?} rtx={} frtx={} rto={} aborted={}",
@@ -25,7 +33,13 @@ fn main() {
     for l in &s.links {
         println!(
             "  link {}:{}->{} util={:.4} drops={} lost={} maxq={}",
-            l.name, l.from, l.to, l.utilization, l.stats.drops, l.stats.lost_packets, l.stats.max_queue_pkts
+            l.name,
+            l.from,
+            l.to,
+            l.utilization,
+            l.stats.drops,
+            l.stats.lost_packets,
+            l.stats.max_queue_pkts
         );
     }
 }

@@ -19,7 +19,17 @@ pub struct Captures {
 
 /// File name of a link direction's capture: `<link>_<from>-<to>.pcap`.
 pub fn file_name(link: &str, from: &str, to: &str) -> String {
-    let clean = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.+".contains(c) { c } else { '_' }).collect::<String>();
+    let clean = |s: &str| {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect::<String>()
+    };
     format!("{}_{}-{}.pcap", clean(link), clean(from), clean(to))
 }
 
@@ -30,12 +40,20 @@ pub fn attach(sim: &mut Simulation, dir: &Path) -> io::Result<Captures> {
     let mut files = Vec::new();
     for i in 0..sim.links().len() {
         let l = &sim.links()[i].params;
-        let path = dir.join(file_name(&l.name, sim.node_name(l.from), sim.node_name(l.to)));
+        let path = dir.join(file_name(
+            &l.name,
+            sim.node_name(l.from),
+            sim.node_name(l.to),
+        ));
         let w = PcapWriter::new(BufWriter::new(File::create(&path)?))?;
         let writer: Writer = Arc::new(Mutex::new((w, None)));
         let (tap, scales) = (writer.clone(), scales.clone());
         sim.link_mut(i).capture = Some(Box::new(move |t: Time, p: &Packet| {
-            let wscale = p.as_tcp().and_then(|s| scales.get(&(p.ip.src, s.src_port))).copied().unwrap_or(0);
+            let wscale = p
+                .as_tcp()
+                .and_then(|s| scales.get(&(p.ip.src, s.src_port)))
+                .copied()
+                .unwrap_or(0);
             let mut g = tap.lock().unwrap_or_else(|e| e.into_inner());
             if g.1.is_none() {
                 if let Err(e) = g.0.write_packet(t, p, &WireCtx::new(0, 0, wscale)) {
@@ -57,7 +75,8 @@ impl Captures {
             if let Some(e) = g.1.take() {
                 return Err(format!("{}: {e}", path.display()));
             }
-            g.0.flush().map_err(|e| format!("{}: {e}", path.display()))?;
+            g.0.flush()
+                .map_err(|e| format!("{}: {e}", path.display()))?;
             paths.push(path);
         }
         Ok(paths)

@@ -39,7 +39,12 @@ pub struct EventQueue<E> {
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue { heap: BinaryHeap::new(), seq: 0, now: Time::ZERO, executed: 0 }
+        EventQueue {
+            heap: BinaryHeap::new(),
+            seq: 0,
+            now: Time::ZERO,
+            executed: 0,
+        }
     }
 }
 
@@ -47,7 +52,11 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at `time`; a time in the past is clamped to now.
     pub fn schedule(&mut self, time: Time, event: E) {
         let time = time.max(self.now);
-        self.heap.push(Entry { time, seq: self.seq, event });
+        self.heap.push(Entry {
+            time,
+            seq: self.seq,
+            event,
+        });
         self.seq += 1;
     }
 

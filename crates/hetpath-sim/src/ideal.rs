@@ -28,7 +28,14 @@ pub struct IdealSender {
 
 impl IdealSender {
     pub fn new(mss: u32, size: u64) -> IdealSender {
-        IdealSender { mss: mss as u64, size, next_new: 0, lost: VecDeque::new(), transmissions: 0, losses: 0 }
+        IdealSender {
+            mss: mss as u64,
+            size,
+            next_new: 0,
+            lost: VecDeque::new(),
+            transmissions: 0,
+            losses: 0,
+        }
     }
 
     /// The next segment to transmit as (offset, length), if any is left to send.
@@ -65,7 +72,12 @@ pub struct IdealReceiver {
 impl IdealReceiver {
     pub fn new(mss: u32, size: u64) -> IdealReceiver {
         let n = size.div_ceil(mss as u64) as usize;
-        IdealReceiver { mss: mss as u64, size, have: vec![false; n], received: 0 }
+        IdealReceiver {
+            mss: mss as u64,
+            size,
+            have: vec![false; n],
+            received: 0,
+        }
     }
 
     pub fn handle_segment(&mut self, start: u64, len: u32) {

@@ -76,7 +76,9 @@ pub struct TxDone {
 
 impl LinkDir {
     pub fn new(params: LinkParams, channel: Box<dyn Channel>) -> LinkDir {
-        let ip_rate_bps = ((params.rate_bps as f64) * channel.rate_factor()).round().max(1.0) as u64;
+        let ip_rate_bps = ((params.rate_bps as f64) * channel.rate_factor())
+            .round()
+            .max(1.0) as u64;
         LinkDir {
             params,
             channel,
@@ -129,7 +131,9 @@ impl LinkDir {
         if self.transmitting.is_some() || !self.up {
             return Wakeups::default();
         }
-        let Some(p) = self.queue.pop_front() else { return Wakeups::default() };
+        let Some(p) = self.queue.pop_front() else {
+            return Wakeups::default();
+        };
         let size = p.size();
         self.queue_bytes -= size as u64;
         let dur = Dur::serialization(size as u64, self.ip_rate_bps);
@@ -140,13 +144,18 @@ impl LinkDir {
             c(now, &p);
         }
         self.transmitting = Some(p);
-        Wakeups { tx_done: Some(now + dur), arrival: None }
+        Wakeups {
+            tx_done: Some(now + dur),
+            arrival: None,
+        }
     }
 
     /// The packet being serialised has left the transmitter: the channel decides its fate
     /// and, if it survives, it propagates.
     pub fn on_tx_done(&mut self, now: Time) -> TxDone {
-        let Some(p) = self.transmitting.take() else { return TxDone::default() };
+        let Some(p) = self.transmitting.take() else {
+            return TxDone::default();
+        };
         let size = p.size();
         let uid = Some(p.uid);
         let dur = Dur::serialization(size as u64, self.ip_rate_bps);
@@ -186,7 +195,12 @@ impl LinkDir {
         self.up = up;
         if !up {
             self.generation += 1;
-            let lost: Vec<Packet> = self.wire.drain(..).map(|e| e.1).chain(self.transmitting.take()).collect();
+            let lost: Vec<Packet> = self
+                .wire
+                .drain(..)
+                .map(|e| e.1)
+                .chain(self.transmitting.take())
+                .collect();
             self.stats.lost_packets += lost.len() as u64;
             (Wakeups::default(), lost)
         } else {

@@ -91,8 +91,12 @@ impl Series {
             Some(v) if v != u64::MAX => v as f64,
             _ => f64::NAN,
         });
-        s.srtt_s.push(tx.and_then(|t| t.rtt().srtt()).map_or(f64::NAN, |d| d.as_secs_f64()));
-        s.rto_s.push(tx.map_or(f64::NAN, |t| t.rtt().rto().as_secs_f64()));
+        s.srtt_s.push(
+            tx.and_then(|t| t.rtt().srtt())
+                .map_or(f64::NAN, |d| d.as_secs_f64()),
+        );
+        s.rto_s
+            .push(tx.map_or(f64::NAN, |t| t.rtt().rto().as_secs_f64()));
         s.in_flight_bytes.push(tx.map_or(0, |t| t.pipe()));
         s.bytes_delivered.push(delivered);
     }

@@ -135,7 +135,12 @@ impl Simulation {
     }
 
     pub fn add_node(&mut self, name: &str) -> usize {
-        self.nodes.push(Node { name: name.into(), routes: Vec::new(), conns: HashMap::new(), listeners: HashMap::new() });
+        self.nodes.push(Node {
+            name: name.into(),
+            routes: Vec::new(),
+            conns: HashMap::new(),
+            listeners: HashMap::new(),
+        });
         self.nodes.len() - 1
     }
 
@@ -168,7 +173,14 @@ impl Simulation {
         let port = SERVER_PORT_BASE + i as u16;
         self.nodes[p.to].listeners.insert(port, i);
         self.q.schedule(p.start, Ev::FlowStart(i));
-        self.flows.push(Flow { params: p, client: None, server: None, ideal: None, completion: None, aborted: false });
+        self.flows.push(Flow {
+            params: p,
+            client: None,
+            server: None,
+            ideal: None,
+            completion: None,
+            aborted: false,
+        });
         i
     }
 
@@ -199,7 +211,9 @@ impl Simulation {
         let mut links = Vec::new();
         let mut at = from;
         while at != to {
-            let Some(l) = self.nodes[at].routes[to] else { break };
+            let Some(l) = self.nodes[at].routes[to] else {
+                break;
+            };
             links.push(l);
             at = self.links[l].params.to;
         }
@@ -215,7 +229,12 @@ impl Simulation {
     pub fn path_bdp(&self, from: usize, to: usize, mss: u32) -> u64 {
         const HEADERS: u64 = 40;
         let (fwd, back) = (self.path(from, to), self.path(to, from));
-        let rate = fwd.iter().chain(&back).map(|&l| self.links[l].params.rate_bps).min().unwrap_or(0);
+        let rate = fwd
+            .iter()
+            .chain(&back)
+            .map(|&l| self.links[l].params.rate_bps)
+            .min()
+            .unwrap_or(0);
         let leg = |links: &[usize], bytes: u64| {
             links.iter().fold(Dur::ZERO, |d, &l| {
                 let p = &self.links[l].params;
@@ -268,7 +287,9 @@ impl Simulation {
 
     /// Every flow has a size and has completed or aborted.
     fn all_done(&self) -> bool {
-        self.flows.iter().all(|f| f.params.size.is_some() && (f.completion.is_some() || f.aborted))
+        self.flows
+            .iter()
+            .all(|f| f.params.size.is_some() && (f.completion.is_some() || f.aborted))
     }
 
     fn dispatch(&mut self, now: Time, ev: Ev) {
@@ -362,8 +383,14 @@ impl Simulation {
     /// learns it at once.
     fn lost(&mut self, p: &Packet) {
         let Some(seg) = p.as_tcp() else { return };
-        let Some(f) = seg.src_port.checked_sub(CLIENT_PORT_BASE) else { return };
-        if let Some(ideal) = self.flows.get_mut(f as usize).and_then(|f| f.ideal.as_mut()) {
+        let Some(f) = seg.src_port.checked_sub(CLIENT_PORT_BASE) else {
+            return;
+        };
+        if let Some(ideal) = self
+            .flows
+            .get_mut(f as usize)
+            .and_then(|f| f.ideal.as_mut())
+        {
             ideal.sender.handle_loss(seg.seq);
             if ideal.in_tx == Some(p.uid) {
                 ideal.in_tx = None;
@@ -375,7 +402,9 @@ impl Simulation {
     /// first hop it is send their next segment.
     fn ideal_tx_done(&mut self, l: usize, uid: Option<u64>) {
         for f in 0..self.flows.len() {
-            let Some(ideal) = self.flows[f].ideal.as_mut() else { continue };
+            let Some(ideal) = self.flows[f].ideal.as_mut() else {
+                continue;
+            };
             if ideal.first_hop != l {
                 continue;
             }
@@ -389,11 +418,15 @@ impl Simulation {
     /// Hands the next segment of an ideal flow to its first hop, unless one is pending.
     fn pump_ideal(&mut self, f: usize) {
         let flow = &mut self.flows[f];
-        let Some(ideal) = flow.ideal.as_mut() else { return };
+        let Some(ideal) = flow.ideal.as_mut() else {
+            return;
+        };
         if ideal.in_tx.is_some() || !self.links[ideal.first_hop].is_up() {
             return;
         }
-        let Some((seq, len)) = ideal.sender.poll_segment() else { return };
+        let Some((seq, len)) = ideal.sender.poll_segment() else {
+            return;
+        };
         let seg = TcpSegment {
             src_port: CLIENT_PORT_BASE + f as u16,
             dst_port: SERVER_PORT_BASE + f as u16,
@@ -430,15 +463,24 @@ impl Simulation {
             return;
         }
         let is_syn = seg.flags.contains(TcpFlags::SYN) && !seg.flags.contains(TcpFlags::ACK);
-        let Some(&f) = self.nodes[node].listeners.get(&seg.dst_port) else { return };
+        let Some(&f) = self.nodes[node].listeners.get(&seg.dst_port) else {
+            return;
+        };
         if !is_syn || self.flows[f].server.is_some() {
             return;
         }
         let params = &self.flows[f].params;
-        let local = Endpoint { addr: node_addr(node), port: seg.dst_port };
-        let remote = Endpoint { addr: p.ip.src, port: seg.src_port };
+        let local = Endpoint {
+            addr: node_addr(node),
+            port: seg.dst_port,
+        };
+        let remote = Endpoint {
+            addr: p.ip.src,
+            port: seg.src_port,
+        };
         // The receiving side runs the same controller; it only sends ACKs here.
-        let cc = cc::by_name(&params.cc, params.tcp.cc_config()).expect("validated controller name");
+        let cc =
+            cc::by_name(&params.cc, params.tcp.cc_config()).expect("validated controller name");
         let conn = Connection::accept(params.tcp, cc, local, remote, seg);
         let c = self.register(conn, node, f, false);
         self.flows[f].server = Some(c);
@@ -447,7 +489,13 @@ impl Simulation {
 
     fn register(&mut self, conn: Connection, node: usize, flow: usize, is_client: bool) -> usize {
         let key = (conn.local().port, conn.remote().addr, conn.remote().port);
-        self.conns.push(Conn { conn, node, flow, is_client, timer: None });
+        self.conns.push(Conn {
+            conn,
+            node,
+            flow,
+            is_client,
+            timer: None,
+        });
         let c = self.conns.len() - 1;
         self.nodes[node].conns.insert(key, c);
         c
@@ -458,12 +506,26 @@ impl Simulation {
         if p.transport == Transport::Ideal {
             let size = p.size.expect("validated: ideal flows have a size");
             let first_hop = self.nodes[p.from].routes[p.to].expect("validated: reachable");
-            let (sender, receiver) = (IdealSender::new(p.tcp.mss, size), IdealReceiver::new(p.tcp.mss, size));
-            self.flows[f].ideal = Some(Ideal { sender, receiver, first_hop, in_tx: None });
+            let (sender, receiver) = (
+                IdealSender::new(p.tcp.mss, size),
+                IdealReceiver::new(p.tcp.mss, size),
+            );
+            self.flows[f].ideal = Some(Ideal {
+                sender,
+                receiver,
+                first_hop,
+                in_tx: None,
+            });
             return self.pump_ideal(f);
         }
-        let local = Endpoint { addr: node_addr(p.from), port: CLIENT_PORT_BASE + f as u16 };
-        let remote = Endpoint { addr: node_addr(p.to), port: SERVER_PORT_BASE + f as u16 };
+        let local = Endpoint {
+            addr: node_addr(p.from),
+            port: CLIENT_PORT_BASE + f as u16,
+        };
+        let remote = Endpoint {
+            addr: node_addr(p.to),
+            port: SERVER_PORT_BASE + f as u16,
+        };
         let cc = cc::by_name(&p.cc, p.tcp.cc_config()).expect("validated controller name");
         let mut conn = Connection::connect(p.tcp, cc, local, remote);
         match p.size {
@@ -505,7 +567,12 @@ impl Simulation {
         if !self.conns[c].is_client {
             let f = self.conns[c].flow;
             let flow = &mut self.flows[f];
-            if flow.completion.is_none() && flow.params.size.is_some_and(|n| self.conns[c].conn.bytes_received() >= n) {
+            if flow.completion.is_none()
+                && flow
+                    .params
+                    .size
+                    .is_some_and(|n| self.conns[c].conn.bytes_received() >= n)
+            {
                 flow.completion = Some(now);
             }
         }
@@ -549,7 +616,10 @@ impl Simulation {
         let mut m = HashMap::new();
         for (i, f) in self.flows.iter().enumerate() {
             let shift = f.params.tcp.window_scale();
-            m.insert((node_addr(f.params.from), CLIENT_PORT_BASE + i as u16), shift);
+            m.insert(
+                (node_addr(f.params.from), CLIENT_PORT_BASE + i as u16),
+                shift,
+            );
             m.insert((node_addr(f.params.to), SERVER_PORT_BASE + i as u16), shift);
         }
         m
@@ -583,13 +653,21 @@ impl Simulation {
                 }
                 FlowResult {
                     name: p.name.clone(),
-                    cc: if f.ideal.is_some() { "ideal".into() } else { p.cc.clone() },
+                    cc: if f.ideal.is_some() {
+                        "ideal".into()
+                    } else {
+                        p.cc.clone()
+                    },
                     from: self.nodes[p.from].name.clone(),
                     to: self.nodes[p.to].name.clone(),
                     start_s: p.start.as_secs_f64(),
                     size_bytes: p.size,
                     bytes_delivered: delivered,
-                    goodput_bps: if elapsed > 0.0 { delivered as f64 * 8.0 / elapsed } else { 0.0 },
+                    goodput_bps: if elapsed > 0.0 {
+                        delivered as f64 * 8.0 / elapsed
+                    } else {
+                        0.0
+                    },
                     completion_s: f.completion.map(|t| t.since(p.start).as_secs_f64()),
                     retransmissions: stats.retransmissions,
                     fast_retransmits: stats.fast_retransmits,
@@ -607,7 +685,11 @@ impl Simulation {
                 from: self.nodes[l.params.from].name.clone(),
                 to: self.nodes[l.params.to].name.clone(),
                 rate_bps: l.params.rate_bps,
-                utilization: if span > 0.0 { (l.stats.busy.as_secs_f64() / span).min(1.0) } else { 0.0 },
+                utilization: if span > 0.0 {
+                    (l.stats.busy.as_secs_f64() / span).min(1.0)
+                } else {
+                    0.0
+                },
                 stats: l.stats,
             })
             .collect();

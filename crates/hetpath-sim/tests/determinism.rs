@@ -5,7 +5,10 @@ use common::*;
 
 fn lossy() -> String {
     let link = "rate = \"10Mbps\"\ndelay = \"50ms\"\nab = { channel = { model = \"bernoulli\", p = 0.01 } }";
-    let flows: String = ["newreno", "cubic", "westwood+"].iter().map(|cc| flow(cc, cc, "")).collect();
+    let flows: String = ["newreno", "cubic", "westwood+"]
+        .iter()
+        .map(|cc| flow(cc, cc, ""))
+        .collect();
     two_node("30s", link, &flows)
 }
 

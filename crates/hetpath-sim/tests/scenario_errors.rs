@@ -18,18 +18,48 @@ fn error(text: &str) -> String {
 #[test]
 fn errors_name_the_file_and_the_key() {
     let cases = [
-        (base("rate = \"10Mbps\"\ndelay = \"1ms\"\nspeed = 3", ""), "speed"),
+        (
+            base("rate = \"10Mbps\"\ndelay = \"1ms\"\nspeed = 3", ""),
+            "speed",
+        ),
         (base("delay = \"1ms\"", ""), "rate"),
         (base("rate = \"10Mbs\"\ndelay = \"1ms\"", ""), "rate"),
         (base("rate = \"-5Mbps\"\ndelay = \"1ms\"", ""), "rate"),
         (base("rate = \"10Mbps\"\ndelay = 5", ""), "delay"),
-        (base("rate = \"10Mbps\"\ndelay = \"1ms\"", "cc = \"vegas\""), "cc"),
-        (base("rate = \"10Mbps\"\ndelay = \"1ms\"", "size = \"0B\""), "size"),
-        (base("rate = \"10Mbps\"\ndelay = \"1ms\"\nchannel = { model = \"bernoulli\", p = 1.5 }", ""), "p"),
-        (base("rate = \"10Mbps\"\ndelay = \"1ms\"\nchannel = { model = \"bernoulli\", q = 0.1 }", ""), "q"),
-        (base("rate = \"10Mbps\"\ndelay = \"1ms\"", "[flow.tcp]\nmss = 10"), "mss"),
-        (base("rate = \"10Mbps\"\ndelay = \"1ms\"", "to = \"c\""), "to"),
-        (base("rate = \"10Mbps\"\ndelay = \"1ms\"\nqueue = \"0.5pkt\"", ""), "queue"),
+        (
+            base("rate = \"10Mbps\"\ndelay = \"1ms\"", "cc = \"vegas\""),
+            "cc",
+        ),
+        (
+            base("rate = \"10Mbps\"\ndelay = \"1ms\"", "size = \"0B\""),
+            "size",
+        ),
+        (
+            base(
+                "rate = \"10Mbps\"\ndelay = \"1ms\"\nchannel = { model = \"bernoulli\", p = 1.5 }",
+                "",
+            ),
+            "p",
+        ),
+        (
+            base(
+                "rate = \"10Mbps\"\ndelay = \"1ms\"\nchannel = { model = \"bernoulli\", q = 0.1 }",
+                "",
+            ),
+            "q",
+        ),
+        (
+            base("rate = \"10Mbps\"\ndelay = \"1ms\"", "[flow.tcp]\nmss = 10"),
+            "mss",
+        ),
+        (
+            base("rate = \"10Mbps\"\ndelay = \"1ms\"", "to = \"c\""),
+            "to",
+        ),
+        (
+            base("rate = \"10Mbps\"\ndelay = \"1ms\"\nqueue = \"0.5pkt\"", ""),
+            "queue",
+        ),
     ];
     for (text, key) in cases {
         let msg = error(&text);

@@ -11,8 +11,9 @@ from __future__ import annotations
 import click
 
 from .list_ import list_group
+from .reproduce import reproduce_command
 from .run import run_command
 from .sweep import sweep_command
 from .validate import validate_command
 
-COMMANDS: list[click.Command] = [run_command, sweep_command, validate_command, list_group]
+COMMANDS: list[click.Command] = [run_command, sweep_command, reproduce_command, validate_command, list_group]

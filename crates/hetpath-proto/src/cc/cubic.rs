@@ -91,7 +91,14 @@ impl Cubic {
             // it): K = 0 and W_max = cwnd_epoch (sections 4.8, 4.10).
             (cwnd_epoch, 0.0)
         };
-        Epoch { start: now, k, w_max, w_est: self.cwnd, est_rem: 0, grow_rem: 0 }
+        Epoch {
+            start: now,
+            k,
+            w_max,
+            w_est: self.cwnd,
+            est_rem: 0,
+            grow_rem: 0,
+        }
     }
 
     /// W_cubic(t) of Figure 1, in bytes.
@@ -102,7 +109,8 @@ impl Cubic {
 
     /// ssthresh = max(cwnd * beta_cubic, 2 MSS) (section 4.6).
     fn reduced(&self) -> u64 {
-        (self.cwnd / BETA_DEN * BETA_NUM + self.cwnd % BETA_DEN * BETA_NUM / BETA_DEN).max(2 * self.mss as u64)
+        (self.cwnd / BETA_DEN * BETA_NUM + self.cwnd % BETA_DEN * BETA_NUM / BETA_DEN)
+            .max(2 * self.mss as u64)
     }
 }
 
@@ -128,7 +136,11 @@ impl CongestionControl for Cubic {
         };
         let cwnd = self.cwnd.max(1);
         // Section 4.3, Figure 4: W_est += alpha_cubic * segments_acked / cwnd.
-        let alpha = if ep.w_est >= self.cwnd_prior { ALPHA_DEN } else { ALPHA_NUM };
+        let alpha = if ep.w_est >= self.cwnd_prior {
+            ALPHA_DEN
+        } else {
+            ALPHA_NUM
+        };
         ep.est_rem += alpha as u128 * self.mss as u128 * ack.credit as u128;
         let den = ALPHA_DEN as u128 * cwnd as u128;
         let inc = ep.est_rem / den;
@@ -141,8 +153,14 @@ impl CongestionControl for Cubic {
             self.cwnd = self.cwnd.max(ep.w_est);
         } else {
             // Concave (cwnd < W_max) and convex regions, sections 4.4 and 4.5.
-            let rtt = if ack.srtt > Dur::ZERO { ack.srtt } else { ack.min_rtt };
-            let target = self.w_cubic(&ep, t + rtt.as_secs_f64()).min(1.5 * cwnd as f64);
+            let rtt = if ack.srtt > Dur::ZERO {
+                ack.srtt
+            } else {
+                ack.min_rtt
+            };
+            let target = self
+                .w_cubic(&ep, t + rtt.as_secs_f64())
+                .min(1.5 * cwnd as f64);
             let target = (target.max(0.0) as u64).max(cwnd);
             ep.grow_rem += (target - cwnd) as u128 * ack.credit as u128;
             let inc = ep.grow_rem / cwnd as u128;
@@ -154,7 +172,11 @@ impl CongestionControl for Cubic {
     /// Sections 4.6 and 4.7.
     fn on_congestion_event(&mut self, _ev: &CongestionEvent) {
         let cwnd_seg = self.segments(self.cwnd);
-        self.w_max = if cwnd_seg < self.w_max { cwnd_seg * (1.0 + BETA) / 2.0 } else { cwnd_seg };
+        self.w_max = if cwnd_seg < self.w_max {
+            cwnd_seg * (1.0 + BETA) / 2.0
+        } else {
+            cwnd_seg
+        };
         self.cwnd_prior = self.cwnd;
         self.ssthresh = self.reduced();
         self.cwnd = self.ssthresh;
@@ -196,7 +218,11 @@ mod tests {
     }
 
     fn in_avoidance(segments: u64) -> Cubic {
-        Cubic::new(CcConfig { initial_window: segments * M, initial_ssthresh: segments * M, ..cfg() })
+        Cubic::new(CcConfig {
+            initial_window: segments * M,
+            initial_ssthresh: segments * M,
+            ..cfg()
+        })
     }
 
     #[test]
@@ -213,7 +239,11 @@ mod tests {
         // No loss yet: K = 0, W_max = cwnd_epoch and alpha_cubic = 1 (W_est >= cwnd_prior).
         // At 100 ms RTT the cubic curve adds only C*t^3 = 0.4 segments in the first second,
         // so the Reno-friendly estimate governs and CUBIC grows like NewReno fed the same ACKs.
-        let cfg = CcConfig { initial_window: 10 * M, initial_ssthresh: 10 * M, ..cfg() };
+        let cfg = CcConfig {
+            initial_window: 10 * M,
+            initial_ssthresh: 10 * M,
+            ..cfg()
+        };
         let (mut cc, mut reno) = (Cubic::new(cfg), NewReno::new(cfg));
         for i in 0..=100 {
             let a = ack(i * 10, M, 100);
@@ -223,7 +253,12 @@ mod tests {
         let ep = cc.epoch.as_ref().unwrap();
         assert_eq!((ep.k, ep.w_max), (0.0, 10.0));
         assert!(reno.cwnd() >= 17 * M);
-        assert!(cc.cwnd().abs_diff(reno.cwnd()) <= M, "cubic {} reno {}", cc.cwnd(), reno.cwnd());
+        assert!(
+            cc.cwnd().abs_diff(reno.cwnd()) <= M,
+            "cubic {} reno {}",
+            cc.cwnd(),
+            reno.cwnd()
+        );
     }
 
     #[test]
@@ -277,7 +312,11 @@ mod tests {
         let k = (w_max * (1.0 - BETA) / C).cbrt();
         let target = w_cubic(1.0 + rtt_ms as f64 * 1e-3, k, w_max) * M as f64;
         let want = before + (target - before) / before * M as f64;
-        assert!((cc.cwnd() as f64 - want).abs() <= 1.0, "{} vs {want}", cc.cwnd());
+        assert!(
+            (cc.cwnd() as f64 - want).abs() <= 1.0,
+            "{} vs {want}",
+            cc.cwnd()
+        );
     }
 
     #[test]
@@ -306,17 +345,32 @@ mod tests {
             let secs = t as f64 * 1e-9;
             let cwnd = cc.cwnd() as f64 / M as f64;
             let want = w_cubic(secs, k, w_max);
-            assert!((cwnd - want).abs() <= tol, "t={secs:.1} cwnd={cwnd:.2} curve={want:.2}");
+            assert!(
+                (cwnd - want).abs() <= tol,
+                "t={secs:.1} cwnd={cwnd:.2} curve={want:.2}"
+            );
             samples.push((secs, cwnd));
         }
-        let at = |s: f64| samples.iter().min_by(|a, b| (a.0 - s).abs().total_cmp(&(b.0 - s).abs())).unwrap().1;
+        let at = |s: f64| {
+            samples
+                .iter()
+                .min_by(|a, b| (a.0 - s).abs().total_cmp(&(b.0 - s).abs()))
+                .unwrap()
+                .1
+        };
         // Back at W_max around t = K ...
         assert!((at(k) - w_max).abs() <= 1.5, "cwnd at K = {}", at(k));
         // ... on a plateau: the second around K adds little, the first second a lot.
         let plateau = at(k + 0.5) - at(k - 0.5);
         let first = at(1.0) - at(0.0);
-        assert!(plateau < w_cubic(k + 0.5, k, w_max) - w_cubic(k - 0.5, k, w_max) + 1.0, "{plateau}");
-        assert!(first > (w_cubic(1.0, k, w_max) - w_cubic(0.0, k, w_max)) * 0.8, "{first}");
+        assert!(
+            plateau < w_cubic(k + 0.5, k, w_max) - w_cubic(k - 0.5, k, w_max) + 1.0,
+            "{plateau}"
+        );
+        assert!(
+            first > (w_cubic(1.0, k, w_max) - w_cubic(0.0, k, w_max)) * 0.8,
+            "{first}"
+        );
         assert!(first > 10.0 * plateau.max(0.1));
     }
 
@@ -332,7 +386,11 @@ mod tests {
         }
         let alpha = 3.0 * (1.0 - BETA) / (1.0 + BETA);
         let grown = (cc.cwnd() - start) as f64 / M as f64;
-        assert!((grown - 5.0 * alpha).abs() <= 0.25, "grew {grown} segments, want {}", 5.0 * alpha);
+        assert!(
+            (grown - 5.0 * alpha).abs() <= 0.25,
+            "grew {grown} segments, want {}",
+            5.0 * alpha
+        );
         // Once W_est reaches cwnd_prior, alpha becomes 1: one MSS per round.
         while cc.cwnd() < cc.cwnd_prior {
             t = round(&mut cc, t, 10);

@@ -181,7 +181,11 @@ mod tests {
             let rho = rho_of(srtt_ms);
             assert!((cc.rho() - rho).abs() < 1e-4, "rho {} vs {rho}", cc.rho());
             let want = 2.0 * M as f64 + (2f64.powf(rho.min(16.0)) - 1.0) * M as f64;
-            assert!((cc.cwnd() as f64 - want).abs() <= want * 1e-6 + 1.0, "srtt {srtt_ms}: {} vs {want}", cc.cwnd());
+            assert!(
+                (cc.cwnd() as f64 - want).abs() <= want * 1e-6 + 1.0,
+                "srtt {srtt_ms}: {} vs {want}",
+                cc.cwnd()
+            );
         }
     }
 
@@ -206,7 +210,10 @@ mod tests {
 
     #[test]
     fn slow_start_stops_at_ssthresh() {
-        let mut cc = Hybla::new(CcConfig { initial_ssthresh: 20 * M, ..cfg() });
+        let mut cc = Hybla::new(CcConfig {
+            initial_ssthresh: 20 * M,
+            ..cfg()
+        });
         cc.on_ack(&ack(0, M, 200)); // rho = 8: +255 MSS, clamped.
         assert_eq!(cc.cwnd(), 20 * M);
     }
@@ -214,20 +221,32 @@ mod tests {
     #[test]
     fn avoidance_adds_rho_squared_per_window() {
         for srtt_ms in [25u64, 10, 50, 75, 60, 600] {
-            let mut cc = Hybla::new(CcConfig { initial_window: 50 * M, initial_ssthresh: 50 * M, ..cfg() });
+            let mut cc = Hybla::new(CcConfig {
+                initial_window: 50 * M,
+                initial_ssthresh: 50 * M,
+                ..cfg()
+            });
             for i in 0..50 {
                 cc.on_ack(&ack(i, M, srtt_ms));
             }
             let rho = rho_of(srtt_ms as f64);
             let want = 50.0 * M as f64 + rho * rho * M as f64;
-            assert!((cc.cwnd() as f64 - want).abs() <= 2.0, "srtt {srtt_ms}: {} vs {want}", cc.cwnd());
+            assert!(
+                (cc.cwnd() as f64 - want).abs() <= 2.0,
+                "srtt {srtt_ms}: {} vs {want}",
+                cc.cwnd()
+            );
         }
     }
 
     #[test]
     fn custom_reference_rtt() {
         let mut cc = Hybla::with_rtt0(
-            CcConfig { initial_window: 10 * M, initial_ssthresh: 10 * M, ..cfg() },
+            CcConfig {
+                initial_window: 10 * M,
+                initial_ssthresh: 10 * M,
+                ..cfg()
+            },
             Dur::from_millis(50),
         );
         round(&mut cc, 150); // rho = 3

@@ -46,7 +46,12 @@ pub struct CcConfig {
 
 impl CcConfig {
     pub fn new(mss: u32) -> CcConfig {
-        CcConfig { mss, initial_window: rfc5681_initial_window(mss), initial_ssthresh: u64::MAX, radio_growth: false }
+        CcConfig {
+            mss,
+            initial_window: rfc5681_initial_window(mss),
+            initial_ssthresh: u64::MAX,
+            radio_growth: false,
+        }
     }
 }
 
@@ -136,7 +141,15 @@ pub trait CongestionControl: fmt::Debug + Send {
 }
 
 /// The controller names accepted by `by_name`, in documentation order.
-pub const NAMES: &[&str] = &["tahoe", "reno", "newreno", "westwood+", "cubic", "hybla", "tcp-radio"];
+pub const NAMES: &[&str] = &[
+    "tahoe",
+    "reno",
+    "newreno",
+    "westwood+",
+    "cubic",
+    "hybla",
+    "tcp-radio",
+];
 
 /// Builds a controller from its scenario name.
 pub fn by_name(name: &str, cfg: CcConfig) -> Option<Box<dyn CongestionControl>> {
@@ -191,7 +204,12 @@ pub(crate) mod testing {
     pub const MSS: u32 = 1000;
 
     pub fn cfg() -> CcConfig {
-        CcConfig { mss: MSS, initial_window: 2 * MSS as u64, initial_ssthresh: u64::MAX, radio_growth: false }
+        CcConfig {
+            mss: MSS,
+            initial_window: 2 * MSS as u64,
+            initial_ssthresh: u64::MAX,
+            radio_growth: false,
+        }
     }
 
     pub fn ack(now_ms: u64, bytes: u64, srtt_ms: u64) -> AckSample {

@@ -24,7 +24,13 @@ impl NewReno {
 
 /// The RFC 5681 window growth shared by the Reno family: slow start below ssthresh
 /// (equation (2)), then one MSS per window of credit (equation (3)).
-pub(crate) fn reno_growth(cwnd: &mut u64, ssthresh: u64, avoid: &mut AvoidanceCounter, credit: u64, mss: u32) {
+pub(crate) fn reno_growth(
+    cwnd: &mut u64,
+    ssthresh: u64,
+    avoid: &mut AvoidanceCounter,
+    credit: u64,
+    mss: u32,
+) {
     if *cwnd < ssthresh {
         *cwnd = cwnd.saturating_add(credit);
     } else {
@@ -43,7 +49,13 @@ impl CongestionControl for NewReno {
         self.ssthresh
     }
     fn on_ack(&mut self, ack: &AckSample) {
-        reno_growth(&mut self.cwnd, self.ssthresh, &mut self.avoid, ack.credit, self.mss);
+        reno_growth(
+            &mut self.cwnd,
+            self.ssthresh,
+            &mut self.avoid,
+            ack.credit,
+            self.mss,
+        );
     }
     /// RFC 6582 section 3.2 step 2 (via RFC 5681 equation (4)); fast recovery ends with
     /// cwnd = ssthresh (step 5's second option).
@@ -78,7 +90,11 @@ mod tests {
 
     #[test]
     fn avoidance_adds_one_mss_per_round() {
-        let mut cc = NewReno::new(CcConfig { initial_ssthresh: 10 * MSS as u64, initial_window: 10 * MSS as u64, ..cfg() });
+        let mut cc = NewReno::new(CcConfig {
+            initial_ssthresh: 10 * MSS as u64,
+            initial_window: 10 * MSS as u64,
+            ..cfg()
+        });
         for i in 0..10 {
             cc.on_ack(&ack(i, MSS as u64, 100));
         }
@@ -89,7 +105,10 @@ mod tests {
     fn loss_halves_flight_and_rto_collapses() {
         let mut cc = NewReno::new(cfg());
         cc.on_congestion_event(&loss(0, 20 * MSS as u64, 100));
-        assert_eq!((cc.cwnd(), cc.ssthresh()), (10 * MSS as u64, 10 * MSS as u64));
+        assert_eq!(
+            (cc.cwnd(), cc.ssthresh()),
+            (10 * MSS as u64, 10 * MSS as u64)
+        );
         cc.on_rto(&loss(0, 3 * MSS as u64, 100));
         assert_eq!((cc.cwnd(), cc.ssthresh()), (MSS as u64, 2 * MSS as u64));
     }
@@ -99,7 +118,10 @@ mod tests {
         // RFC 5681 section 3.1: a second timeout of the same data only collapses cwnd.
         let mut cc = NewReno::new(cfg());
         cc.on_rto(&loss(0, 20 * MSS as u64, 100));
-        cc.on_rto(&CongestionEvent { repeat: true, ..loss(1, MSS as u64, 100) });
+        cc.on_rto(&CongestionEvent {
+            repeat: true,
+            ..loss(1, MSS as u64, 100)
+        });
         assert_eq!((cc.cwnd(), cc.ssthresh()), (MSS as u64, 10 * MSS as u64));
     }
 }

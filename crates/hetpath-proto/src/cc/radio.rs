@@ -24,7 +24,10 @@ pub struct TcpRadio {
 
 impl TcpRadio {
     pub fn new(cfg: CcConfig) -> TcpRadio {
-        TcpRadio { cwnd: cfg.initial_window.max(cfg.mss as u64), growth: cfg.radio_growth }
+        TcpRadio {
+            cwnd: cfg.initial_window.max(cfg.mss as u64),
+            growth: cfg.radio_growth,
+        }
     }
 }
 
@@ -59,7 +62,10 @@ mod tests {
 
     #[test]
     fn window_survives_losses_and_timeouts() {
-        let mut cc = TcpRadio::new(CcConfig { initial_window: 50 * MSS as u64, ..cfg() });
+        let mut cc = TcpRadio::new(CcConfig {
+            initial_window: 50 * MSS as u64,
+            ..cfg()
+        });
         cc.on_congestion_event(&loss(10, 50 * MSS as u64, 2000));
         assert_eq!(cc.cwnd(), 50 * MSS as u64);
         cc.on_rto(&loss(20, 50 * MSS as u64, 2000));
@@ -69,8 +75,15 @@ mod tests {
 
     #[test]
     fn growth_follows_the_parameter() {
-        let mut fixed = TcpRadio::new(CcConfig { initial_window: 10 * MSS as u64, ..cfg() });
-        let mut growing = TcpRadio::new(CcConfig { initial_window: 10 * MSS as u64, radio_growth: true, ..cfg() });
+        let mut fixed = TcpRadio::new(CcConfig {
+            initial_window: 10 * MSS as u64,
+            ..cfg()
+        });
+        let mut growing = TcpRadio::new(CcConfig {
+            initial_window: 10 * MSS as u64,
+            radio_growth: true,
+            ..cfg()
+        });
         for i in 0..5 {
             fixed.on_ack(&ack(i, MSS as u64, 2000));
             growing.on_ack(&ack(i, MSS as u64, 2000));

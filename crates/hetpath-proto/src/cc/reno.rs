@@ -56,7 +56,11 @@ mod tests {
 
     #[test]
     fn avoidance_adds_one_mss_per_round() {
-        let mut cc = Reno::new(CcConfig { initial_window: 10 * M, initial_ssthresh: 10 * M, ..cfg() });
+        let mut cc = Reno::new(CcConfig {
+            initial_window: 10 * M,
+            initial_ssthresh: 10 * M,
+            ..cfg()
+        });
         for i in 0..10 {
             cc.on_ack(&ack(i, M, 100));
         }
@@ -66,7 +70,11 @@ mod tests {
     #[test]
     fn avoidance_with_byte_counting_credit() {
         // ABC (RFC 3465): one ACK crediting 2 MSS counts twice as much as a per-ACK credit.
-        let mut cc = Reno::new(CcConfig { initial_window: 10 * M, initial_ssthresh: 10 * M, ..cfg() });
+        let mut cc = Reno::new(CcConfig {
+            initial_window: 10 * M,
+            initial_ssthresh: 10 * M,
+            ..cfg()
+        });
         for i in 0..5 {
             cc.on_ack(&ack(i, 2 * M, 100));
         }

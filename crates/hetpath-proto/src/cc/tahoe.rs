@@ -49,7 +49,13 @@ impl CongestionControl for Tahoe {
         RecoveryStyle::Tahoe
     }
     fn on_ack(&mut self, ack: &AckSample) {
-        reno_growth(&mut self.cwnd, self.ssthresh, &mut self.avoid, ack.credit, self.mss);
+        reno_growth(
+            &mut self.cwnd,
+            self.ssthresh,
+            &mut self.avoid,
+            ack.credit,
+            self.mss,
+        );
     }
     /// Fast retransmit without fast recovery: the same response as a timeout.
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
@@ -78,7 +84,11 @@ mod tests {
 
     #[test]
     fn avoidance_adds_one_mss_per_round() {
-        let mut cc = Tahoe::new(CcConfig { initial_window: 8 * M, initial_ssthresh: 8 * M, ..cfg() });
+        let mut cc = Tahoe::new(CcConfig {
+            initial_window: 8 * M,
+            initial_ssthresh: 8 * M,
+            ..cfg()
+        });
         for i in 0..8 {
             cc.on_ack(&ack(i, M, 100));
         }

@@ -83,11 +83,13 @@ impl WestwoodPlus {
         if self.interval == Dur::ZERO || elapsed < self.interval || elapsed == Dur::ZERO {
             return;
         }
-        let sample = (self.win_bytes as u128 * NANOS_PER_SEC / elapsed.as_nanos() as u128).min(u64::MAX as u128) as u64;
+        let sample = (self.win_bytes as u128 * NANOS_PER_SEC / elapsed.as_nanos() as u128)
+            .min(u64::MAX as u128) as u64;
         self.bwe = Some(match self.bwe {
             None => sample,
             Some(old) => {
-                ((old as u128 * FILTER_OLD as u128 + sample as u128 * (FILTER_DEN - FILTER_OLD) as u128)
+                ((old as u128 * FILTER_OLD as u128
+                    + sample as u128 * (FILTER_DEN - FILTER_OLD) as u128)
                     / FILTER_DEN as u128) as u64
             }
         });
@@ -120,7 +122,9 @@ impl WestwoodPlus {
         }
         // Segments this ACK covers that duplicate ACKs already counted are not counted
         // again, except for the segment that made the cumulative ACK advance.
-        let recount = self.dup_counted.min(ack.bytes_acked.saturating_sub(self.mss as u64));
+        let recount = self
+            .dup_counted
+            .min(ack.bytes_acked.saturating_sub(self.mss as u64));
         self.dup_counted -= recount;
         self.deliver(ack.now, ack.bytes_acked - recount);
     }
@@ -138,7 +142,13 @@ impl CongestionControl for WestwoodPlus {
     }
     fn on_ack(&mut self, ack: &AckSample) {
         self.observe(ack);
-        reno_growth(&mut self.cwnd, self.ssthresh, &mut self.avoid, ack.credit, self.mss);
+        reno_growth(
+            &mut self.cwnd,
+            self.ssthresh,
+            &mut self.avoid,
+            ack.credit,
+            self.mss,
+        );
     }
     /// ACKs during recovery still measure delivery (and clear the duplicate-ACK credit).
     fn on_recovery_ack(&mut self, ack: &AckSample) {
@@ -180,7 +190,14 @@ mod tests {
 
     /// Feeds one MSS-sized ACK every `gap_ns` for `count` ACKs starting at `t0_ns`; RTT
     /// samples cycle through `rtts_ms`. Returns the time of the last ACK.
-    fn stream(cc: &mut WestwoodPlus, t0_ns: u64, gap_ns: u64, count: u64, rtts_ms: &[u64], srtt_ms: u64) -> u64 {
+    fn stream(
+        cc: &mut WestwoodPlus,
+        t0_ns: u64,
+        gap_ns: u64,
+        count: u64,
+        rtts_ms: &[u64],
+        srtt_ms: u64,
+    ) -> u64 {
         let mut t = t0_ns;
         for i in 0..count {
             t = t0_ns + i * gap_ns;
@@ -191,7 +208,10 @@ mod tests {
 
     #[test]
     fn slow_start_and_avoidance_are_reno() {
-        let mut cc = WestwoodPlus::new(CcConfig { initial_ssthresh: 4 * M, ..cfg() });
+        let mut cc = WestwoodPlus::new(CcConfig {
+            initial_ssthresh: 4 * M,
+            ..cfg()
+        });
         assert_eq!(cc.recovery_style(), RecoveryStyle::NewReno);
         assert_eq!(cc.name(), "westwood+");
         for i in 0..2 {
@@ -206,7 +226,10 @@ mod tests {
 
     #[test]
     fn loss_before_estimate_falls_back_to_half_flight() {
-        let mut cc = WestwoodPlus::new(CcConfig { initial_window: 30 * M, ..cfg() });
+        let mut cc = WestwoodPlus::new(CcConfig {
+            initial_window: 30 * M,
+            ..cfg()
+        });
         cc.on_congestion_event(&loss(0, 20 * M, 100));
         assert_eq!((cc.cwnd(), cc.ssthresh()), (10 * M, 10 * M));
         cc.on_rto(&loss(0, 3 * M, 100));
@@ -215,7 +238,11 @@ mod tests {
 
     #[test]
     fn loss_sets_ssthresh_to_bwe_times_rtt_min() {
-        let mut cc = WestwoodPlus::new(CcConfig { initial_window: 200 * M, initial_ssthresh: 200 * M, ..cfg() });
+        let mut cc = WestwoodPlus::new(CcConfig {
+            initial_window: 200 * M,
+            initial_ssthresh: 200 * M,
+            ..cfg()
+        });
         // One MSS every 500 us = 2 MB/s for 2 s; RTT samples between 80 and 130 ms.
         let gap_ns = 500_000;
         let rtts = [120, 95, 80, 130, 101];
@@ -226,7 +253,11 @@ mod tests {
         assert!((bwe - rate).abs() <= rate * 1e-3, "bwe {bwe} vs {rate}");
         cc.on_congestion_event(&loss(end / 1_000_000, 150 * M, 110));
         let want = rate * rtt_min;
-        assert!((cc.ssthresh() as f64 - want).abs() <= want * 0.01, "ssthresh {} vs {want}", cc.ssthresh());
+        assert!(
+            (cc.ssthresh() as f64 - want).abs() <= want * 0.01,
+            "ssthresh {} vs {want}",
+            cc.ssthresh()
+        );
         // cwnd (200 MSS) was above the BDP, so it drops to ssthresh.
         assert_eq!(cc.cwnd(), cc.ssthresh());
     }
@@ -234,7 +265,11 @@ mod tests {
     #[test]
     fn loss_below_bdp_keeps_cwnd() {
         // A random loss while cwnd is below the estimated BDP does not shrink the window.
-        let mut cc = WestwoodPlus::new(CcConfig { initial_window: 20 * M, initial_ssthresh: 20 * M, ..cfg() });
+        let mut cc = WestwoodPlus::new(CcConfig {
+            initial_window: 20 * M,
+            initial_ssthresh: 20 * M,
+            ..cfg()
+        });
         stream(&mut cc, 0, 500_000, 1000, &[100], 100);
         let cwnd = cc.cwnd();
         cc.on_congestion_event(&loss(600, cwnd, 100));
@@ -252,7 +287,10 @@ mod tests {
         // Double the rate for exactly one interval (200 ACKs in the next 100 ms).
         stream(&mut cc, end + 500_000, 500_000, 200, &[100], 100);
         // bwe = 7/8 * 1 MB/s + 1/8 * 2 MB/s.
-        assert_eq!(cc.bandwidth_estimate(), Some(7 * 1_000_000 / 8 + 2_000_000 / 8));
+        assert_eq!(
+            cc.bandwidth_estimate(),
+            Some(7 * 1_000_000 / 8 + 2_000_000 / 8)
+        );
     }
 
     #[test]
@@ -273,11 +311,18 @@ mod tests {
 
     #[test]
     fn rto_uses_bdp_and_loss_window() {
-        let mut cc = WestwoodPlus::new(CcConfig { initial_window: 100 * M, ..cfg() });
+        let mut cc = WestwoodPlus::new(CcConfig {
+            initial_window: 100 * M,
+            ..cfg()
+        });
         let end = stream(&mut cc, 0, 250_000, 2000, &[60, 40, 50], 70);
         let want = (M * 1_000_000_000 / 250_000) * 40 / 1000; // 4 MB/s * 40 ms
         cc.on_rto(&loss(end / 1_000_000, 50 * M, 70));
         assert_eq!(cc.cwnd(), M);
-        assert!(cc.ssthresh().abs_diff(want) <= want / 100, "{} vs {want}", cc.ssthresh());
+        assert!(
+            cc.ssthresh().abs_diff(want) <= want / 100,
+            "{} vs {want}",
+            cc.ssthresh()
+        );
     }
 }

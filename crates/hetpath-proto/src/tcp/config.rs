@@ -81,7 +81,10 @@ impl TcpConfig {
             initial_window: rfc5681_initial_window(mss),
             initial_ssthresh: u64::MAX,
             sack: true,
-            delayed_ack: Some(DelayedAck { count: 2, timeout: Dur::from_millis(200) }),
+            delayed_ack: Some(DelayedAck {
+                count: 2,
+                timeout: Dur::from_millis(200),
+            }),
             abc_limit: Some(2),
             dupthresh: 3,
             rto: RtoConfig::default(),

@@ -39,7 +39,9 @@ pub enum Event {
     /// A loss episode began (fast retransmit).
     RecoveryStarted,
     /// The retransmission timer expired; `count` consecutive expiries so far.
-    Timeout { count: u32 },
+    Timeout {
+        count: u32,
+    },
     /// The peer finished sending (its FIN arrived in order).
     PeerFinished,
     /// Our data and FIN are acknowledged and the peer has finished.
@@ -67,7 +69,12 @@ pub struct Connection {
 
 impl Connection {
     /// Active open: the first `poll_transmit` yields the SYN.
-    pub fn connect(cfg: TcpConfig, cc: Box<dyn CongestionControl>, local: Endpoint, remote: Endpoint) -> Connection {
+    pub fn connect(
+        cfg: TcpConfig,
+        cc: Box<dyn CongestionControl>,
+        local: Endpoint,
+        remote: Endpoint,
+    ) -> Connection {
         Connection::new(cfg, cc, local, remote, State::SynSent)
     }
 
@@ -84,7 +91,13 @@ impl Connection {
         c
     }
 
-    fn new(cfg: TcpConfig, cc: Box<dyn CongestionControl>, local: Endpoint, remote: Endpoint, state: State) -> Connection {
+    fn new(
+        cfg: TcpConfig,
+        cc: Box<dyn CongestionControl>,
+        local: Endpoint,
+        remote: Endpoint,
+        state: State,
+    ) -> Connection {
         Connection {
             local,
             remote,
@@ -185,7 +198,8 @@ impl Connection {
         }
         if seg.len > 0 || seg.flags.contains(TcpFlags::FIN) {
             let was_finished = self.receiver.fin_received();
-            self.receiver.on_segment(now, seg.seq, seg.len, seg.flags.contains(TcpFlags::FIN));
+            self.receiver
+                .on_segment(now, seg.seq, seg.len, seg.flags.contains(TcpFlags::FIN));
             if !was_finished && self.receiver.fin_received() {
                 self.events.push_back(Event::PeerFinished);
             }
@@ -208,7 +222,10 @@ impl Connection {
 
     fn take_syn_rtt(&mut self, now: Time) {
         if self.syn_sent == 1 {
-            self.sender.rtt.on_sample(now.since(self.syn_sent_at), self.sender.cwnd() / self.sender.cfg.mss as u64); // Karn: only if not resent
+            self.sender.rtt.on_sample(
+                now.since(self.syn_sent_at),
+                self.sender.cwnd() / self.sender.cfg.mss as u64,
+            ); // Karn: only if not resent
         }
         self.sender.rtt.reset_backoff();
     }
@@ -221,7 +238,11 @@ impl Connection {
     }
 
     fn check_closed(&mut self) {
-        if self.state == State::Established && self.receiver.fin_received() && self.sender.all_acked() && self.sender.fin_queued {
+        if self.state == State::Established
+            && self.receiver.fin_received()
+            && self.sender.all_acked()
+            && self.sender.fin_queued
+        {
             self.state = State::Closed;
             self.events.push_back(Event::Closed);
         }
@@ -341,7 +362,9 @@ impl Connection {
                 if self.sender.handle_timeout(now) {
                     self.abort(true);
                 } else if self.sender.stats.timeouts > before {
-                    self.events.push_back(Event::Timeout { count: self.sender.consecutive_timeouts });
+                    self.events.push_back(Event::Timeout {
+                        count: self.sender.consecutive_timeouts,
+                    });
                 }
             }
             State::Aborted => {}

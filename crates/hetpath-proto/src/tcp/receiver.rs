@@ -257,7 +257,14 @@ mod tests {
     use crate::time::Dur;
 
     fn rx() -> Receiver {
-        let mut r = Receiver::new(1 << 20, Some(DelayedAck { count: 2, timeout: Dur::from_millis(200) }), 1000);
+        let mut r = Receiver::new(
+            1 << 20,
+            Some(DelayedAck {
+                count: 2,
+                timeout: Dur::from_millis(200),
+            }),
+            1000,
+        );
         r.on_syn(true);
         r.on_ack_sent();
         r
@@ -285,11 +292,29 @@ mod tests {
         assert!(r.ack_pending());
         let (ack, _, sack) = r.on_ack_sent();
         assert_eq!(ack, 1);
-        assert_eq!(sack.as_slice(), &[SackBlock { start: 3001, end: 4001 }, SackBlock { start: 1001, end: 2001 }]);
+        assert_eq!(
+            sack.as_slice(),
+            &[
+                SackBlock {
+                    start: 3001,
+                    end: 4001
+                },
+                SackBlock {
+                    start: 1001,
+                    end: 2001
+                }
+            ]
+        );
         r.on_segment(Time(0), 1, 1000, false);
         let (ack, _, sack) = r.on_ack_sent();
         assert_eq!(ack, 2001);
-        assert_eq!(sack.as_slice(), &[SackBlock { start: 3001, end: 4001 }]);
+        assert_eq!(
+            sack.as_slice(),
+            &[SackBlock {
+                start: 3001,
+                end: 4001
+            }]
+        );
         r.on_segment(Time(0), 2001, 1000, false);
         assert_eq!(r.on_ack_sent().0, 4001);
         assert_eq!(r.bytes_received(), 4000);

@@ -39,12 +39,16 @@ impl Sender {
         };
         if a.ack > self.snd_una {
             out.newly_acked = self.on_new_ack(now, a.ack);
-        } else if !a.carries_data && !self.board.is_empty() && (newly_sacked > 0 || a.window == old_window) {
+        } else if !a.carries_data
+            && !self.board.is_empty()
+            && (newly_sacked > 0 || a.window == old_window)
+        {
             // RFC 5681 section 2 "duplicate acknowledgment"; with SACK, RFC 6675 section 2.
             out.entered_recovery = self.on_dup_ack(now);
         }
         if self.mode == RecoveryMode::Sack && self.in_recovery {
-            self.board.mark_lost_by_sack(self.cfg.dupthresh, self.cfg.mss);
+            self.board
+                .mark_lost_by_sack(self.cfg.dupthresh, self.cfg.mss);
         }
         out
     }
@@ -53,7 +57,8 @@ impl Sender {
         let acked = self.board.on_cumulative_ack(ack);
         self.snd_una = ack;
         if let Some(t) = acked.rtt_sent_at {
-            self.rtt.on_sample(now.since(t), self.cc.cwnd() / self.cfg.mss as u64);
+            self.rtt
+                .on_sample(now.since(t), self.cc.cwnd() / self.cfg.mss as u64);
         }
         self.rtt.reset_backoff();
         self.consecutive_timeouts = 0;
@@ -89,7 +94,8 @@ impl Sender {
                 self.force_retransmit = true;
             }
             if self.mode == RecoveryMode::NewReno {
-                self.inflation = (self.inflation + if acked.bytes >= mss { mss } else { 0 }).saturating_sub(acked.bytes);
+                self.inflation = (self.inflation + if acked.bytes >= mss { mss } else { 0 })
+                    .saturating_sub(acked.bytes);
             }
         }
         // RFC 6298 sections 5.2 and 5.3.
@@ -107,8 +113,10 @@ impl Sender {
             }
             return false;
         }
-        let sack_says_lost =
-            self.mode == RecoveryMode::Sack && self.board.mark_lost_by_sack(self.cfg.dupthresh, self.cfg.mss);
+        let sack_says_lost = self.mode == RecoveryMode::Sack
+            && self
+                .board
+                .mark_lost_by_sack(self.cfg.dupthresh, self.cfg.mss);
         if self.dupacks < self.cfg.dupthresh && !sack_says_lost {
             return false;
         }

@@ -46,7 +46,10 @@ impl RttEstimator {
                 self.srtt = Some(Dur((7 * srtt.0 + r.0) / 8));
             }
         }
-        let var = self.cfg.granularity.max(Dur(self.rttvar.0.saturating_mul(4)));
+        let var = self
+            .cfg
+            .granularity
+            .max(Dur(self.rttvar.0.saturating_mul(4)));
         let mut rto = self.srtt.unwrap_or_default() + var;
         if self.cfg.linux22 {
             // Linux 2.2 tcp_set_rto: rto += rto/4 + rto >> (snd_cwnd - 1), a margin for
@@ -97,7 +100,10 @@ mod tests {
     use super::*;
 
     fn cfg() -> RtoConfig {
-        RtoConfig { min: Dur::from_millis(200), ..RtoConfig::default() }
+        RtoConfig {
+            min: Dur::from_millis(200),
+            ..RtoConfig::default()
+        }
     }
 
     #[test]
@@ -115,7 +121,10 @@ mod tests {
     #[test]
     fn linux22_margin_grows_at_small_windows() {
         // Base 1800 ms as above; + 1/4 + base >> (cwnd - 1).
-        let lx = RtoConfig { linux22: true, ..cfg() };
+        let lx = RtoConfig {
+            linux22: true,
+            ..cfg()
+        };
         let mut big = RttEstimator::new(lx);
         big.on_sample(Dur::from_millis(600), 64);
         assert_eq!(big.rto(), Dur::from_millis(2250));
@@ -126,7 +135,10 @@ mod tests {
 
     #[test]
     fn backoff_doubles_and_caps() {
-        let mut e = RttEstimator::new(RtoConfig { max: Dur::from_secs(5), ..cfg() });
+        let mut e = RttEstimator::new(RtoConfig {
+            max: Dur::from_secs(5),
+            ..cfg()
+        });
         e.on_timeout();
         e.on_timeout();
         assert_eq!(e.rto(), Dur::from_secs(4));
@@ -136,7 +148,10 @@ mod tests {
 
     #[test]
     fn no_backoff_keeps_rto() {
-        let mut e = RttEstimator::new(RtoConfig { backoff: false, ..cfg() });
+        let mut e = RttEstimator::new(RtoConfig {
+            backoff: false,
+            ..cfg()
+        });
         for _ in 0..10 {
             e.on_timeout();
         }

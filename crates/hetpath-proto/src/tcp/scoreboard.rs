@@ -85,7 +85,8 @@ impl Scoreboard {
         f(s);
         self.pipe = self.pipe - pipe0 + s.pipe();
         if s.sacked != sacked0 {
-            self.sacked_bytes = self.sacked_bytes + s.len() * s.sacked as u64 - s.len() * sacked0 as u64;
+            self.sacked_bytes =
+                self.sacked_bytes + s.len() * s.sacked as u64 - s.len() * sacked0 as u64;
         }
     }
 
@@ -96,7 +97,15 @@ impl Scoreboard {
 
     /// Records a first transmission of `[start, end)`.
     pub fn on_new_segment(&mut self, start: u64, end: u64, now: Time) {
-        let seg = Segment { start, end, sent_at: now, retransmissions: 0, sacked: false, lost: false, resent: false };
+        let seg = Segment {
+            start,
+            end,
+            sent_at: now,
+            retransmissions: 0,
+            sacked: false,
+            lost: false,
+            resent: false,
+        };
         self.pipe += seg.pipe();
         self.segs.push_back(seg);
     }
@@ -104,7 +113,11 @@ impl Scoreboard {
     /// The next segment that is deemed lost and not yet resent, if any.
     pub fn next_lost(&mut self) -> Option<Segment> {
         let from = self.segs.partition_point(|s| s.end <= self.resend_cursor);
-        match self.segs.range(from..).position(|s| s.lost && !s.resent && !s.sacked) {
+        match self
+            .segs
+            .range(from..)
+            .position(|s| s.lost && !s.resent && !s.sacked)
+        {
             Some(k) => {
                 self.resend_cursor = self.segs[from + k].start;
                 Some(self.segs[from + k])
@@ -131,7 +144,10 @@ impl Scoreboard {
     /// `unless_resent`, a segment whose retransmission is still in flight is left alone.
     /// Returns whether a segment was marked.
     pub fn mark_lost(&mut self, seq: u64, unless_resent: bool) -> bool {
-        let Some(i) = self.index_of(seq).filter(|&i| !(unless_resent && self.segs[i].resent)) else {
+        let Some(i) = self
+            .index_of(seq)
+            .filter(|&i| !(unless_resent && self.segs[i].resent))
+        else {
             return false;
         };
         self.update(i, |s| {
@@ -294,7 +310,10 @@ mod tests {
     fn pipe_follows_sack_loss_and_resend() {
         let mut b = board(10);
         assert_eq!(b.pipe(), 1000);
-        b.on_sack(&[SackBlock { start: 101, end: 401 }]);
+        b.on_sack(&[SackBlock {
+            start: 101,
+            end: 401,
+        }]);
         assert_eq!((b.pipe(), b.sacked_bytes()), (700, 300));
         assert!(b.mark_lost_by_sack(3, 100));
         assert_eq!(b.pipe(), 600);
@@ -305,23 +324,35 @@ mod tests {
         assert!(b.next_lost().is_none());
         let acked = b.on_cumulative_ack(401);
         assert_eq!(acked.bytes, 400);
-        assert_eq!(acked.rtt_sent_at, None, "Karn: a retransmitted segment was acked");
+        assert_eq!(
+            acked.rtt_sent_at, None,
+            "Karn: a retransmitted segment was acked"
+        );
         assert_eq!((b.pipe(), b.sacked_bytes()), (600, 0));
     }
 
     #[test]
     fn two_sacked_segments_do_not_mark_loss_with_dupthresh_3() {
         let mut b = board(5);
-        b.on_sack(&[SackBlock { start: 101, end: 301 }]);
+        b.on_sack(&[SackBlock {
+            start: 101,
+            end: 301,
+        }]);
         assert!(!b.mark_lost_by_sack(3, 100));
-        b.on_sack(&[SackBlock { start: 301, end: 401 }]);
+        b.on_sack(&[SackBlock {
+            start: 301,
+            end: 401,
+        }]);
         assert!(b.mark_lost_by_sack(3, 100));
     }
 
     #[test]
     fn timeout_marks_unsacked_lost_in_order() {
         let mut b = board(4);
-        b.on_sack(&[SackBlock { start: 201, end: 301 }]);
+        b.on_sack(&[SackBlock {
+            start: 201,
+            end: 301,
+        }]);
         b.mark_all_lost();
         assert_eq!(b.pipe(), 0);
         let order: Vec<u64> = std::iter::from_fn(|| {

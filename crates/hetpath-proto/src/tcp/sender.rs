@@ -32,11 +32,20 @@ pub struct SenderStats {
 /// What `Sender::poll_segment` decided to send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outgoing {
-    Data { seq: u64, len: u32, retransmission: bool },
-    Fin { seq: u64, retransmission: bool },
+    Data {
+        seq: u64,
+        len: u32,
+        retransmission: bool,
+    },
+    Fin {
+        seq: u64,
+        retransmission: bool,
+    },
     /// A zero-window probe: an empty segment with an old sequence number that makes the
     /// receiver answer with its current window (RFC 9293 section 3.8.6.1).
-    Probe { seq: u64 },
+    Probe {
+        seq: u64,
+    },
 }
 
 pub struct Sender {
@@ -139,7 +148,9 @@ impl Sender {
         if self.probe_due {
             self.probe_due = false;
             self.stats.window_probes += 1;
-            return Some(Outgoing::Probe { seq: self.snd_una - 1 });
+            return Some(Outgoing::Probe {
+                seq: self.snd_una - 1,
+            });
         }
         let room = self.send_window().saturating_sub(self.board.pipe());
         // 1. Retransmit what is deemed lost (RFC 6675 NextSeg rule 1; go-back-N after RTO).
@@ -188,10 +199,17 @@ impl Sender {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         if self.fin_queued && seq == self.app_end {
-            return Outgoing::Fin { seq, retransmission };
+            return Outgoing::Fin {
+                seq,
+                retransmission,
+            };
         }
         self.stats.bytes_sent += len;
-        Outgoing::Data { seq, len: len as u32, retransmission }
+        Outgoing::Data {
+            seq,
+            len: len as u32,
+            retransmission,
+        }
     }
 
     /// Arms the persist timer when the peer's window stops us and nothing is in flight to

@@ -28,18 +28,37 @@ struct Path {
 }
 
 fn cfg() -> TcpConfig {
-    TcpConfig { initial_window: 4 * MSS as u64, ..TcpConfig::new(MSS) }
+    TcpConfig {
+        initial_window: 4 * MSS as u64,
+        ..TcpConfig::new(MSS)
+    }
 }
 
 impl Path {
     fn new(cfg_a: TcpConfig, cc_name: &str, bytes: u64) -> Path {
-        let ea = Endpoint { addr: Addr(1), port: 1000 };
-        let eb = Endpoint { addr: Addr(2), port: 80 };
-        let mut a = Connection::connect(cfg_a, cc::by_name(cc_name, cfg_a.cc_config()).unwrap(), ea, eb);
+        let ea = Endpoint {
+            addr: Addr(1),
+            port: 1000,
+        };
+        let eb = Endpoint {
+            addr: Addr(2),
+            port: 80,
+        };
+        let mut a = Connection::connect(
+            cfg_a,
+            cc::by_name(cc_name, cfg_a.cc_config()).unwrap(),
+            ea,
+            eb,
+        );
         a.write(bytes);
         a.close();
         // The server is created on the first SYN; a placeholder until then.
-        let b = Connection::connect(cfg(), cc::by_name("newreno", cfg().cc_config()).unwrap(), eb, ea);
+        let b = Connection::connect(
+            cfg(),
+            cc::by_name("newreno", cfg().cc_config()).unwrap(),
+            eb,
+            ea,
+        );
         Path {
             a,
             b,
@@ -82,7 +101,10 @@ impl Path {
         for _ in 0..1_000_000 {
             self.drain();
             let next_pkt = self.flight.iter().map(|f| f.0).min();
-            let next = [next_pkt, self.a.poll_timeout(), self.b.poll_timeout()].into_iter().flatten().min();
+            let next = [next_pkt, self.a.poll_timeout(), self.b.poll_timeout()]
+                .into_iter()
+                .flatten()
+                .min();
             let Some(t) = next else { return };
             if t > limit {
                 return;
@@ -93,7 +115,13 @@ impl Path {
                 if to_b {
                     if self.b.state() == State::SynSent {
                         let c = self.server;
-                        self.b = Connection::accept(c, cc::by_name("newreno", c.cc_config()).unwrap(), self.b.local(), self.b.remote(), &seg);
+                        self.b = Connection::accept(
+                            c,
+                            cc::by_name("newreno", c.cc_config()).unwrap(),
+                            self.b.local(),
+                            self.b.remote(),
+                            &seg,
+                        );
                         self.b.set_auto_read(self.server_reads);
                     } else {
                         self.b.handle_segment(self.now, &seg);
@@ -132,18 +160,30 @@ fn clean_transfer_delivers_everything_and_closes() {
     assert_eq!(p.events().first(), Some(&Event::Connected));
     // RTT ~ 100 ms plus queueing; the estimator saw it.
     let srtt = p.a.sender().rtt().srtt().unwrap();
-    assert!(srtt >= Dur::from_millis(100) && srtt < Dur::from_millis(300), "{srtt:?}");
+    assert!(
+        srtt >= Dur::from_millis(100) && srtt < Dur::from_millis(300),
+        "{srtt:?}"
+    );
 }
 
 #[test]
 fn single_loss_is_repaired_by_fast_retransmit_in_every_mode() {
-    for (name, sack) in [("newreno", false), ("newreno", true), ("reno", false), ("tahoe", false)] {
+    for (name, sack) in [
+        ("newreno", false),
+        ("newreno", true),
+        ("reno", false),
+        ("tahoe", false),
+    ] {
         let mut p = Path::new(TcpConfig { sack, ..cfg() }, name, 100_000);
         p.drop = Box::new(|n, _| n == 20);
         p.run(Time::from_secs_f64(100.0));
         assert_eq!(p.b.bytes_received(), 100_000, "{name} sack={sack}");
         let s = *p.a.stats();
-        assert_eq!((s.fast_retransmits, s.timeouts), (1, 0), "{name} sack={sack}: {s:?}");
+        assert_eq!(
+            (s.fast_retransmits, s.timeouts),
+            (1, 0),
+            "{name} sack={sack}: {s:?}"
+        );
         assert!(p.events().contains(&Event::RecoveryStarted));
     }
 }
@@ -156,7 +196,11 @@ fn newreno_repairs_three_losses_in_one_window_without_timeout() {
         p.run(Time::from_secs_f64(100.0));
         assert_eq!(p.b.bytes_received(), 100_000);
         let s = *p.a.stats();
-        assert_eq!((s.fast_retransmits, s.timeouts, s.retransmissions), (1, 0, 3), "sack={sack}: {s:?}");
+        assert_eq!(
+            (s.fast_retransmits, s.timeouts, s.retransmissions),
+            (1, 0, 3),
+            "sack={sack}: {s:?}"
+        );
     }
 }
 
@@ -183,10 +227,19 @@ fn blackout_aborts_exactly_after_the_retry_limit() {
     let ev = p.events();
     assert_eq!(ev.last(), Some(&Event::Aborted));
     // The RTO doubled between retransmissions of the first lost segment.
-    let resend: Vec<Time> = p.trace.iter().filter(|t| t.1 && t.2.seq == 1 + 10 * MSS as u64).map(|t| t.0).collect();
+    let resend: Vec<Time> = p
+        .trace
+        .iter()
+        .filter(|t| t.1 && t.2.seq == 1 + 10 * MSS as u64)
+        .map(|t| t.0)
+        .collect();
     assert_eq!(resend.len(), retries as usize + 1);
     // The first gap runs from the original send; backoff shows between retransmissions.
-    let gaps: Vec<f64> = resend.windows(2).skip(1).map(|w| w[1].since(w[0]).as_secs_f64()).collect();
+    let gaps: Vec<f64> = resend
+        .windows(2)
+        .skip(1)
+        .map(|w| w[1].since(w[0]).as_secs_f64())
+        .collect();
     for g in gaps.windows(2) {
         assert!((g[1] / g[0] - 2.0).abs() < 0.05, "{gaps:?}");
     }
@@ -200,8 +253,17 @@ fn without_backoff_rto_stays_constant() {
     let mut p = Path::new(c, "newreno", 1_000_000);
     p.drop = Box::new(|n, _| n >= 10);
     p.run(Time::from_secs_f64(10_000.0));
-    let resend: Vec<Time> = p.trace.iter().filter(|t| t.1 && t.2.seq == 1 + 10 * MSS as u64).map(|t| t.0).collect();
-    let gaps: Vec<f64> = resend.windows(2).skip(1).map(|w| w[1].since(w[0]).as_secs_f64()).collect();
+    let resend: Vec<Time> = p
+        .trace
+        .iter()
+        .filter(|t| t.1 && t.2.seq == 1 + 10 * MSS as u64)
+        .map(|t| t.0)
+        .collect();
+    let gaps: Vec<f64> = resend
+        .windows(2)
+        .skip(1)
+        .map(|w| w[1].since(w[0]).as_secs_f64())
+        .collect();
     assert!(gaps.len() >= 3);
     for g in &gaps {
         assert!((g / gaps[0] - 1.0).abs() < 1e-6, "{gaps:?}");
@@ -226,10 +288,17 @@ fn lost_syns_are_retried_then_the_connection_aborts() {
 #[test]
 fn closed_receive_window_is_probed_and_transfer_resumes() {
     let mut p = Path::new(cfg(), "newreno", 50_000);
-    p.server = TcpConfig { recv_buffer: 5_000, ..cfg() };
+    p.server = TcpConfig {
+        recv_buffer: 5_000,
+        ..cfg()
+    };
     p.server_reads = false;
     p.run(Time::from_secs_f64(20.0));
-    assert_eq!(p.b.bytes_received(), 5_000, "the window closed at the buffer size");
+    assert_eq!(
+        p.b.bytes_received(),
+        5_000,
+        "the window closed at the buffer size"
+    );
     assert!(p.a.stats().window_probes >= 2, "{:?}", p.a.stats());
     assert_eq!(p.a.stats().timeouts, 0);
     // The application reads: the window reopens and the transfer completes.

@@ -70,7 +70,10 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
     pub fn check_len(&self) -> Result<(), WireError> {
         let have = self.buffer.as_ref().len();
         if have < HEADER_LEN {
-            return Err(WireError::Truncated { need: HEADER_LEN, have });
+            return Err(WireError::Truncated {
+                need: HEADER_LEN,
+                have,
+            });
         }
         let ihl = self.buffer.as_ref()[VER_IHL] & 0x0f;
         if ihl < 5 {
@@ -82,7 +85,10 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         }
         let total = self.total_len() as usize;
         if total < hlen {
-            return Err(WireError::BadTotalLen { total, header: hlen });
+            return Err(WireError::BadTotalLen {
+                total,
+                header: hlen,
+            });
         }
         Ok(())
     }
@@ -228,7 +234,12 @@ impl Ipv4Repr {
 
     /// Back to the simulator's header (DSCP, identification and DF are dropped).
     pub fn to_header(&self) -> IpHeader {
-        IpHeader { src: self.src, dst: self.dst, ttl: self.ttl, ecn: self.ecn }
+        IpHeader {
+            src: self.src,
+            dst: self.dst,
+            ttl: self.ttl,
+            ecn: self.ecn,
+        }
     }
 
     /// Parses a checked view: version 4, valid header checksum, not a fragment.
@@ -269,7 +280,10 @@ impl Ipv4Repr {
     /// Writes the 20-byte header with its checksum into the front of `buf`.
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
         if buf.len() < HEADER_LEN {
-            return Err(WireError::BufferTooSmall { need: HEADER_LEN, have: buf.len() });
+            return Err(WireError::BufferTooSmall {
+                need: HEADER_LEN,
+                have: buf.len(),
+            });
         }
         if self.total_len() > MAX_TOTAL_LEN {
             return Err(WireError::TooLong(self.total_len() as u64));
@@ -330,7 +344,10 @@ mod tests {
         let mut buf = [0u8; 20];
         r.emit(&mut buf).unwrap();
         assert_eq!(buf[1], 46 << 2 | 3);
-        assert_eq!(Ipv4Repr::parse(&Ipv4Packet::new_checked(&buf[..]).unwrap()), Ok(r));
+        assert_eq!(
+            Ipv4Repr::parse(&Ipv4Packet::new_checked(&buf[..]).unwrap()),
+            Ok(r)
+        );
     }
 
     #[test]
@@ -338,18 +355,30 @@ mod tests {
         let mut buf = [0u8; 24];
         repr().emit(&mut buf).unwrap();
         let check = |b: &[u8]| Ipv4Packet::new_checked(b).and_then(|p| Ipv4Repr::parse(&p));
-        assert_eq!(check(&buf[..19]), Err(WireError::Truncated { need: 20, have: 19 }));
+        assert_eq!(
+            check(&buf[..19]),
+            Err(WireError::Truncated { need: 20, have: 19 })
+        );
         let mut bad = buf;
         bad[0] = 0x44;
         assert_eq!(check(&bad), Err(WireError::BadIpHeaderLen(4)));
         bad[0] = 0x46; // IHL 6 needs 24 bytes: present, but total length 0x73 is fine
-        assert_eq!(check(&bad[..22]), Err(WireError::Truncated { need: 24, have: 22 }));
+        assert_eq!(
+            check(&bad[..22]),
+            Err(WireError::Truncated { need: 24, have: 22 })
+        );
         bad = buf;
         bad[0] = 0x65;
         assert_eq!(check(&bad), Err(WireError::BadVersion(6)));
         bad = buf;
         bad[3] = 10;
-        assert_eq!(check(&bad), Err(WireError::BadTotalLen { total: 10, header: 20 }));
+        assert_eq!(
+            check(&bad),
+            Err(WireError::BadTotalLen {
+                total: 10,
+                header: 20
+            })
+        );
         bad = buf;
         bad[8] ^= 1;
         assert_eq!(check(&bad), Err(WireError::Ipv4Checksum));

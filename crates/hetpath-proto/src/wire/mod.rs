@@ -81,7 +81,11 @@ pub struct WireCtx {
 
 impl WireCtx {
     pub const fn new(snd_isn: u32, rcv_isn: u32, wscale: u8) -> WireCtx {
-        WireCtx { snd_isn, rcv_isn, wscale }
+        WireCtx {
+            snd_isn,
+            rcv_isn,
+            wscale,
+        }
     }
     /// The window shift actually applied: `wscale` capped at 14.
     pub fn window_shift(&self) -> u8 {
@@ -134,9 +138,16 @@ impl PacketRepr {
     pub fn to_packet(&self, ctx: &WireCtx) -> Packet {
         let body = match &self.tcp {
             Some(t) => Body::Tcp(t.to_segment(ctx)),
-            None => Body::Raw { proto: self.ip.protocol, len: self.ip.payload_len as u32 },
+            None => Body::Raw {
+                proto: self.ip.protocol,
+                len: self.ip.payload_len as u32,
+            },
         };
-        Packet { uid: self.ip.ident as u64, ip: self.ip.to_header(), body }
+        Packet {
+            uid: self.ip.ident as u64,
+            ip: self.ip.to_header(),
+            body,
+        }
     }
 
     /// Parses an IPv4 packet. `bytes` may stop short of the total length (a capture cut by
@@ -177,7 +188,10 @@ impl PacketRepr {
         }
         let need = self.header_len();
         if buf.len() < need {
-            return Err(WireError::BufferTooSmall { need, have: buf.len() });
+            return Err(WireError::BufferTooSmall {
+                need,
+                have: buf.len(),
+            });
         }
         let n = self.ip.emit(buf)?;
         match &self.tcp {
@@ -190,7 +204,10 @@ impl PacketRepr {
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
         let need = self.buffer_len();
         if buf.len() < need {
-            return Err(WireError::BufferTooSmall { need, have: buf.len() });
+            return Err(WireError::BufferTooSmall {
+                need,
+                have: buf.len(),
+            });
         }
         let n = self.emit_headers(buf)?;
         buf[n..need].fill(0);

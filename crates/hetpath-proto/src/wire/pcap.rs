@@ -55,7 +55,10 @@ pub struct PcapOptions {
 
 impl Default for PcapOptions {
     fn default() -> PcapOptions {
-        PcapOptions { snaplen: DEFAULT_SNAPLEN, full_payload: false }
+        PcapOptions {
+            snaplen: DEFAULT_SNAPLEN,
+            full_payload: false,
+        }
     }
 }
 
@@ -84,7 +87,11 @@ impl<W: Write> PcapWriter<W> {
         h[16..20].copy_from_slice(&opts.snaplen.to_le_bytes());
         h[20..24].copy_from_slice(&LINKTYPE_RAW.to_le_bytes());
         out.write_all(&h)?;
-        Ok(PcapWriter { out, opts, scratch: [0; SCRATCH_LEN] })
+        Ok(PcapWriter {
+            out,
+            opts,
+            scratch: [0; SCRATCH_LEN],
+        })
     }
 
     pub fn options(&self) -> PcapOptions {
@@ -108,7 +115,11 @@ impl<W: Write> PcapWriter<W> {
     pub fn write_repr(&mut self, t: Time, repr: &PacketRepr) -> Result<(), PcapError> {
         let secs = u32::try_from(t.0 / NANOS_PER_SEC).map_err(|_| PcapError::TimeOutOfRange)?;
         let nanos = (t.0 % NANOS_PER_SEC) as u32;
-        let wanted = if self.opts.full_payload { repr.buffer_len() } else { repr.header_len() };
+        let wanted = if self.opts.full_payload {
+            repr.buffer_len()
+        } else {
+            repr.header_len()
+        };
         let caplen = wanted.min(self.opts.snaplen as usize);
         let orig = repr.buffer_len();
 
@@ -119,7 +130,8 @@ impl<W: Write> PcapWriter<W> {
         rec[8..12].copy_from_slice(&(caplen as u32).to_le_bytes());
         rec[12..16].copy_from_slice(&(orig as u32).to_le_bytes());
         let head = hlen.min(caplen);
-        self.out.write_all(&self.scratch[..RECORD_HEADER_LEN + head])?;
+        self.out
+            .write_all(&self.scratch[..RECORD_HEADER_LEN + head])?;
         let mut zeros = caplen - head;
         while zeros > 0 {
             let n = zeros.min(ZEROS.len());
@@ -176,7 +188,11 @@ pub struct PcapReader<'a> {
 impl<'a> PcapReader<'a> {
     pub fn new(data: &'a [u8]) -> Result<PcapReader<'a>, PcapError> {
         let Some(h) = data.get(..GLOBAL_HEADER_LEN) else {
-            return Err(PcapError::Truncated { at: 0, need: GLOBAL_HEADER_LEN, have: data.len() });
+            return Err(PcapError::Truncated {
+                at: 0,
+                need: GLOBAL_HEADER_LEN,
+                have: data.len(),
+            });
         };
         let le = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
         let (big_endian, nanos) = match le {
@@ -194,7 +210,12 @@ impl<'a> PcapReader<'a> {
             snaplen: rd.u32(&h[16..20]),
             linktype: rd.u32(&h[20..24]),
         };
-        Ok(PcapReader { header, data, pos: GLOBAL_HEADER_LEN, failed: false })
+        Ok(PcapReader {
+            header,
+            data,
+            pos: GLOBAL_HEADER_LEN,
+            failed: false,
+        })
     }
 
     pub fn header(&self) -> &PcapHeader {
@@ -204,7 +225,11 @@ impl<'a> PcapReader<'a> {
     fn record(&mut self) -> Result<PcapRecord<'a>, PcapError> {
         let data: &'a [u8] = self.data;
         let rest = &data[self.pos..];
-        let truncated = |need| PcapError::Truncated { at: self.pos, need, have: rest.len() };
+        let truncated = |need| PcapError::Truncated {
+            at: self.pos,
+            need,
+            have: rest.len(),
+        };
         let Some(h) = rest.get(..RECORD_HEADER_LEN) else {
             return Err(truncated(RECORD_HEADER_LEN));
         };
@@ -220,7 +245,11 @@ impl<'a> PcapReader<'a> {
         let frac_ns = if self.header.nanos { frac } else { frac * 1000 };
         let time = Time(secs * NANOS_PER_SEC + frac_ns);
         self.pos += RECORD_HEADER_LEN + caplen;
-        Ok(PcapRecord { time, orig_len, data: bytes })
+        Ok(PcapRecord {
+            time,
+            orig_len,
+            data: bytes,
+        })
     }
 }
 

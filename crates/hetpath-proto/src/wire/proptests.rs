@@ -8,40 +8,56 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 
 fn arb_ecn() -> impl Strategy<Value = Ecn> {
-    prop_oneof![Just(Ecn::NotEct), Just(Ecn::Ect1), Just(Ecn::Ect0), Just(Ecn::Ce)]
+    prop_oneof![
+        Just(Ecn::NotEct),
+        Just(Ecn::Ect1),
+        Just(Ecn::Ect0),
+        Just(Ecn::Ce)
+    ]
 }
 
 fn arb_segment() -> impl Strategy<Value = TcpSegment> {
     let syn = proptest::option::of((any::<u16>(), any::<bool>(), any::<u8>()));
-    let sack = vec((any::<u64>(), any::<u64>()), 0..=crate::packet::MAX_SACK_BLOCKS);
+    let sack = vec(
+        (any::<u64>(), any::<u64>()),
+        0..=crate::packet::MAX_SACK_BLOCKS,
+    );
     (
-        (any::<u16>(), any::<u16>(), any::<u64>(), any::<u64>(), any::<u8>()),
+        (
+            any::<u16>(),
+            any::<u16>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<u8>(),
+        ),
         prop_oneof![0u64..(1 << 24), any::<u64>()],
         prop_oneof![4 => 0u32..3000, 2 => 0u32..70_000, 1 => Just(u32::MAX)],
         syn,
         sack,
     )
-        .prop_map(|((src_port, dst_port, seq, ack, flags), window, len, syn, blocks)| {
-            let mut sack = SackList::default();
-            for (start, end) in blocks {
-                sack.push(SackBlock { start, end });
-            }
-            TcpSegment {
-                src_port,
-                dst_port,
-                seq,
-                ack,
-                flags: TcpFlags(flags),
-                window,
-                len,
-                syn_options: syn.map(|(mss, sack_permitted, window_scale)| SynOptions {
-                    mss,
-                    sack_permitted,
-                    window_scale,
-                }),
-                sack,
-            }
-        })
+        .prop_map(
+            |((src_port, dst_port, seq, ack, flags), window, len, syn, blocks)| {
+                let mut sack = SackList::default();
+                for (start, end) in blocks {
+                    sack.push(SackBlock { start, end });
+                }
+                TcpSegment {
+                    src_port,
+                    dst_port,
+                    seq,
+                    ack,
+                    flags: TcpFlags(flags),
+                    window,
+                    len,
+                    syn_options: syn.map(|(mss, sack_permitted, window_scale)| SynOptions {
+                        mss,
+                        sack_permitted,
+                        window_scale,
+                    }),
+                    sack,
+                }
+            },
+        )
 }
 
 fn arb_packet() -> impl Strategy<Value = Packet> {
@@ -51,17 +67,32 @@ fn arb_packet() -> impl Strategy<Value = Packet> {
               prop_oneof![0u32..2000, 0u32..70_000])
             .prop_map(|(proto, len)| Body::Raw { proto, len }),
     ];
-    (any::<u64>(), any::<u32>(), any::<u32>(), any::<u8>(), arb_ecn(), body).prop_map(
-        |(uid, src, dst, ttl, ecn, body)| Packet {
-            uid,
-            ip: IpHeader { src: Addr(src), dst: Addr(dst), ttl, ecn },
-            body,
-        },
+    (
+        any::<u64>(),
+        any::<u32>(),
+        any::<u32>(),
+        any::<u8>(),
+        arb_ecn(),
+        body,
     )
+        .prop_map(|(uid, src, dst, ttl, ecn, body)| Packet {
+            uid,
+            ip: IpHeader {
+                src: Addr(src),
+                dst: Addr(dst),
+                ttl,
+                ecn,
+            },
+            body,
+        })
 }
 
 fn arb_ctx() -> impl Strategy<Value = WireCtx> {
-    (any::<u32>(), any::<u32>(), prop_oneof![0u8..=14, any::<u8>()])
+    (
+        any::<u32>(),
+        any::<u32>(),
+        prop_oneof![0u8..=14, any::<u8>()],
+    )
         .prop_map(|(snd, rcv, ws)| WireCtx::new(snd, rcv, ws))
 }
 
@@ -72,7 +103,11 @@ fn expected(p: &Packet, ctx: &WireCtx) -> Packet {
     if let Body::Tcp(s) = &mut want.body {
         let m = u32::MAX as u64;
         s.seq &= m;
-        s.ack = if s.flags.contains(TcpFlags::ACK) { s.ack & m } else { 0 };
+        s.ack = if s.flags.contains(TcpFlags::ACK) {
+            s.ack & m
+        } else {
+            0
+        };
         s.window = if s.flags.contains(TcpFlags::SYN) {
             s.window.min(65535)
         } else {
@@ -81,7 +116,10 @@ fn expected(p: &Packet, ctx: &WireCtx) -> Packet {
         };
         let mut sack = SackList::default();
         for b in s.sack.as_slice() {
-            sack.push(SackBlock { start: b.start & m, end: b.end & m });
+            sack.push(SackBlock {
+                start: b.start & m,
+                end: b.end & m,
+            });
         }
         s.sack = sack;
     }
@@ -103,8 +141,12 @@ fn fix_checksums(bytes: &mut [u8]) {
     bytes[10..12].copy_from_slice(&c.to_be_bytes());
     let total = u16::from_be_bytes([bytes[2], bytes[3]]) as usize;
     if bytes[9] == 6 && total >= ihl + 18 && bytes.len() >= total {
-        let src = Addr(u32::from_be_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]));
-        let dst = Addr(u32::from_be_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]));
+        let src = Addr(u32::from_be_bytes([
+            bytes[12], bytes[13], bytes[14], bytes[15],
+        ]));
+        let dst = Addr(u32::from_be_bytes([
+            bytes[16], bytes[17], bytes[18], bytes[19],
+        ]));
         let seg = &mut bytes[ihl..total];
         seg[16..18].fill(0);
         let acc = checksum::pseudo_header(src, dst, 6, seg.len() as u32) + checksum::sum(seg);

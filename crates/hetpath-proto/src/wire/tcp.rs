@@ -72,14 +72,20 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
     pub fn check_len(&self) -> Result<(), WireError> {
         let have = self.buffer.as_ref().len();
         if have < HEADER_LEN {
-            return Err(WireError::Truncated { need: HEADER_LEN, have });
+            return Err(WireError::Truncated {
+                need: HEADER_LEN,
+                have,
+            });
         }
         let doff = self.buffer.as_ref()[DATA_OFFSET] >> 4;
         if doff < 5 {
             return Err(WireError::BadDataOffset(doff));
         }
         if have < self.header_len() {
-            return Err(WireError::Truncated { need: self.header_len(), have });
+            return Err(WireError::Truncated {
+                need: self.header_len(),
+                have,
+            });
         }
         Ok(())
     }
@@ -173,7 +179,10 @@ impl TcpRepr {
     ) -> Result<TcpRepr, WireError> {
         let hlen = p.header_len();
         if segment_len < hlen {
-            return Err(WireError::BadSegmentLen { segment: segment_len, header: hlen });
+            return Err(WireError::BadSegmentLen {
+                segment: segment_len,
+                header: hlen,
+            });
         }
         let have = p.b().len();
         if have >= segment_len {
@@ -214,7 +223,10 @@ impl TcpRepr {
             return Err(WireError::OptionsTooLong(self.options.len()));
         }
         if buf.len() < hlen {
-            return Err(WireError::BufferTooSmall { need: hlen, have: buf.len() });
+            return Err(WireError::BufferTooSmall {
+                need: hlen,
+                have: buf.len(),
+            });
         }
         let b = &mut buf[..hlen];
         b[SRC_PORT..SRC_PORT + 2].copy_from_slice(&self.src_port.to_be_bytes());
@@ -236,7 +248,11 @@ impl TcpRepr {
     /// The wire form of a simulator segment (see the module doc for the mapping).
     pub fn from_segment(seg: &TcpSegment, ctx: &WireCtx) -> Result<TcpRepr, WireError> {
         let is_syn = seg.flags.contains(TcpFlags::SYN);
-        let window = if is_syn { seg.window } else { seg.window >> ctx.window_shift() };
+        let window = if is_syn {
+            seg.window
+        } else {
+            seg.window >> ctx.window_shift()
+        };
         let mut options = OptionSet::default();
         if let Some(o) = seg.syn_options {
             options.mss = Some(o.mss);
@@ -250,7 +266,11 @@ impl TcpRepr {
             src_port: seg.src_port,
             dst_port: seg.dst_port,
             seq_number: ctx.snd_seq(seg.seq),
-            ack_number: if seg.flags.contains(TcpFlags::ACK) { ctx.rcv_seq(seg.ack) } else { 0 },
+            ack_number: if seg.flags.contains(TcpFlags::ACK) {
+                ctx.rcv_seq(seg.ack)
+            } else {
+                0
+            },
             flags: seg.flags,
             window: window.min(u16::MAX as u64) as u16,
             urgent: 0,
@@ -275,7 +295,10 @@ impl TcpRepr {
             });
         let mut sack = SackList::default();
         for &(left, right) in o.sack.as_slice() {
-            sack.push(SackBlock { start: ctx.rcv_offset(left), end: ctx.rcv_offset(right) });
+            sack.push(SackBlock {
+                start: ctx.rcv_offset(left),
+                end: ctx.rcv_offset(right),
+            });
         }
         let window = if self.flags.contains(TcpFlags::SYN) {
             self.window as u64
@@ -320,7 +343,11 @@ mod tests {
 
     #[test]
     fn header_only_and_full_segment_share_a_checksum() {
-        let r = TcpRepr { payload_len: 100, flags: TcpFlags::ACK, ..Default::default() };
+        let r = TcpRepr {
+            payload_len: 100,
+            flags: TcpFlags::ACK,
+            ..Default::default()
+        };
         let full = emit_full(&r);
         let p = TcpPacket::new_checked(&full[..]).unwrap();
         assert!(p.verify_checksum(A, B));
@@ -332,11 +359,20 @@ mod tests {
 
     #[test]
     fn rejects_bad_offsets_lengths_and_checksums() {
-        let r = TcpRepr { flags: TcpFlags::SYN, ..Default::default() };
+        let r = TcpRepr {
+            flags: TcpFlags::SYN,
+            ..Default::default()
+        };
         let mut buf = emit_full(&r);
-        assert!(matches!(TcpPacket::new_checked(&buf[..19]), Err(WireError::Truncated { .. })));
+        assert!(matches!(
+            TcpPacket::new_checked(&buf[..19]),
+            Err(WireError::Truncated { .. })
+        ));
         buf[12] = 0x40;
-        assert_eq!(TcpPacket::new_checked(&buf[..]).unwrap_err(), WireError::BadDataOffset(4));
+        assert_eq!(
+            TcpPacket::new_checked(&buf[..]).unwrap_err(),
+            WireError::BadDataOffset(4)
+        );
         buf[12] = 0x60;
         assert_eq!(
             TcpPacket::new_checked(&buf[..]).unwrap_err(),
@@ -346,16 +382,29 @@ mod tests {
         let p = TcpPacket::new_checked(&buf[..]).unwrap();
         assert_eq!(
             TcpRepr::parse(&p, A, B, 10),
-            Err(WireError::BadSegmentLen { segment: 10, header: 20 })
+            Err(WireError::BadSegmentLen {
+                segment: 10,
+                header: 20
+            })
         );
         assert_eq!(TcpRepr::parse(&p, B, A, 20), Ok(r)); // the sum is symmetric in src/dst
-        assert_eq!(TcpRepr::parse(&p, A, Addr(3), 20), Err(WireError::TcpChecksum));
+        assert_eq!(
+            TcpRepr::parse(&p, A, Addr(3), 20),
+            Err(WireError::TcpChecksum)
+        );
     }
 
     #[test]
     fn window_is_scaled_except_on_syn() {
-        let ctx = WireCtx { wscale: 7, ..Default::default() };
-        let mut seg = TcpSegment { window: 1 << 20, flags: TcpFlags::ACK, ..Default::default() };
+        let ctx = WireCtx {
+            wscale: 7,
+            ..Default::default()
+        };
+        let mut seg = TcpSegment {
+            window: 1 << 20,
+            flags: TcpFlags::ACK,
+            ..Default::default()
+        };
         assert_eq!(TcpRepr::from_segment(&seg, &ctx).unwrap().window, 1 << 13);
         seg.window = u64::MAX;
         assert_eq!(TcpRepr::from_segment(&seg, &ctx).unwrap().window, 65535);
@@ -365,7 +414,10 @@ mod tests {
         seg.window = 1000;
         assert_eq!(TcpRepr::from_segment(&seg, &ctx).unwrap().window, 1000);
         // Shifts above 14 are treated as 14 and never overflow.
-        let big = WireCtx { wscale: 200, ..Default::default() };
+        let big = WireCtx {
+            wscale: 200,
+            ..Default::default()
+        };
         seg.flags = TcpFlags::ACK;
         seg.window = 1 << 14;
         let r = TcpRepr::from_segment(&seg, &big).unwrap();
@@ -376,11 +428,18 @@ mod tests {
     #[test]
     fn too_many_options_is_an_error() {
         let mut seg = TcpSegment {
-            syn_options: Some(SynOptions { mss: 1, sack_permitted: true, window_scale: 1 }),
+            syn_options: Some(SynOptions {
+                mss: 1,
+                sack_permitted: true,
+                window_scale: 1,
+            }),
             ..Default::default()
         };
         for i in 0..4 {
-            seg.sack.push(SackBlock { start: i, end: i + 1 });
+            seg.sack.push(SackBlock {
+                start: i,
+                end: i + 1,
+            });
         }
         assert_eq!(seg.header_len(), 64);
         let err = TcpRepr::from_segment(&seg, &WireCtx::default()).unwrap_err();

@@ -71,7 +71,11 @@ pub struct TcpOptions<'a> {
 
 impl<'a> TcpOptions<'a> {
     pub fn new(options: &'a [u8]) -> TcpOptions<'a> {
-        TcpOptions { rest: options, at: 0, done: false }
+        TcpOptions {
+            rest: options,
+            at: 0,
+            done: false,
+        }
     }
 
     fn next_option(&mut self) -> Result<TcpOption<'a>, WireError> {
@@ -180,7 +184,9 @@ impl OptionSet {
     /// a SACK option gives `NOP NOP SACK`.
     pub fn emit(&self, out: &mut [u8]) -> Result<(), WireError> {
         let (need, have) = (self.len(), out.len());
-        let out = out.get_mut(..need).ok_or(WireError::BufferTooSmall { need, have })?;
+        let out = out
+            .get_mut(..need)
+            .ok_or(WireError::BufferTooSmall { need, have })?;
         let mut slack = self.len() - self.unpadded_len();
         let mut take = |want: bool, n: usize| {
             if want && slack >= n {
@@ -277,7 +283,11 @@ mod tests {
         };
         assert_eq!(emit(&set), [2, 4, 0x05, 0xb4, 1, 1, 4, 2, 1, 3, 3, 7]);
         assert_eq!(OptionSet::parse(&emit(&set)), Ok(set));
-        let ws_only = OptionSet { mss: Some(536), window_scale: Some(0), ..Default::default() };
+        let ws_only = OptionSet {
+            mss: Some(536),
+            window_scale: Some(0),
+            ..Default::default()
+        };
         assert_eq!(emit(&ws_only), [2, 4, 0x02, 0x18, 1, 3, 3, 0]);
     }
 
@@ -307,7 +317,10 @@ mod tests {
         assert_eq!(bad(&[3, 4, 0, 0]), WireError::BadOption { kind: 3, at: 0 });
         assert_eq!(bad(&[4, 3, 0, 0]), WireError::BadOption { kind: 4, at: 0 });
         assert_eq!(bad(&[5, 2]), WireError::BadOption { kind: 5, at: 0 });
-        assert_eq!(bad(&[5, 6, 0, 0, 0, 0]), WireError::BadOption { kind: 5, at: 0 });
+        assert_eq!(
+            bad(&[5, 6, 0, 0, 0, 0]),
+            WireError::BadOption { kind: 5, at: 0 }
+        );
         // Five blocks cannot fit in a real header but can in a fuzzed slice.
         let mut five = vec![5, 42];
         five.resize(42, 0);
@@ -326,7 +339,10 @@ mod tests {
             opts,
             [
                 Ok(TcpOption::NoOperation),
-                Ok(TcpOption::Unknown { kind: 8, data: &[7] }),
+                Ok(TcpOption::Unknown {
+                    kind: 8,
+                    data: &[7]
+                }),
                 Ok(TcpOption::EndOfList)
             ]
         );

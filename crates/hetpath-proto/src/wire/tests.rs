@@ -31,11 +31,18 @@ fn reference_checksum(chunks: &[&[u8]]) -> u16 {
 }
 
 fn hex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 fn syn_options(wscale: u8) -> Option<SynOptions> {
-    Some(SynOptions { mss: 1460, sack_permitted: true, window_scale: wscale })
+    Some(SynOptions {
+        mss: 1460,
+        sack_permitted: true,
+        window_scale: wscale,
+    })
 }
 
 fn client_syn() -> Packet {
@@ -47,13 +54,22 @@ fn client_syn() -> Packet {
         syn_options: syn_options(7),
         ..Default::default()
     };
-    Packet { uid: 0x1_0001, ..Packet::tcp(CLIENT, SERVER, seg) }
+    Packet {
+        uid: 0x1_0001,
+        ..Packet::tcp(CLIENT, SERVER, seg)
+    }
 }
 
 fn data_with_sack() -> Packet {
     let mut sack = SackList::default();
-    sack.push(SackBlock { start: 1001, end: 2001 });
-    sack.push(SackBlock { start: 3001, end: 4001 });
+    sack.push(SackBlock {
+        start: 1001,
+        end: 2001,
+    });
+    sack.push(SackBlock {
+        start: 3001,
+        end: 4001,
+    });
     let seg = TcpSegment {
         src_port: 40000,
         dst_port: 80,
@@ -65,7 +81,10 @@ fn data_with_sack() -> Packet {
         syn_options: None,
         sack,
     };
-    let mut p = Packet { uid: 0xbeef, ..Packet::tcp(CLIENT, SERVER, seg) };
+    let mut p = Packet {
+        uid: 0xbeef,
+        ..Packet::tcp(CLIENT, SERVER, seg)
+    };
     p.ip.ecn = Ecn::Ect0;
     p
 }
@@ -121,7 +140,10 @@ fn data_with_sack_test_vector() {
 
     let repr = PacketRepr::parse(&full).unwrap();
     let t = repr.tcp.unwrap();
-    assert_eq!(t.sack().as_slice(), &[(0x1234_5a61, 0x1234_5e49), (0x1234_6231, 0x1234_6619)]);
+    assert_eq!(
+        t.sack().as_slice(),
+        &[(0x1234_5a61, 0x1234_5e49), (0x1234_6231, 0x1234_6619)]
+    );
     assert_eq!(t.window, 2048);
     assert_eq!(repr.ip.ecn, Ecn::Ect0);
     assert_eq!(decode(&full, &C2S), Ok(p.clone()));
@@ -141,7 +163,10 @@ fn headers_only_emission_matches_full() {
     assert_eq!(&full[..60], &head);
     assert_eq!(
         repr.emit(&mut full[..159]),
-        Err(WireError::BufferTooSmall { need: 160, have: 159 })
+        Err(WireError::BufferTooSmall {
+            need: 160,
+            have: 159
+        })
     );
     assert_eq!(
         repr.emit_headers(&mut head[..59]),
@@ -159,11 +184,23 @@ fn headers_only_emission_matches_full() {
         t.options.sack.push(3, 4);
     }
     // 9 + 2 + 4 * 8 = 43 option bytes, padded to 44: more than a header can hold.
-    assert_eq!(bad.emit_headers(&mut head), Err(WireError::OptionsTooLong(44)));
+    assert_eq!(
+        bad.emit_headers(&mut head),
+        Err(WireError::OptionsTooLong(44))
+    );
 }
 
 fn seg(seq: u64, ack: u64, flags: TcpFlags, window: u64, len: u32) -> TcpSegment {
-    TcpSegment { src_port: 40000, dst_port: 80, seq, ack, flags, window, len, ..Default::default() }
+    TcpSegment {
+        src_port: 40000,
+        dst_port: 80,
+        seq,
+        ack,
+        flags,
+        window,
+        len,
+        ..Default::default()
+    }
 }
 
 fn reply(mut s: TcpSegment) -> TcpSegment {
@@ -179,8 +216,11 @@ pub(super) fn conversation() -> Vec<(Time, Packet, WireCtx)> {
     let mut out = Vec::new();
     let mut uid = 100;
     let mut add = |t: Dur, from_client: bool, s: TcpSegment| {
-        let (src, dst, ctx) =
-            if from_client { (CLIENT, SERVER, C2S) } else { (SERVER, CLIENT, S2C) };
+        let (src, dst, ctx) = if from_client {
+            (CLIENT, SERVER, C2S)
+        } else {
+            (SERVER, CLIENT, S2C)
+        };
         let mut p = Packet::tcp(src, dst, s);
         p.uid = uid;
         uid += 1;
@@ -189,10 +229,15 @@ pub(super) fn conversation() -> Vec<(Time, Packet, WireCtx)> {
         }
         out.push((Time::ZERO + t, p, ctx));
     };
-    let syn = TcpSegment { syn_options: syn_options(7), ..seg(0, 0, TcpFlags::SYN, 64240, 0) };
+    let syn = TcpSegment {
+        syn_options: syn_options(7),
+        ..seg(0, 0, TcpFlags::SYN, 64240, 0)
+    };
     add(ms(0), true, syn);
-    let synack =
-        TcpSegment { syn_options: syn_options(8), ..seg(0, 1, TcpFlags::SYN | ACK, 65535, 0) };
+    let synack = TcpSegment {
+        syn_options: syn_options(8),
+        ..seg(0, 1, TcpFlags::SYN | ACK, 65535, 0)
+    };
     add(ms(10), false, reply(synack));
     add(ms(20), true, seg(1, 1, ACK, 131_072, 0));
     add(ms(20), true, seg(1, 1, ACK | TcpFlags::PSH, 131_072, 1460));
@@ -200,16 +245,32 @@ pub(super) fn conversation() -> Vec<(Time, Packet, WireCtx)> {
     add(ms(22), true, seg(2921, 1, ACK, 131_072, 1460));
     add(ms(30), false, reply(seg(1, 1461, ACK, 262_144, 0)));
     let mut dup = seg(1, 1461, ACK, 262_144, 0);
-    dup.sack.push(SackBlock { start: 2921, end: 4381 });
+    dup.sack.push(SackBlock {
+        start: 2921,
+        end: 4381,
+    });
     add(ms(32), false, reply(dup));
     add(ms(32), true, seg(1461, 1, ACK, 131_072, 1460)); // fast retransmit
     add(ms(42), false, reply(seg(1, 4381, ACK, 262_144, 0)));
     add(ms(50), true, seg(4381, 1, ACK | TcpFlags::FIN, 131_072, 0));
-    add(ms(60), false, reply(seg(1, 4382, ACK | TcpFlags::FIN, 262_144, 0)));
+    add(
+        ms(60),
+        false,
+        reply(seg(1, 4382, ACK | TcpFlags::FIN, 262_144, 0)),
+    );
     add(ms(70), true, seg(4382, 2, ACK, 131_072, 0));
-    let ip = IpHeader { src: Addr(0x0a00_0003), dst: Addr(0x0a00_0004), ttl: 17, ecn: Ecn::Ce };
+    let ip = IpHeader {
+        src: Addr(0x0a00_0003),
+        dst: Addr(0x0a00_0004),
+        ttl: 17,
+        ecn: Ecn::Ce,
+    };
     for (i, proto) in [crate::packet::proto::ESP, 253].into_iter().enumerate() {
-        let raw = Packet { uid: 900 + i as u64, ip, body: Body::Raw { proto, len: 64 } };
+        let raw = Packet {
+            uid: 900 + i as u64,
+            ip,
+            body: Body::Raw { proto, len: 64 },
+        };
         out.push((Time::ZERO + ms(80 + i as u64), raw, WireCtx::default()));
     }
     out
@@ -238,8 +299,17 @@ fn conversation_round_trips_every_field() {
 
 #[test]
 fn raw_body_is_ip_header_plus_zeros() {
-    let ip = IpHeader { src: Addr(1), dst: Addr(2), ttl: 3, ecn: Ecn::Ect1 };
-    let p = Packet { uid: 7, ip, body: Body::Raw { proto: 50, len: 10 } };
+    let ip = IpHeader {
+        src: Addr(1),
+        dst: Addr(2),
+        ttl: 3,
+        ecn: Ecn::Ect1,
+    };
+    let p = Packet {
+        uid: 7,
+        ip,
+        body: Body::Raw { proto: 50, len: 10 },
+    };
     let bytes = encode(&p, &WireCtx::default()).unwrap();
     assert_eq!(bytes.len(), 30);
     assert_eq!(&bytes[..4], &[0x45, 0x01, 0, 30]);
@@ -268,7 +338,10 @@ fn oversized_packets_are_rejected() {
     let mut s = seg(0, 0, TcpFlags::SYN, 0, 0);
     s.syn_options = syn_options(14);
     for i in 0..MAX_SACK_BLOCKS as u64 {
-        s.sack.push(SackBlock { start: i, end: i + 1 });
+        s.sack.push(SackBlock {
+            start: i,
+            end: i + 1,
+        });
     }
     let p = Packet::tcp(CLIENT, SERVER, s);
     assert_eq!(encode(&p, &C2S), Err(WireError::OptionsTooLong(44)));
@@ -304,13 +377,19 @@ fn pcap_headers_only_round_trip() {
 
 #[test]
 fn pcap_full_payload_and_snaplen() {
-    let full = write_conversation(PcapOptions { full_payload: true, ..Default::default() });
+    let full = write_conversation(PcapOptions {
+        full_payload: true,
+        ..Default::default()
+    });
     for (rec, (_, p, ctx)) in PcapReader::new(&full).unwrap().zip(conversation()) {
         let rec = rec.unwrap();
         assert_eq!(rec.data, &encode(&p, &ctx).unwrap()[..]);
         assert_eq!(rec.data.len() as u32, rec.orig_len);
     }
-    let cut = write_conversation(PcapOptions { snaplen: 50, full_payload: true });
+    let cut = write_conversation(PcapOptions {
+        snaplen: 50,
+        full_payload: true,
+    });
     assert_eq!(PcapReader::new(&cut).unwrap().header().snaplen, 50);
     for (rec, (_, p, ctx)) in PcapReader::new(&cut).unwrap().zip(conversation()) {
         let rec = rec.unwrap();
@@ -327,7 +406,10 @@ fn pcap_writer_rejects_unrepresentable_time() {
     let late = Time(u64::from(u32::MAX) * 1_000_000_000 + 999_999_999);
     w.write_packet(late, &p, &C2S).unwrap();
     let too_late = Time(late.0 + 1);
-    assert!(matches!(w.write_packet(too_late, &p, &C2S), Err(PcapError::TimeOutOfRange)));
+    assert!(matches!(
+        w.write_packet(too_late, &p, &C2S),
+        Err(PcapError::TimeOutOfRange)
+    ));
     let file = w.into_inner();
     let rec = PcapReader::new(&file).unwrap().next().unwrap().unwrap();
     assert_eq!(rec.time, late);
@@ -335,8 +417,14 @@ fn pcap_writer_rejects_unrepresentable_time() {
 
 #[test]
 fn pcap_reader_reports_garbage() {
-    assert!(matches!(PcapReader::new(&[0; 10]), Err(PcapError::Truncated { .. })));
-    assert!(matches!(PcapReader::new(&[0; 24]), Err(PcapError::BadMagic(0))));
+    assert!(matches!(
+        PcapReader::new(&[0; 10]),
+        Err(PcapError::Truncated { .. })
+    ));
+    assert!(matches!(
+        PcapReader::new(&[0; 24]),
+        Err(PcapError::BadMagic(0))
+    ));
     let file = write_conversation(PcapOptions::default());
     // Cut inside the second record: one good record, then one error, then nothing.
     let first = RECORD_LEN_OF_SYN;
@@ -350,9 +438,15 @@ fn pcap_reader_reports_garbage() {
     be.extend_from_slice(&[0, 0, 0, 64, 0, 0, 0, 101]);
     be.extend_from_slice(&[0, 0, 0, 3, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 20]);
     let mut r = PcapReader::new(&be).unwrap();
-    assert_eq!((r.header().big_endian, r.header().nanos, r.header().snaplen), (true, false, 64));
+    assert_eq!(
+        (r.header().big_endian, r.header().nanos, r.header().snaplen),
+        (true, false, 64)
+    );
     let rec = r.next().unwrap().unwrap();
-    assert_eq!((rec.time, rec.orig_len, rec.data.len()), (Time(3_000_005_000), 20, 0));
+    assert_eq!(
+        (rec.time, rec.orig_len, rec.data.len()),
+        (Time(3_000_005_000), 20, 0)
+    );
 }
 
 /// The first record of `write_conversation`: 16-byte record header + 20 + 32 bytes.
@@ -362,13 +456,23 @@ const RECORD_LEN_OF_SYN: usize = 16 + 52;
 fn tshark(path: &std::path::Path) -> (String, String, String) {
     let run = |extra: &[&str]| {
         let out = std::process::Command::new("tshark")
-            .args(["-n", "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE"])
+            .args([
+                "-n",
+                "-o",
+                "tcp.check_checksum:TRUE",
+                "-o",
+                "ip.check_checksum:TRUE",
+            ])
             .args(["-o", "tcp.analyze_sequence_numbers:TRUE", "-r"])
             .arg(path)
             .args(extra)
             .output()
             .expect("tshark on PATH");
-        assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "tshark failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     (run(&[]), run(&["-V"]), run(&["-q", "-z", "expert"]))
@@ -389,12 +493,21 @@ fn assert_tshark_clean(path: &std::path::Path, packets: usize, forbid_warnings: 
     println!("==== {} ====\n{summary}\n{expert}", path.display());
     assert_eq!(summary.lines().count(), packets);
     let (verbose, expert) = (verbose.to_lowercase(), expert.to_lowercase());
-    let mut bad = vec!["malformed", "checksum status: bad", "[incorrect", "errors ("];
+    let mut bad = vec![
+        "malformed",
+        "checksum status: bad",
+        "[incorrect",
+        "errors (",
+    ];
     if forbid_warnings {
         bad.push("warns (");
     }
     for b in bad {
-        assert!(!verbose.contains(b) && !expert.contains(b), "{}: found {b:?}", path.display());
+        assert!(
+            !verbose.contains(b) && !expert.contains(b),
+            "{}: found {b:?}",
+            path.display()
+        );
     }
     verbose.matches("checksum status: good]").count()
 }
@@ -408,13 +521,21 @@ fn tshark_accepts_capture() {
     let conv = conversation();
     for (name, full_payload) in [("headers.pcap", false), ("full.pcap", true)] {
         let path = tshark_dir().join(name);
-        let opts = PcapOptions { full_payload, ..Default::default() };
+        let opts = PcapOptions {
+            full_payload,
+            ..Default::default()
+        };
         std::fs::write(&path, write_conversation(opts)).unwrap();
         let good = assert_tshark_clean(&path, conv.len(), true);
         // IP header checksums always; TCP checksums when the whole segment was captured.
-        let checkable =
-            conv.iter().filter(|(_, p, _)| p.as_tcp().is_some_and(|s| full_payload || s.len == 0));
-        assert_eq!(good, conv.len() + checkable.count(), "{name}: good checksums");
+        let checkable = conv
+            .iter()
+            .filter(|(_, p, _)| p.as_tcp().is_some_and(|s| full_payload || s.len == 0));
+        assert_eq!(
+            good,
+            conv.len() + checkable.count(),
+            "{name}: good checksums"
+        );
     }
 }
 
@@ -429,16 +550,30 @@ fn tshark_accepts_edge_cases() {
     syn.sack.push(SackBlock { start: 5, end: 6 });
     let mut four = seg(1, 1, TcpFlags::ACK, 1 << 30, 0);
     for i in 0..MAX_SACK_BLOCKS as u64 {
-        four.sack.push(SackBlock { start: 1000 * i + 10, end: 1000 * i + 20 });
+        four.sack.push(SackBlock {
+            start: 1000 * i + 10,
+            end: 1000 * i + 20,
+        });
     }
-    let segs = [syn, four, seg(1, 1, TcpFlags::ACK, 1 << 16, 1), seg(2, 0, TcpFlags::RST, 0, 0)];
+    let segs = [
+        syn,
+        four,
+        seg(1, 1, TcpFlags::ACK, 1 << 16, 1),
+        seg(2, 0, TcpFlags::RST, 0, 0),
+    ];
     let mut w = PcapWriter::with_options(
         Vec::new(),
-        PcapOptions { full_payload: true, ..Default::default() },
+        PcapOptions {
+            full_payload: true,
+            ..Default::default()
+        },
     )
     .unwrap();
     for (i, s) in segs.iter().enumerate() {
-        let p = Packet { uid: i as u64, ..Packet::tcp(CLIENT, SERVER, s.clone()) };
+        let p = Packet {
+            uid: i as u64,
+            ..Packet::tcp(CLIENT, SERVER, s.clone())
+        };
         w.write_packet(Time(i as u64 * 1000), &p, &ctx).unwrap();
     }
     let path = tshark_dir().join("edge.pcap");

@@ -35,7 +35,12 @@ impl BerSpec {
     }
 
     pub fn build(&self, rng: Rng) -> Ber {
-        Ber { ln_ok_bit: (-self.ber).ln_1p(), rng, last_bytes: 0, last_ok: 1.0 }
+        Ber {
+            ln_ok_bit: (-self.ber).ln_1p(),
+            rng,
+            last_bytes: 0,
+            last_ok: 1.0,
+        }
     }
 }
 
@@ -87,7 +92,13 @@ mod tests {
             let s = BerSpec { ber };
             let want = s.expected_loss(bytes);
             let measured = loss_rate(&mut s.build(stream(1, "ber")), N, 1, 1, bytes);
-            assert_within_se(&format!("ber {ber} x {bytes} B"), measured, want, want * (1.0 - want), N as f64);
+            assert_within_se(
+                &format!("ber {ber} x {bytes} B"),
+                measured,
+                want,
+                want * (1.0 - want),
+                N as f64,
+            );
         }
     }
 
@@ -115,15 +126,41 @@ mod tests {
         for (j, bytes) in [1500, 40].into_iter().enumerate() {
             let want = s.expected_loss(bytes);
             let measured = lost[j] as f64 / (N / 2) as f64;
-            assert_within_se(&format!("{bytes} B"), measured, want, want * (1.0 - want), (N / 2) as f64);
+            assert_within_se(
+                &format!("{bytes} B"),
+                measured,
+                want,
+                want * (1.0 - want),
+                (N / 2) as f64,
+            );
         }
     }
 
     #[test]
     fn ber_extremes_and_determinism() {
-        assert_eq!(loss_rate(&mut BerSpec { ber: 0.0 }.build(stream(1, "b")), 10_000, 1, 1, 1500), 0.0);
-        assert_eq!(loss_rate(&mut BerSpec { ber: 1.0 }.build(stream(1, "b")), 10_000, 1, 1, 1), 1.0);
-        assert!(BerSpec { ber: 1.0 }.build(stream(1, "b")).transmit(Time::ZERO, Dur::ZERO, 0));
+        assert_eq!(
+            loss_rate(
+                &mut BerSpec { ber: 0.0 }.build(stream(1, "b")),
+                10_000,
+                1,
+                1,
+                1500
+            ),
+            0.0
+        );
+        assert_eq!(
+            loss_rate(
+                &mut BerSpec { ber: 1.0 }.build(stream(1, "b")),
+                10_000,
+                1,
+                1,
+                1
+            ),
+            1.0
+        );
+        assert!(BerSpec { ber: 1.0 }
+            .build(stream(1, "b"))
+            .transmit(Time::ZERO, Dur::ZERO, 0));
         let s = BerSpec { ber: 1e-4 };
         let a = outcomes(&mut s.build(stream(1, "b")), 2000, 1, 1, 1500);
         assert_eq!(a, outcomes(&mut s.build(stream(1, "b")), 2000, 1, 1, 1500));

@@ -64,7 +64,13 @@ mod tests {
         const N: u64 = 1_000_000;
         for p in [0.001, 0.01, 0.3] {
             let measured = loss_rate(&mut model(p, 7), N, 1000, 100, 1500);
-            assert_within_se(&format!("bernoulli p={p}"), measured, p, p * (1.0 - p), N as f64);
+            assert_within_se(
+                &format!("bernoulli p={p}"),
+                measured,
+                p,
+                p * (1.0 - p),
+                N as f64,
+            );
         }
     }
 
@@ -86,6 +92,9 @@ mod tests {
         let mut m = model(0.5, 3);
         outcomes(&mut m, 17, 10, 1, 100);
         let mut f = m.fork().unwrap();
-        assert_eq!(outcomes(f.as_mut(), 500, 10, 1, 100), outcomes(&mut m, 500, 10, 1, 100));
+        assert_eq!(
+            outcomes(f.as_mut(), 500, 10, 1, 100),
+            outcomes(&mut m, 500, 10, 1, 100)
+        );
     }
 }

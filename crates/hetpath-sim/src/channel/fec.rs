@@ -79,19 +79,25 @@ impl FecSpec {
     pub(super) fn validate(&self, prefix: &str) -> Result<(), String> {
         let (n, k, d) = (self.n, self.k, self.depth);
         if !(1..=255).contains(&n) {
-            return Err(format!("{prefix}.n = {n}: expected a codeword length in 1..=255 (8-bit symbols)"));
+            return Err(format!(
+                "{prefix}.n = {n}: expected a codeword length in 1..=255 (8-bit symbols)"
+            ));
         }
         if k == 0 || k >= n {
             return Err(format!("{prefix}.k = {k}: expected 0 < k < n = {n}"));
         }
         if !(1..=65535).contains(&d) {
-            return Err(format!("{prefix}.depth = {d}: expected an interleaving depth in 1..=65535"));
+            return Err(format!(
+                "{prefix}.depth = {d}: expected an interleaving depth in 1..=65535"
+            ));
         }
         match (self.ber, &self.inner) {
             (Some(ber), None) => BerSpec { ber }.validate(prefix),
             (None, Some(FecInner::Ber(b))) => b.validate(&format!("{prefix}.inner")),
             (None, Some(FecInner::GilbertElliott(g))) => g.validate(&format!("{prefix}.inner")),
-            _ => Err(format!("{prefix}: a fec channel needs exactly one of `ber` and `inner`")),
+            _ => Err(format!(
+                "{prefix}: a fec channel needs exactly one of `ber` and `inner`"
+            )),
         }
     }
 
@@ -125,7 +131,11 @@ impl FecSpec {
     pub fn expected_loss(&self, bytes: u32) -> Option<f64> {
         let p_cw = self.codeword_failure()?;
         let c = self.codewords(bytes) as f64;
-        Some(if c == 0.0 || p_cw == 0.0 { 0.0 } else { -(c * (-p_cw).ln_1p()).exp_m1() })
+        Some(if c == 0.0 || p_cw == 0.0 {
+            0.0
+        } else {
+            -(c * (-p_cw).ln_1p()).exp_m1()
+        })
     }
 
     pub fn build(&self, rng: Rng) -> Fec {
@@ -141,10 +151,20 @@ impl FecSpec {
             }
             _ => {
                 let p_cw = self.codeword_failure().unwrap_or(0.0);
-                Inner::Iid { rng, ln_ok_cw: (-p_cw).ln_1p(), last_bytes: 0, last_ok: 1.0 }
+                Inner::Iid {
+                    rng,
+                    ln_ok_cw: (-p_cw).ln_1p(),
+                    last_bytes: 0,
+                    last_ok: 1.0,
+                }
             }
         };
-        Fec { n: self.n, k: self.k, depth: self.depth, inner }
+        Fec {
+            n: self.n,
+            k: self.k,
+            depth: self.depth,
+            inner,
+        }
     }
 }
 
@@ -159,7 +179,12 @@ pub struct Fec {
 
 #[derive(Debug, Clone)]
 enum Inner {
-    Iid { rng: Rng, ln_ok_cw: f64, last_bytes: u32, last_ok: f64 },
+    Iid {
+        rng: Rng,
+        ln_ok_cw: f64,
+        last_bytes: u32,
+        last_ok: f64,
+    },
     Bursty(Box<Bursty>),
 }
 
@@ -242,7 +267,12 @@ impl Tally<'_> {
 
 impl Bursty {
     fn transmit(&mut self, c: u64, n: u64, depth: u64, start: Time, duration: Dur) -> bool {
-        let Bursty { process, fail, ln_ok_good, lanes } = self;
+        let Bursty {
+            process,
+            fail,
+            ln_ok_good,
+            lanes,
+        } = self;
         let symbols = u128::from(c * n);
         let (s, dur) = (start.0, duration.0.max(1));
         let e = s.saturating_add(dur);
@@ -251,7 +281,16 @@ impl Bursty {
         let floor = |x: u64| (u128::from(x) * symbols / u128::from(dur)) as u64;
         let ceil = |x: u64| (u128::from(x) * symbols).div_ceil(u128::from(dur)) as u64;
         process.advance_to(s);
-        let mut tally = Tally { lanes, fail, n, depth, c, frame: u64::MAX, ok: 1.0, touched: 0 };
+        let mut tally = Tally {
+            lanes,
+            fail,
+            n,
+            depth,
+            c,
+            frame: u64::MAX,
+            ok: 1.0,
+            touched: 0,
+        };
         let (mut from, mut done) = (s, 0u64);
         loop {
             if process.bad {
@@ -278,14 +317,21 @@ impl Channel for Fec {
     fn transmit(&mut self, start: Time, duration: Dur, bytes: u32) -> bool {
         let c = u64::from(bytes.div_ceil(self.k).max(self.depth.min(bytes)));
         match &mut self.inner {
-            Inner::Iid { rng, ln_ok_cw, last_bytes, last_ok } => {
+            Inner::Iid {
+                rng,
+                ln_ok_cw,
+                last_bytes,
+                last_ok,
+            } => {
                 if bytes != *last_bytes {
                     *last_bytes = bytes;
                     *last_ok = survival(*ln_ok_cw, c);
                 }
                 *last_ok >= 1.0 || uniform(rng) < *last_ok
             }
-            Inner::Bursty(b) if c > 0 => b.transmit(c, u64::from(self.n), u64::from(self.depth), start, duration),
+            Inner::Bursty(b) if c > 0 => {
+                b.transmit(c, u64::from(self.n), u64::from(self.depth), start, duration)
+            }
             Inner::Bursty(_) => true,
         }
     }

@@ -33,7 +33,11 @@ pub fn binomial_tail(n: u32, p: f64, t: u32) -> f64 {
     if t >= n {
         return 0.0;
     }
-    pmf(n, p)[t as usize + 1..].iter().rev().sum::<f64>().min(1.0)
+    pmf(n, p)[t as usize + 1..]
+        .iter()
+        .rev()
+        .sum::<f64>()
+        .min(1.0)
 }
 
 /// `table[b]` = P(Bin(b, e_bad) + Bin(n - b, e_good) > t) for b = 0..=n: the failure
@@ -97,7 +101,9 @@ pub(super) fn cached_tail(n: u32, p: f64, t: u32) -> f64 {
 /// `mixed_failure_table(n, t, e_good, e_bad)`, cached per parameters and shared.
 pub(super) fn cached_failure_table(n: u32, t: u32, e_good: f64, e_bad: f64) -> Arc<[f64]> {
     static MEMO: Memo<(u32, u32, u64, u64), Arc<[f64]>> = Memo::new();
-    MEMO.get((n, t, e_good.to_bits(), e_bad.to_bits()), || mixed_failure_table(n, t, e_good, e_bad).into())
+    MEMO.get((n, t, e_good.to_bits(), e_bad.to_bits()), || {
+        mixed_failure_table(n, t, e_good, e_bad).into()
+    })
 }
 
 #[cfg(test)]
@@ -119,9 +125,18 @@ mod tests {
 
     #[test]
     fn fec_math_tail_matches_direct_sum() {
-        for (n, p, t) in [(15, 0.1, 2), (31, 0.05, 3), (63, 0.2, 10), (100, 0.01, 0), (7, 0.5, 6)] {
+        for (n, p, t) in [
+            (15, 0.1, 2),
+            (31, 0.05, 3),
+            (63, 0.2, 10),
+            (100, 0.01, 0),
+            (7, 0.5, 6),
+        ] {
             let (a, b) = (binomial_tail(n, p, t), direct_tail(n, p, t));
-            assert!((a - b).abs() <= 1e-12 * b.max(1e-300), "n={n} p={p} t={t}: {a} vs {b}");
+            assert!(
+                (a - b).abs() <= 1e-12 * b.max(1e-300),
+                "n={n} p={p} t={t}: {a} vs {b}"
+            );
         }
         assert_eq!(binomial_tail(255, 0.0, 16), 0.0);
         assert_eq!(binomial_tail(255, 1.0, 16), 1.0);
@@ -143,8 +158,13 @@ mod tests {
         assert!((t[0] - binomial_tail(31, 0.02, 3)).abs() < 1e-15);
         assert!((t[31] - binomial_tail(31, 0.3, 3)).abs() < 1e-12);
         let same = mixed_failure_table(31, 3, 0.1, 0.1);
-        assert!(same.iter().all(|&f| (f - binomial_tail(31, 0.1, 3)).abs() < 1e-12));
-        assert!(t.windows(2).all(|w| w[0] <= w[1] + 1e-15), "more bad symbols never help");
+        assert!(same
+            .iter()
+            .all(|&f| (f - binomial_tail(31, 0.1, 3)).abs() < 1e-12));
+        assert!(
+            t.windows(2).all(|w| w[0] <= w[1] + 1e-15),
+            "more bad symbols never help"
+        );
         assert_eq!(&*cached_failure_table(31, 3, 0.02, 0.3), &t[..]);
         assert_eq!(cached_tail(31, 0.02, 3), t[0]);
     }

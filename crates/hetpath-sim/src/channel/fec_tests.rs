@@ -7,7 +7,13 @@ use crate::rng::stream;
 use crate::scenario::units::Duration;
 
 fn iid(n: u32, k: u32, depth: u32, ber: f64) -> FecSpec {
-    FecSpec { n, k, depth, ber: Some(ber), inner: None }
+    FecSpec {
+        n,
+        k,
+        depth,
+        ber: Some(ber),
+        inner: None,
+    }
 }
 
 fn bursty(depth: u32, t_good_us: u64, t_bad_us: u64, loss_good: f64, loss_bad: f64) -> FecSpec {
@@ -18,7 +24,13 @@ fn bursty(depth: u32, t_good_us: u64, t_bad_us: u64, loss_good: f64, loss_bad: f
         loss_bad,
         initial: InitialState::Stationary,
     };
-    FecSpec { n: 255, k: 223, depth, ber: None, inner: Some(FecInner::GilbertElliott(ge)) }
+    FecSpec {
+        n: 255,
+        k: 223,
+        depth,
+        ber: None,
+        inner: Some(FecInner::GilbertElliott(ge)),
+    }
 }
 
 /// Transmission time in ns of `bytes` at `coded_bps` reduced by the code rate.
@@ -31,7 +43,12 @@ fn fec_rate_factor_is_k_over_n() {
     for (n, k) in [(255, 223), (255, 239), (204, 188), (15, 11)] {
         let ch = ChannelSpec::Fec(iid(n, k, 1, 1e-5)).build(stream(1, "f"));
         assert_eq!(ch.rate_factor(), f64::from(k) / f64::from(n));
-        assert_eq!(bursty(4, 1000, 10, 0.0, 1.0).build(stream(1, "f")).rate_factor(), 223.0 / 255.0);
+        assert_eq!(
+            bursty(4, 1000, 10, 0.0, 1.0)
+                .build(stream(1, "f"))
+                .rate_factor(),
+            223.0 / 255.0
+        );
     }
 }
 
@@ -50,10 +67,29 @@ fn fec_codeword_geometry() {
 
 #[test]
 fn fec_zero_error_rate_loses_nothing() {
-    let inner_ber = FecSpec { inner: Some(FecInner::Ber(BerSpec { ber: 0.0 })), ber: None, ..iid(255, 223, 8, 0.0) };
-    for s in [iid(255, 223, 1, 0.0), iid(255, 223, 8, 0.0), inner_ber, bursty(8, 100, 100, 0.0, 0.0)] {
+    let inner_ber = FecSpec {
+        inner: Some(FecInner::Ber(BerSpec { ber: 0.0 })),
+        ber: None,
+        ..iid(255, 223, 8, 0.0)
+    };
+    for s in [
+        iid(255, 223, 1, 0.0),
+        iid(255, 223, 8, 0.0),
+        inner_ber,
+        bursty(8, 100, 100, 0.0, 0.0),
+    ] {
         assert_eq!(s.expected_loss(1500).unwrap_or(0.0), 0.0);
-        assert_eq!(loss_rate(&mut s.build(stream(1, "f")), 100_000, 2_000_000, 1_500_000, 1500), 0.0, "{s:?}");
+        assert_eq!(
+            loss_rate(
+                &mut s.build(stream(1, "f")),
+                100_000,
+                2_000_000,
+                1_500_000,
+                1500
+            ),
+            0.0,
+            "{s:?}"
+        );
     }
 }
 
@@ -67,12 +103,20 @@ fn fec_codeword_failure_matches_bitwise_simulation() {
     const WORDS: u64 = 100_000;
     let failed = (0..WORDS)
         .filter(|_| {
-            let bad_symbols = (0..s.n).filter(|_| (0..8).any(|_| uniform(&mut rng) < 0.02)).count();
+            let bad_symbols = (0..s.n)
+                .filter(|_| (0..8).any(|_| uniform(&mut rng) < 0.02))
+                .count();
             bad_symbols as u32 > s.t()
         })
         .count();
     let measured = failed as f64 / WORDS as f64;
-    assert_within_se("codeword failure", measured, want, want * (1.0 - want), WORDS as f64);
+    assert_within_se(
+        "codeword failure",
+        measured,
+        want,
+        want * (1.0 - want),
+        WORDS as f64,
+    );
 }
 
 #[test]
@@ -83,7 +127,13 @@ fn fec_iid_packet_loss_matches_binomial_tail() {
         let s = iid(255, 223, depth, 5e-3);
         let want = s.expected_loss(bytes).unwrap();
         let measured = loss_rate(&mut s.build(stream(2, "f")), N, 1, 1, bytes);
-        assert_within_se(&format!("D={depth} L={bytes}"), measured, want, want * (1.0 - want), N as f64);
+        assert_within_se(
+            &format!("D={depth} L={bytes}"),
+            measured,
+            want,
+            want * (1.0 - want),
+            N as f64,
+        );
     }
     assert!((iid(255, 223, 8, 5e-3).expected_loss(1500).unwrap() - 0.183161197).abs() < 1e-8);
 }
@@ -99,13 +149,28 @@ fn fec_bursty_with_equal_state_rates_is_iid() {
     let want = 1.0 - (1.0 - p_cw).powi(8);
     let dur = airtime(&s, 1500, 10e6);
     let measured = loss_rate(&mut s.build(stream(3, "f")), N, dur, dur, 1500);
-    assert_within_se("bursty, equal rates", measured, want, want * (1.0 - want), N as f64);
+    assert_within_se(
+        "bursty, equal rates",
+        measured,
+        want,
+        want * (1.0 - want),
+        N as f64,
+    );
 }
 
 fn tally_ok(depth: u64, c: u64, ranges: &[(u64, u64)]) -> f64 {
     let fail = mixed_failure_table(255, 16, 0.0, 1.0);
     let mut lanes = vec![0u16; depth as usize];
-    let mut t = Tally { lanes: &mut lanes, fail: &fail, n: 255, depth, c, frame: u64::MAX, ok: 1.0, touched: 0 };
+    let mut t = Tally {
+        lanes: &mut lanes,
+        fail: &fail,
+        n: 255,
+        depth,
+        c,
+        frame: u64::MAX,
+        ok: 1.0,
+        touched: 0,
+    };
     for &(a, b) in ranges {
         t.add(a, b);
     }
@@ -148,7 +213,10 @@ fn fec_interleaving_reduces_burst_loss() {
     };
     let (d1, d8) = (rate(1), rate(8));
     let se = |p: f64| (p * (1.0 - p) / N as f64).sqrt();
-    assert!(d8 + 5.0 * se(d8) < d1 - 5.0 * se(d1), "depth 1: {d1}, depth 8: {d8}");
+    assert!(
+        d8 + 5.0 * se(d8) < d1 - 5.0 * se(d1),
+        "depth 1: {d1}, depth 8: {d8}"
+    );
     assert!(d1 > 0.1 && d8 < d1 / 4.0, "depth 1: {d1}, depth 8: {d8}");
 }
 
@@ -157,13 +225,21 @@ fn fec_deterministic_and_forkable() {
     for s in [iid(255, 223, 8, 5e-3), bursty(8, 2000, 50, 0.001, 0.5)] {
         let dur = airtime(&s, 1500, 10e6);
         let a = outcomes(&mut s.build(stream(1, "f")), 20_000, dur, dur, 1500);
-        assert_eq!(a, outcomes(&mut s.build(stream(1, "f")), 20_000, dur, dur, 1500));
-        assert_ne!(a, outcomes(&mut s.build(stream(2, "f")), 20_000, dur, dur, 1500));
+        assert_eq!(
+            a,
+            outcomes(&mut s.build(stream(1, "f")), 20_000, dur, dur, 1500)
+        );
+        assert_ne!(
+            a,
+            outcomes(&mut s.build(stream(2, "f")), 20_000, dur, dur, 1500)
+        );
         let mut m = s.build(stream(3, "f"));
         outcomes(&mut m, 99, dur, dur, 1500);
         let mut f = m.fork().unwrap();
         let later = |ch: &mut dyn Channel| -> Vec<bool> {
-            (0..5000u64).map(|i| ch.transmit(Time(1_000_000_000 + i * 2 * dur), Dur(dur), 1500)).collect()
+            (0..5000u64)
+                .map(|i| ch.transmit(Time(1_000_000_000 + i * 2 * dur), Dur(dur), 1500))
+                .collect()
         };
         assert_eq!(later(f.as_mut()), later(&mut m));
     }

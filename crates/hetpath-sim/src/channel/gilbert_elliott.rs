@@ -63,12 +63,17 @@ impl GilbertElliottSpec {
     /// Long-run loss of packets whose transmission lasts `duration` (see module docs).
     pub fn expected_loss(&self, duration: Dur) -> f64 {
         let pb = self.stationary_bad();
-        let hit = pb + (1.0 - pb) * -(-duration.as_secs_f64() / self.t_good.0.as_secs_f64()).exp_m1();
+        let hit =
+            pb + (1.0 - pb) * -(-duration.as_secs_f64() / self.t_good.0.as_secs_f64()).exp_m1();
         hit * self.loss_bad + (1.0 - hit) * self.loss_good
     }
 
     pub fn build(&self, rng: Rng) -> GilbertElliott {
-        GilbertElliott { process: GeProcess::new(self, rng), loss_good: self.loss_good, loss_bad: self.loss_bad }
+        GilbertElliott {
+            process: GeProcess::new(self, rng),
+            loss_good: self.loss_good,
+            loss_bad: self.loss_bad,
+        }
     }
 }
 
@@ -103,7 +108,17 @@ impl GeProcess {
         };
         let rate_sum = 1.0 / mean_good + 1.0 / mean_bad;
         let switch_rate = 2.0 / (mean_good + mean_bad);
-        let mut p = GeProcess { rng, bad, until: 0, mean_good, mean_bad, pi_bad, rate_sum, switch_rate, max_walk: 4 };
+        let mut p = GeProcess {
+            rng,
+            bad,
+            until: 0,
+            mean_good,
+            mean_bad,
+            pi_bad,
+            rate_sum,
+            switch_rate,
+            max_walk: 4,
+        };
         // Memorylessness: the residual of a stationary period is a full exponential.
         p.until = p.sojourn();
         p
@@ -117,7 +132,11 @@ impl GeProcess {
     /// Length (ns, >= 1) of a fresh period in the current state.
     #[inline]
     fn sojourn(&mut self) -> u64 {
-        let mean = if self.bad { self.mean_bad } else { self.mean_good };
+        let mean = if self.bad {
+            self.mean_bad
+        } else {
+            self.mean_good
+        };
         let x = -mean * (-self.uniform()).ln_1p();
         (x.round() as u64).max(1)
     }
@@ -232,7 +251,13 @@ mod tests {
         let pb = s.stationary_bad();
         let tau = 1.0 / p.rate_sum;
         let measured = bad_ns as f64 / horizon as f64;
-        assert_within_se("GE bad-time fraction", measured, pb, 2.0 * pb * (1.0 - pb) * tau, horizon as f64);
+        assert_within_se(
+            "GE bad-time fraction",
+            measured,
+            pb,
+            2.0 * pb * (1.0 - pb) * tau,
+            horizon as f64,
+        );
     }
 
     #[test]
@@ -249,7 +274,13 @@ mod tests {
             let want = s.expected_loss(Dur::from_micros(100));
             let r = (-1_000_000.0 * m.process.rate_sum).exp();
             let var_n = want * (1.0 - want) * (1.0 + r) / (1.0 - r);
-            assert_within_se(&format!("GE loss, max_walk {max_walk}"), measured, want, var_n, N as f64);
+            assert_within_se(
+                &format!("GE loss, max_walk {max_walk}"),
+                measured,
+                want,
+                var_n,
+                N as f64,
+            );
         }
     }
 
@@ -288,8 +319,20 @@ mod tests {
     #[test]
     fn ge_long_packets_are_hit_more() {
         let s = spec(1000, 100);
-        let short = loss_rate(&mut s.build(stream(4, "ge")), 200_000, 3_000_000, 1_000, 1500);
-        let long = loss_rate(&mut s.build(stream(4, "ge")), 200_000, 3_000_000, 1_000_000, 1500);
+        let short = loss_rate(
+            &mut s.build(stream(4, "ge")),
+            200_000,
+            3_000_000,
+            1_000,
+            1500,
+        );
+        let long = loss_rate(
+            &mut s.build(stream(4, "ge")),
+            200_000,
+            3_000_000,
+            1_000_000,
+            1500,
+        );
         assert!(long > short + 0.3, "short {short}, long {long}");
     }
 
@@ -297,13 +340,21 @@ mod tests {
     fn ge_deterministic_and_forkable() {
         let s = spec(500, 100);
         let a = outcomes(&mut s.build(stream(1, "ge")), 5000, 50_000, 10_000, 1);
-        assert_eq!(a, outcomes(&mut s.build(stream(1, "ge")), 5000, 50_000, 10_000, 1));
-        assert_ne!(a, outcomes(&mut s.build(stream(2, "ge")), 5000, 50_000, 10_000, 1));
+        assert_eq!(
+            a,
+            outcomes(&mut s.build(stream(1, "ge")), 5000, 50_000, 10_000, 1)
+        );
+        assert_ne!(
+            a,
+            outcomes(&mut s.build(stream(2, "ge")), 5000, 50_000, 10_000, 1)
+        );
         let mut m = s.build(stream(3, "ge"));
         outcomes(&mut m, 77, 50_000, 10_000, 1);
         let mut f = m.fork().unwrap();
         let later = |ch: &mut dyn Channel| -> Vec<bool> {
-            (0..5000u64).map(|i| ch.transmit(Time(10_000_000 + i * 70_000), Dur(10_000), 1)).collect()
+            (0..5000u64)
+                .map(|i| ch.transmit(Time(10_000_000 + i * 70_000), Dur(10_000), 1))
+                .collect()
         };
         assert_eq!(later(f.as_mut()), later(&mut m));
     }

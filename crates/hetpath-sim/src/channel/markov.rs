@@ -30,10 +30,10 @@
 //! block is lost, in the good state FEC corrects everything).
 
 use super::spec::{check_positive, check_prob};
-use crate::scenario::units::Duration;
-use rand_core::SeedableRng;
 use super::*;
 use crate::rng::uniform;
+use crate::scenario::units::Duration;
+use rand_core::SeedableRng;
 use serde::Deserialize;
 
 /// `{ model = "markov", alpha = 0.01, beta = 0.1 }`
@@ -81,7 +81,10 @@ impl MarkovSpec {
         }
         if let Some(c) = self.fec {
             if c.k == 0 || c.k > c.n {
-                return Err(format!("{prefix}.fec = {{ n = {}, k = {} }}: expected 0 < k <= n", c.n, c.k));
+                return Err(format!(
+                    "{prefix}.fec = {{ n = {}, k = {} }}: expected 0 < k <= n",
+                    c.n, c.k
+                ));
             }
         }
         Ok(())
@@ -167,7 +170,14 @@ impl Channel for Markov {
     #[inline]
     fn transmit(&mut self, start: Time, _: Dur, _: u32) -> bool {
         let Some(slot) = self.slot else {
-            let lost = chance(&mut self.loss_rng, if self.bad { self.loss_bad } else { self.loss_good });
+            let lost = chance(
+                &mut self.loss_rng,
+                if self.bad {
+                    self.loss_bad
+                } else {
+                    self.loss_good
+                },
+            );
             self.step();
             return !lost;
         };
@@ -176,7 +186,14 @@ impl Channel for Markov {
             self.step();
             self.slot_index += 1;
         }
-        !chance(&mut self.loss_rng, if self.bad { self.loss_bad } else { self.loss_good })
+        !chance(
+            &mut self.loss_rng,
+            if self.bad {
+                self.loss_bad
+            } else {
+                self.loss_good
+            },
+        )
     }
     fn rate_factor(&self) -> f64 {
         self.rate_factor
@@ -196,7 +213,15 @@ mod tests {
     use crate::rng::stream;
 
     fn spec(alpha: f64, beta: f64, loss_good: f64, loss_bad: f64) -> MarkovSpec {
-        MarkovSpec { alpha, beta, loss_good, loss_bad, initial: InitialState::Stationary, slot: None, fec: None }
+        MarkovSpec {
+            alpha,
+            beta,
+            loss_good,
+            loss_bad,
+            initial: InitialState::Stationary,
+            slot: None,
+            fec: None,
+        }
     }
 
     /// N x variance of the mean loss indicator of a Markov-modulated Bernoulli sequence:
@@ -211,9 +236,19 @@ mod tests {
     #[test]
     fn markov_loss_converges_to_stationary() {
         const N: u64 = 1_000_000;
-        for s in [spec(0.01, 0.1, 0.0, 1.0), spec(0.002, 0.05, 0.001, 0.6), spec(0.3, 0.6, 0.1, 0.9)] {
+        for s in [
+            spec(0.01, 0.1, 0.0, 1.0),
+            spec(0.002, 0.05, 0.001, 0.6),
+            spec(0.3, 0.6, 0.1, 0.9),
+        ] {
             let measured = loss_rate(&mut s.build(stream(11, "m")), N, 1, 1, 1500);
-            assert_within_se(&format!("{s:?}"), measured, s.expected_loss(), var_n(&s), N as f64);
+            assert_within_se(
+                &format!("{s:?}"),
+                measured,
+                s.expected_loss(),
+                var_n(&s),
+                N as f64,
+            );
         }
     }
 
@@ -246,7 +281,10 @@ mod tests {
         s.initial = InitialState::Bad;
         let mut m = s.build(stream(1, "m"));
         assert!(m.state());
-        assert!(!m.transmit(Time::ZERO, Dur::ZERO, 1), "first packet sees the initial state");
+        assert!(
+            !m.transmit(Time::ZERO, Dur::ZERO, 1),
+            "first packet sees the initial state"
+        );
         s.initial = InitialState::Good;
         assert!(s.build(stream(1, "m")).transmit(Time::ZERO, Dur::ZERO, 1));
         // The state reported is the state the next packet sees (loss_bad = 1, loss_good = 0).
@@ -267,11 +305,17 @@ mod tests {
         let mut m = s.build(stream(3, "m"));
         outcomes(&mut m, 123, 1, 1, 1);
         let mut f = m.fork().unwrap();
-        assert_eq!(outcomes(f.as_mut(), 2000, 1, 1, 1), outcomes(&mut m, 2000, 1, 1, 1));
+        assert_eq!(
+            outcomes(f.as_mut(), 2000, 1, 1, 1),
+            outcomes(&mut m, 2000, 1, 1, 1)
+        );
     }
 
     fn slotted(alpha: f64, beta: f64, slot_ms: u64) -> MarkovSpec {
-        MarkovSpec { slot: Some(Duration(Dur::from_millis(slot_ms))), ..spec(alpha, beta, 0.0, 1.0) }
+        MarkovSpec {
+            slot: Some(Duration(Dur::from_millis(slot_ms))),
+            ..spec(alpha, beta, 0.0, 1.0)
+        }
     }
 
     #[test]
@@ -280,11 +324,17 @@ mod tests {
         // slot both probe: the slot states are a function of the seed alone.
         let s = slotted(0.05, 0.2, 10);
         let mut dense = s.build(stream(7, "m"));
-        let every: Vec<bool> = (0..5000).map(|j| dense.transmit(Time(j * 10_000_000 + 3), Dur(1), 1500)).collect();
+        let every: Vec<bool> = (0..5000)
+            .map(|j| dense.transmit(Time(j * 10_000_000 + 3), Dur(1), 1500))
+            .collect();
         let mut sparse = s.build(stream(7, "m"));
         let mut j = 0;
         while j < 5000 {
-            assert_eq!(sparse.transmit(Time(j * 10_000_000 + 9_999_999), Dur(1), 40), every[j as usize], "slot {j}");
+            assert_eq!(
+                sparse.transmit(Time(j * 10_000_000 + 9_999_999), Dur(1), 40),
+                every[j as usize],
+                "slot {j}"
+            );
             j += 1 + (j * 7919) % 37;
         }
     }
@@ -295,7 +345,13 @@ mod tests {
         let s = slotted(0.01, 0.1, 1);
         let mut m = s.build(stream(3, "m"));
         let measured = loss_rate(&mut m, N, 1_000_000, 1, 1500);
-        assert_within_se("slotted loss", measured, s.expected_loss(), var_n(&s), N as f64);
+        assert_within_se(
+            "slotted loss",
+            measured,
+            s.expected_loss(),
+            var_n(&s),
+            N as f64,
+        );
         // Two packets in one slot share its fate.
         let mut m = s.build(stream(4, "m"));
         for j in 0..10_000u64 {
@@ -306,9 +362,15 @@ mod tests {
 
     #[test]
     fn fec_code_sets_the_rate_factor() {
-        let s = MarkovSpec { fec: Some(BlockCode { n: 255, k: 223 }), ..spec(0.1, 0.9, 0.0, 1.0) };
+        let s = MarkovSpec {
+            fec: Some(BlockCode { n: 255, k: 223 }),
+            ..spec(0.1, 0.9, 0.0, 1.0)
+        };
         assert!((s.build(stream(1, "m")).rate_factor() - 223.0 / 255.0).abs() < 1e-12);
-        let bad = MarkovSpec { fec: Some(BlockCode { n: 100, k: 200 }), ..s };
+        let bad = MarkovSpec {
+            fec: Some(BlockCode { n: 100, k: 200 }),
+            ..s
+        };
         assert!(bad.validate("channel").unwrap_err().contains("0 < k <= n"));
     }
 }

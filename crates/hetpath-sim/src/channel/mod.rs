@@ -114,14 +114,24 @@ pub(crate) mod testutil {
     /// Fraction of `n` packets of `bytes` sent back to back every `gap` that are lost.
     pub fn loss_rate(ch: &mut dyn super::Channel, n: u64, gap: u64, dur: u64, bytes: u32) -> f64 {
         use hetpath_proto::{Dur, Time};
-        let lost = (0..n).filter(|&i| !ch.transmit(Time(i * gap), Dur(dur), bytes)).count();
+        let lost = (0..n)
+            .filter(|&i| !ch.transmit(Time(i * gap), Dur(dur), bytes))
+            .count();
         lost as f64 / n as f64
     }
 
     /// The first `n` outcomes, as a bit string, for determinism tests.
-    pub fn outcomes(ch: &mut dyn super::Channel, n: u64, gap: u64, dur: u64, bytes: u32) -> Vec<bool> {
+    pub fn outcomes(
+        ch: &mut dyn super::Channel,
+        n: u64,
+        gap: u64,
+        dur: u64,
+        bytes: u32,
+    ) -> Vec<bool> {
         use hetpath_proto::{Dur, Time};
-        (0..n).map(|i| ch.transmit(Time(i * gap), Dur(dur), bytes)).collect()
+        (0..n)
+            .map(|i| ch.transmit(Time(i * gap), Dur(dur), bytes))
+            .collect()
     }
 }
 

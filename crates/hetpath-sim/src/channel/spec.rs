@@ -113,7 +113,9 @@ pub(super) fn check_prob(prefix: &str, key: &str, v: f64) -> Result<(), String> 
     if (0.0..=1.0).contains(&v) {
         Ok(())
     } else {
-        Err(format!("{prefix}.{key} = {v}: expected a probability in [0, 1]"))
+        Err(format!(
+            "{prefix}.{key} = {v}: expected a probability in [0, 1]"
+        ))
     }
 }
 
@@ -122,7 +124,10 @@ pub(super) fn check_positive(prefix: &str, key: &str, d: Duration) -> Result<(),
     if d.0 > Dur::ZERO {
         Ok(())
     } else {
-        Err(format!("{prefix}.{key} = \"{}s\": expected a positive duration", d.0.as_secs_f64()))
+        Err(format!(
+            "{prefix}.{key} = \"{}s\": expected a positive duration",
+            d.0.as_secs_f64()
+        ))
     }
 }
 
@@ -136,7 +141,9 @@ mod tests {
     }
 
     fn parse(s: &str) -> Result<ChannelSpec, String> {
-        toml::from_str::<W>(&format!("channel = {s}")).map(|w| w.channel).map_err(|e| e.to_string())
+        toml::from_str::<W>(&format!("channel = {s}"))
+            .map(|w| w.channel)
+            .map_err(|e| e.to_string())
     }
 
     fn check(s: &str) -> Result<(), String> {
@@ -161,16 +168,22 @@ mod tests {
         ];
         for s in ok {
             let spec = parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
-            spec.validate(Path::new(".")).unwrap_or_else(|e| panic!("{s}: {e}"));
+            spec.validate(Path::new("."))
+                .unwrap_or_else(|e| panic!("{s}: {e}"));
             let _ = spec.build(crate::rng::stream(1, "x"));
         }
         assert_eq!(
             parse(r#"{ model = "bernoulli", p = 1 }"#).unwrap(),
             ChannelSpec::Bernoulli(BernoulliSpec { p: 1.0 })
         );
-        assert_eq!(ChannelSpec::default(), parse(r#"{ model = "none" }"#).unwrap());
         assert_eq!(
-            parse(r#"{ model = "gilbert-elliott", t_good = "1s", t_bad = "1s" }"#).unwrap().model(),
+            ChannelSpec::default(),
+            parse(r#"{ model = "none" }"#).unwrap()
+        );
+        assert_eq!(
+            parse(r#"{ model = "gilbert-elliott", t_good = "1s", t_bad = "1s" }"#)
+                .unwrap()
+                .model(),
             "gilbert-elliott"
         );
     }
@@ -179,21 +192,45 @@ mod tests {
     fn unknown_keys_and_models_are_errors() {
         let bad = [
             (r#"{ model = "none", p = 0.1 }"#, "unknown field `p`"),
-            (r#"{ model = "bernoulli", p = 0.1, q = 3 }"#, "unknown field `q`"),
-            (r#"{ model = "markov", alpha = 0.1, beta = 0.1, gamma = 1 }"#, "unknown field `gamma`"),
-            (r#"{ model = "gilbert-elliott", t_good = "1s", t_bad = "1s", p = 1 }"#, "unknown field `p`"),
-            (r#"{ model = "ber", ber = 1e-6, bits = 8 }"#, "unknown field `bits`"),
-            (r#"{ model = "fec", n = 255, k = 223, ber = 0.1, interleave = 2 }"#, "unknown field `interleave`"),
+            (
+                r#"{ model = "bernoulli", p = 0.1, q = 3 }"#,
+                "unknown field `q`",
+            ),
+            (
+                r#"{ model = "markov", alpha = 0.1, beta = 0.1, gamma = 1 }"#,
+                "unknown field `gamma`",
+            ),
+            (
+                r#"{ model = "gilbert-elliott", t_good = "1s", t_bad = "1s", p = 1 }"#,
+                "unknown field `p`",
+            ),
+            (
+                r#"{ model = "ber", ber = 1e-6, bits = 8 }"#,
+                "unknown field `bits`",
+            ),
+            (
+                r#"{ model = "fec", n = 255, k = 223, ber = 0.1, interleave = 2 }"#,
+                "unknown field `interleave`",
+            ),
             (
                 r#"{ model = "fec", n = 255, k = 223, inner = { model = "ber", ber = 0.1, x = 1 } }"#,
                 "unknown field `x`",
             ),
-            (r#"{ model = "trace", lost = [1], lose = [2] }"#, "unknown field `lose`"),
+            (
+                r#"{ model = "trace", lost = [1], lose = [2] }"#,
+                "unknown field `lose`",
+            ),
             (r#"{ model = "telepathy" }"#, "unknown variant `telepathy`"),
             (r#"{ p = 0.1 }"#, "missing field `model`"),
             (r#"{ model = "bernoulli" }"#, "missing field `p`"),
-            (r#"{ model = "gilbert-elliott", t_good = "1", t_bad = "1s" }"#, "no unit"),
-            (r#"{ model = "markov", alpha = 0.1, beta = 0.1, initial = "ugly" }"#, "unknown variant `ugly`"),
+            (
+                r#"{ model = "gilbert-elliott", t_good = "1", t_bad = "1s" }"#,
+                "no unit",
+            ),
+            (
+                r#"{ model = "markov", alpha = 0.1, beta = 0.1, initial = "ugly" }"#,
+                "unknown variant `ugly`",
+            ),
             (
                 r#"{ model = "fec", n = 255, k = 223, inner = { model = "markov", alpha = 0.1, beta = 0.1 } }"#,
                 "unknown variant `markov`",
@@ -208,28 +245,70 @@ mod tests {
     #[test]
     fn out_of_range_values_name_the_key() {
         let bad = [
-            (r#"{ model = "bernoulli", p = 1.5 }"#, "channel.p = 1.5: expected a probability in [0, 1]"),
+            (
+                r#"{ model = "bernoulli", p = 1.5 }"#,
+                "channel.p = 1.5: expected a probability in [0, 1]",
+            ),
             (r#"{ model = "bernoulli", p = -0.1 }"#, "channel.p = -0.1"),
-            (r#"{ model = "markov", alpha = 0.0, beta = 0.0 }"#, "channel.alpha + channel.beta"),
-            (r#"{ model = "markov", alpha = 2, beta = 0.1 }"#, "channel.alpha = 2"),
-            (r#"{ model = "markov", alpha = 0.1, beta = 0.1, loss_bad = 7 }"#, "channel.loss_bad = 7"),
-            (r#"{ model = "gilbert-elliott", t_good = "0s", t_bad = "1s" }"#, "channel.t_good"),
-            (r#"{ model = "gilbert-elliott", t_good = "1s", t_bad = "1s", loss_good = 2 }"#, "channel.loss_good = 2"),
+            (
+                r#"{ model = "markov", alpha = 0.0, beta = 0.0 }"#,
+                "channel.alpha + channel.beta",
+            ),
+            (
+                r#"{ model = "markov", alpha = 2, beta = 0.1 }"#,
+                "channel.alpha = 2",
+            ),
+            (
+                r#"{ model = "markov", alpha = 0.1, beta = 0.1, loss_bad = 7 }"#,
+                "channel.loss_bad = 7",
+            ),
+            (
+                r#"{ model = "gilbert-elliott", t_good = "0s", t_bad = "1s" }"#,
+                "channel.t_good",
+            ),
+            (
+                r#"{ model = "gilbert-elliott", t_good = "1s", t_bad = "1s", loss_good = 2 }"#,
+                "channel.loss_good = 2",
+            ),
             (r#"{ model = "ber", ber = 1.01 }"#, "channel.ber = 1.01"),
-            (r#"{ model = "fec", n = 255, k = 255, ber = 0.1 }"#, "channel.k = 255"),
-            (r#"{ model = "fec", n = 300, k = 223, ber = 0.1 }"#, "channel.n = 300"),
-            (r#"{ model = "fec", n = 255, k = 0, ber = 0.1 }"#, "channel.k = 0"),
-            (r#"{ model = "fec", n = 255, k = 223, depth = 0, ber = 0.1 }"#, "channel.depth = 0"),
+            (
+                r#"{ model = "fec", n = 255, k = 255, ber = 0.1 }"#,
+                "channel.k = 255",
+            ),
+            (
+                r#"{ model = "fec", n = 300, k = 223, ber = 0.1 }"#,
+                "channel.n = 300",
+            ),
+            (
+                r#"{ model = "fec", n = 255, k = 0, ber = 0.1 }"#,
+                "channel.k = 0",
+            ),
+            (
+                r#"{ model = "fec", n = 255, k = 223, depth = 0, ber = 0.1 }"#,
+                "channel.depth = 0",
+            ),
             (r#"{ model = "fec", n = 255, k = 223 }"#, "exactly one of"),
-            (r#"{ model = "fec", n = 255, k = 223, ber = 2 }"#, "channel.ber = 2"),
+            (
+                r#"{ model = "fec", n = 255, k = 223, ber = 2 }"#,
+                "channel.ber = 2",
+            ),
             (
                 r#"{ model = "fec", n = 255, k = 223, inner = { model = "gilbert-elliott", t_good = "1s", t_bad = "0ms" } }"#,
                 "channel.inner.t_bad",
             ),
             (r#"{ model = "trace" }"#, "exactly one of"),
-            (r#"{ model = "trace", lost = [1], bad = [["1s", "2s"]] }"#, "exactly one of"),
-            (r#"{ model = "trace", bad = [["2s", "1s"]] }"#, "channel.bad[0]"),
-            (r#"{ model = "trace", file = "no/such/trace.csv" }"#, "no/such/trace.csv"),
+            (
+                r#"{ model = "trace", lost = [1], bad = [["1s", "2s"]] }"#,
+                "exactly one of",
+            ),
+            (
+                r#"{ model = "trace", bad = [["2s", "1s"]] }"#,
+                "channel.bad[0]",
+            ),
+            (
+                r#"{ model = "trace", file = "no/such/trace.csv" }"#,
+                "no/such/trace.csv",
+            ),
         ];
         for (s, want) in bad {
             let e = check(s).expect_err(s);
@@ -246,10 +325,16 @@ mod tests {
         assert!((m - (0.9 * 0.1 + 0.1 * 1.0)).abs() < 1e-12);
         let b = el(r#"{ model = "ber", ber = 1e-6 }"#).unwrap();
         assert!((b - (1.0 - (1.0f64 - 1e-6).powi(12000))).abs() < 1e-12);
-        assert_eq!(el(r#"{ model = "gilbert-elliott", t_good = "1s", t_bad = "1s" }"#), None);
+        assert_eq!(
+            el(r#"{ model = "gilbert-elliott", t_good = "1s", t_bad = "1s" }"#),
+            None
+        );
         let ge = parse(r#"{ model = "gilbert-elliott", t_good = "1s", t_bad = "1s" }"#).unwrap();
         assert_eq!(ge.expected_loss_during(1500, Dur::ZERO), Some(0.5));
         assert_eq!(el(r#"{ model = "trace", lost = [1] }"#), None);
-        assert_eq!(el(r#"{ model = "fec", n = 255, k = 223, ber = 0 }"#), Some(0.0));
+        assert_eq!(
+            el(r#"{ model = "fec", n = 255, k = 223, ber = 0 }"#),
+            Some(0.0)
+        );
     }
 }

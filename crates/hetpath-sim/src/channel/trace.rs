@@ -73,7 +73,10 @@ impl TraceData {
 impl TraceSpec {
     /// A spec replaying the given lost transmission indices.
     pub fn with_lost(lost: Vec<u64>) -> TraceSpec {
-        TraceSpec { lost: Some(lost), ..TraceSpec::default() }
+        TraceSpec {
+            lost: Some(lost),
+            ..TraceSpec::default()
+        }
     }
 
     pub(super) fn validate(&self, prefix: &str, base_dir: &Path) -> Result<(), String> {
@@ -104,7 +107,11 @@ impl TraceSpec {
             (None, None, Some(f)) => {
                 read_file(&base_dir.join(f)).map_err(|e| format!("{prefix}.file = \"{f}\": {e}"))?
             }
-            _ => return Err(format!("{prefix}: a trace needs exactly one of `lost`, `bad` and `file`")),
+            _ => {
+                return Err(format!(
+                    "{prefix}: a trace needs exactly one of `lost`, `bad` and `file`"
+                ))
+            }
         };
         Ok(Arc::new(data))
     }
@@ -115,15 +122,22 @@ impl TraceSpec {
     pub fn build(&self) -> Trace {
         let data = match self.loaded.get() {
             Some(d) => d.clone(),
-            None => self.load("channel", Path::new(".")).unwrap_or_else(|e| panic!("unvalidated channel spec: {e}")),
+            None => self
+                .load("channel", Path::new("."))
+                .unwrap_or_else(|e| panic!("unvalidated channel spec: {e}")),
         };
-        Trace { data, next: 0, count: 0 }
+        Trace {
+            data,
+            next: 0,
+            count: 0,
+        }
     }
 }
 
 /// Parses a trace file: indices, or `start,end` pairs in seconds, one per line.
 fn read_file(path: &Path) -> Result<TraceData, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let (mut lost, mut bad) = (Vec::new(), Vec::new());
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim();
@@ -132,10 +146,15 @@ fn read_file(path: &Path) -> Result<TraceData, String> {
         }
         let at = || format!("{}:{}", path.display(), i + 1);
         if let Some((a, b)) = line.split_once(',') {
-            let (a, b) =
-                (seconds(a).map_err(|e| format!("{}: {e}", at()))?, seconds(b).map_err(|e| format!("{}: {e}", at()))?);
+            let (a, b) = (
+                seconds(a).map_err(|e| format!("{}: {e}", at()))?,
+                seconds(b).map_err(|e| format!("{}: {e}", at()))?,
+            );
             if b <= a {
-                return Err(format!("{}: '{line}': the end must be after the start", at()));
+                return Err(format!(
+                    "{}: '{line}': the end must be after the start",
+                    at()
+                ));
             }
             bad.push((a, b));
         } else {
@@ -148,10 +167,17 @@ fn read_file(path: &Path) -> Result<TraceData, String> {
             lost.push(n);
         }
         if !lost.is_empty() && !bad.is_empty() {
-            return Err(format!("{}: mixes packet indices and time intervals; use one kind per file", at()));
+            return Err(format!(
+                "{}: mixes packet indices and time intervals; use one kind per file",
+                at()
+            ));
         }
     }
-    Ok(if bad.is_empty() { TraceData::lost(lost) } else { TraceData::bad(bad) })
+    Ok(if bad.is_empty() {
+        TraceData::lost(lost)
+    } else {
+        TraceData::bad(bad)
+    })
 }
 
 /// A time in a trace file, in ns: seconds ("1.5") or with a unit ("1500ms").
@@ -160,9 +186,10 @@ fn seconds(s: &str) -> Result<u64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(Dur::from_secs_f64(v).as_nanos()),
         Ok(_) => Err(format!("'{s}' is not a time (expected seconds >= 0)")),
-        Err(_) => {
-            s.parse::<Duration>().map(|d| d.0.as_nanos()).map_err(|e| format!("'{s}' is not a time in seconds: {e}"))
-        }
+        Err(_) => s
+            .parse::<Duration>()
+            .map(|d| d.0.as_nanos())
+            .map_err(|e| format!("'{s}' is not a time in seconds: {e}")),
     }
 }
 
@@ -210,7 +237,9 @@ mod tests {
     use super::*;
 
     fn lost_set(ch: &mut dyn Channel, n: u64) -> Vec<u64> {
-        (0..n).filter(|&i| !ch.transmit(Time(i * 1_000_000), Dur(500_000), 100)).collect()
+        (0..n)
+            .filter(|&i| !ch.transmit(Time(i * 1_000_000), Dur(500_000), 100))
+            .collect()
     }
 
     #[test]
@@ -222,17 +251,27 @@ mod tests {
         // A fork continues from the same transmission count.
         let mut m = s.build();
         lost_set(&mut m, 10);
-        assert_eq!(lost_set(m.fork().unwrap().as_mut(), 90), lost_set(&mut m, 90));
+        assert_eq!(
+            lost_set(m.fork().unwrap().as_mut(), 90),
+            lost_set(&mut m, 90)
+        );
     }
 
     #[test]
     fn trace_replays_intervals_by_overlap() {
         let ms = |a: u64, b: u64| (Duration(Dur::from_millis(a)), Duration(Dur::from_millis(b)));
-        let s = TraceSpec { bad: Some(vec![ms(10, 20), ms(15, 25), ms(40, 41)]), ..TraceSpec::default() };
+        let s = TraceSpec {
+            bad: Some(vec![ms(10, 20), ms(15, 25), ms(40, 41)]),
+            ..TraceSpec::default()
+        };
         s.validate("channel", Path::new(".")).unwrap();
         let mut m = s.build();
         let mut at = |start_ms: f64, dur_ms: f64| {
-            m.transmit(Time::from_secs_f64(start_ms * 1e-3), Dur::from_secs_f64(dur_ms * 1e-3), 1)
+            m.transmit(
+                Time::from_secs_f64(start_ms * 1e-3),
+                Dur::from_secs_f64(dur_ms * 1e-3),
+                1,
+            )
         };
         assert!(at(0.0, 9.0));
         assert!(!at(9.5, 1.0), "ends inside [10, 25)");
@@ -248,11 +287,18 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("hetpath-trace-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("idx.csv"), "# lost transmissions\n2\n\n5\n").unwrap();
-        std::fs::write(dir.join("bad.csv"), "# start,end in s\n0.001, 0.002\n3ms,4ms\n").unwrap();
+        std::fs::write(
+            dir.join("bad.csv"),
+            "# start,end in s\n0.001, 0.002\n3ms,4ms\n",
+        )
+        .unwrap();
         std::fs::write(dir.join("junk.csv"), "1\n2\nthree\n").unwrap();
         std::fs::write(dir.join("mixed.csv"), "1\n0.5,0.6\n").unwrap();
         std::fs::write(dir.join("back.csv"), "# c\n2,1\n").unwrap();
-        let file = |f: &str| TraceSpec { file: Some(f.into()), ..TraceSpec::default() };
+        let file = |f: &str| TraceSpec {
+            file: Some(f.into()),
+            ..TraceSpec::default()
+        };
 
         let s = file("idx.csv");
         s.validate("channel", &dir).unwrap();
@@ -265,10 +311,21 @@ mod tests {
         let e = err("junk.csv");
         assert!(e.contains("junk.csv:3") && e.contains("'three'"), "{e}");
         assert!(e.starts_with("channel.file = \"junk.csv\""), "{e}");
-        assert!(err("mixed.csv").contains("mixed.csv:2: mixes"), "{}", err("mixed.csv"));
-        assert!(err("back.csv").contains("back.csv:2"), "{}", err("back.csv"));
+        assert!(
+            err("mixed.csv").contains("mixed.csv:2: mixes"),
+            "{}",
+            err("mixed.csv")
+        );
+        assert!(
+            err("back.csv").contains("back.csv:2"),
+            "{}",
+            err("back.csv")
+        );
         let e = err("missing.csv");
-        assert!(e.contains("cannot read") && e.contains("missing.csv"), "{e}");
+        assert!(
+            e.contains("cannot read") && e.contains("missing.csv"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

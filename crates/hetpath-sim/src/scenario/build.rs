@@ -2,7 +2,9 @@
 //! names that must exist, values that must be in range, paths that must connect.
 
 use super::error::ScenarioError;
-use super::spec::{AbcSpec, DelayedAckSpec, DirSpec, IwSpec, RtoFormula, ScenarioFile, TcpSpec, Transport};
+use super::spec::{
+    AbcSpec, DelayedAckSpec, DirSpec, IwSpec, RtoFormula, ScenarioFile, TcpSpec, Transport,
+};
 use super::units::QueueLimit;
 use crate::channel::ChannelSpec;
 use crate::link::{LinkDir, LinkParams};
@@ -38,18 +40,30 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
         return Err(err("scenario.name".into(), "must not be empty".into()));
     }
     if sc.duration.0 == Dur::ZERO {
-        return Err(err("scenario.duration".into(), "must be greater than zero".into()));
+        return Err(err(
+            "scenario.duration".into(),
+            "must be greater than zero".into(),
+        ));
     }
     let sample = sc.sample_interval.map_or(DEFAULT_SAMPLE_INTERVAL, |d| d.0);
     if sample == Dur::ZERO {
-        return Err(err("scenario.sample_interval".into(), "must be greater than zero".into()));
+        return Err(err(
+            "scenario.sample_interval".into(),
+            "must be greater than zero".into(),
+        ));
     }
     let seed = seed.unwrap_or(sc.seed);
     let mut sim = Simulation::new(&sc.name, seed, sc.duration.0, sample);
     sim.stop_when_done = sc.stop_when_done;
 
     if s.nodes.len() < 2 {
-        return Err(err("node".into(), format!("{} [[node]] table(s): a scenario needs at least two nodes", s.nodes.len())));
+        return Err(err(
+            "node".into(),
+            format!(
+                "{} [[node]] table(s): a scenario needs at least two nodes",
+                s.nodes.len()
+            ),
+        ));
     }
     // The [tcp] defaults must be valid on their own, whatever the flows override.
     tcp_config(&s.tcp).map_err(|(k, m)| err(format!("tcp.{k}"), m))?;
@@ -58,15 +72,24 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
         if n.name.trim().is_empty() {
             return Err(err(format!("node[{i}].name"), "must not be empty".into()));
         }
-        if nodes.insert(n.name.clone(), sim.add_node(&n.name)).is_some() {
-            return Err(err(format!("node[{i}].name"), format!("node '{}' is defined twice", n.name)));
+        if nodes
+            .insert(n.name.clone(), sim.add_node(&n.name))
+            .is_some()
+        {
+            return Err(err(
+                format!("node[{i}].name"),
+                format!("node '{}' is defined twice", n.name),
+            ));
         }
     }
     let node = |place: String, name: &str| {
         nodes.get(name).copied().ok_or_else(|| {
             let mut known: Vec<&str> = nodes.keys().map(String::as_str).collect();
             known.sort();
-            err(place, format!("unknown node '{name}'; defined nodes: {}", known.join(", ")))
+            err(
+                place,
+                format!("unknown node '{name}'; defined nodes: {}", known.join(", ")),
+            )
         })
     };
 
@@ -77,22 +100,32 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             return Err(err(format!("link[{i}].name"), "must not be empty".into()));
         }
         if link_names.insert(l.name.clone(), i).is_some() {
-            return Err(err(format!("{at}.name"), "a link with this name is already defined".into()));
+            return Err(err(
+                format!("{at}.name"),
+                "a link with this name is already defined".into(),
+            ));
         }
         let a = node(format!("{at}.a"), &l.a)?;
         let b = node(format!("{at}.b"), &l.b)?;
         if a == b {
-            return Err(err(format!("{at}"), "a link must join two different nodes".into()));
+            return Err(err(
+                format!("{at}"),
+                "a link must join two different nodes".into(),
+            ));
         }
         for (from, to, a_to_b) in [(a, b, true), (b, a, false)] {
             let dir = l.direction(a_to_b);
             let dname = if a_to_b { "ab" } else { "ba" };
             let at = format!("{at} ({dname})");
-            let link = link_dir(&dir, &l.name, from, to, seed, &sim, base_dir).map_err(|(k, m)| err(format!("{at}.{k}"), m))?;
+            let link = link_dir(&dir, &l.name, from, to, seed, &sim, base_dir)
+                .map_err(|(k, m)| err(format!("{at}.{k}"), m))?;
             let li = sim.add_link_dir(link);
             for (k, o) in dir.outages.iter().flatten().enumerate() {
                 if o.up.0 <= o.down.0 {
-                    return Err(err(format!("{at}.outages[{k}]"), "'up' must be later than 'down'".into()));
+                    return Err(err(
+                        format!("{at}.outages[{k}]"),
+                        "'up' must be later than 'down'".into(),
+                    ));
                 }
                 sim.add_outage(li, Time::ZERO + o.down.0, Time::ZERO + o.up.0);
             }
@@ -101,7 +134,10 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
 
     let mut flow_names = HashMap::new();
     if s.flows.len() > 20_000 {
-        return Err(err("flow".into(), "at most 20000 flows per scenario".into()));
+        return Err(err(
+            "flow".into(),
+            "at most 20000 flows per scenario".into(),
+        ));
     }
     for (i, f) in s.flows.iter().enumerate() {
         let at = format!("flow[{i}] '{}'", f.name);
@@ -109,7 +145,10 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             return Err(err(format!("flow[{i}].name"), "must not be empty".into()));
         }
         if flow_names.insert(f.name.clone(), i).is_some() {
-            return Err(err(format!("{at}.name"), "a flow with this name is already defined".into()));
+            return Err(err(
+                format!("{at}.name"),
+                "a flow with this name is already defined".into(),
+            ));
         }
         let from = node(format!("{at}.from"), &f.from)?;
         let to = node(format!("{at}.to"), &f.to)?;
@@ -117,16 +156,37 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             return Err(err(at, "'from' and 'to' must be different nodes".into()));
         }
         if !sim.reachable(from, to) || !sim.reachable(to, from) {
-            return Err(err(at, format!("no path between '{}' and '{}' in both directions", f.from, f.to)));
+            return Err(err(
+                at,
+                format!(
+                    "no path between '{}' and '{}' in both directions",
+                    f.from, f.to
+                ),
+            ));
         }
-        if !cc::NAMES.contains(&f.cc.as_str()) && cc::by_name(&f.cc, cc::CcConfig::new(1460)).is_none() {
-            return Err(err(format!("{at}.cc"), format!("unknown controller '{}'; expected one of {}", f.cc, cc::NAMES.join(", "))));
+        if !cc::NAMES.contains(&f.cc.as_str())
+            && cc::by_name(&f.cc, cc::CcConfig::new(1460)).is_none()
+        {
+            return Err(err(
+                format!("{at}.cc"),
+                format!(
+                    "unknown controller '{}'; expected one of {}",
+                    f.cc,
+                    cc::NAMES.join(", ")
+                ),
+            ));
         }
         if f.size.is_some_and(|b| b.0 == 0) {
-            return Err(err(format!("{at}.size"), "must be greater than zero (omit it for a bulk transfer)".into()));
+            return Err(err(
+                format!("{at}.size"),
+                "must be greater than zero (omit it for a bulk transfer)".into(),
+            ));
         }
         if f.transport == Transport::Ideal && f.size.is_none() {
-            return Err(err(format!("{at}.size"), "missing: an ideal-transport flow needs a size".into()));
+            return Err(err(
+                format!("{at}.size"),
+                "missing: an ideal-transport flow needs a size".into(),
+            ));
         }
         let tcp_spec = s.tcp.overridden_by(&f.tcp.unwrap_or_default());
         let mut tcp = tcp_config(&tcp_spec).map_err(|(k, m)| err(format!("{at}: tcp.{k}"), m))?;
@@ -157,12 +217,32 @@ fn link_dir(
     sim: &Simulation,
     base_dir: &Path,
 ) -> Result<LinkDir, (&'static str, String)> {
-    let rate = d.rate.ok_or(("rate", "missing: give `rate` on the link or in its `ab`/`ba` table".to_string()))?;
-    let delay = d.delay.ok_or(("delay", "missing: give `delay` on the link or in its `ab`/`ba` table".to_string()))?;
+    let rate = d.rate.ok_or((
+        "rate",
+        "missing: give `rate` on the link or in its `ab`/`ba` table".to_string(),
+    ))?;
+    let delay = d.delay.ok_or((
+        "delay",
+        "missing: give `delay` on the link or in its `ab`/`ba` table".to_string(),
+    ))?;
     let channel = d.channel.clone().unwrap_or_default();
     channel.validate(base_dir).map_err(|m| ("channel", m))?;
-    let stream = rng::stream(seed, &format!("link/{name}/{}-{}/channel", sim.node_name(from), sim.node_name(to)));
-    let params = LinkParams { name: name.to_string(), from, to, rate_bps: rate.0, delay: delay.0, queue: d.queue.unwrap_or(DEFAULT_QUEUE) };
+    let stream = rng::stream(
+        seed,
+        &format!(
+            "link/{name}/{}-{}/channel",
+            sim.node_name(from),
+            sim.node_name(to)
+        ),
+    );
+    let params = LinkParams {
+        name: name.to_string(),
+        from,
+        to,
+        rate_bps: rate.0,
+        delay: delay.0,
+        queue: d.queue.unwrap_or(DEFAULT_QUEUE),
+    };
     Ok(LinkDir::new(params, build_channel(&channel, stream)))
 }
 
@@ -174,7 +254,10 @@ fn build_channel(spec: &ChannelSpec, stream: rng::Rng) -> Box<dyn crate::channel
 pub fn tcp_config(t: &TcpSpec) -> Result<TcpConfig, (&'static str, String)> {
     let mss = t.mss.unwrap_or(1460);
     if !(64..=65_495).contains(&mss) {
-        return Err(("mss", format!("{mss} is out of range; expected 64 to 65495 bytes")));
+        return Err((
+            "mss",
+            format!("{mss} is out of range; expected 64 to 65495 bytes"),
+        ));
     }
     let mut c = TcpConfig::new(mss);
     match t.iw {
@@ -196,18 +279,29 @@ pub fn tcp_config(t: &TcpSpec) -> Result<TcpConfig, (&'static str, String)> {
         Some(DelayedAckSpec::Enabled(false)) => c.delayed_ack = None,
         Some(DelayedAckSpec::Enabled(true)) | None => {}
         Some(DelayedAckSpec::Params(p)) => {
-            let d = c.delayed_ack.unwrap_or(DelayedAck { count: 2, timeout: Dur::from_millis(200) });
+            let d = c.delayed_ack.unwrap_or(DelayedAck {
+                count: 2,
+                timeout: Dur::from_millis(200),
+            });
             let count = p.count.unwrap_or(d.count);
             if count == 0 {
                 return Err(("delayed_ack.count", "must be at least 1".into()));
             }
-            c.delayed_ack = Some(DelayedAck { count, timeout: p.timeout.map_or(d.timeout, |x| x.0) });
+            c.delayed_ack = Some(DelayedAck {
+                count,
+                timeout: p.timeout.map_or(d.timeout, |x| x.0),
+            });
         }
     }
     match t.abc {
         Some(AbcSpec::Enabled(false)) => c.abc_limit = None,
         Some(AbcSpec::Enabled(true)) | None => {}
-        Some(AbcSpec::Limit(0)) => return Err(("abc", "the ABC limit L must be at least 1 (or false)".into())),
+        Some(AbcSpec::Limit(0)) => {
+            return Err((
+                "abc",
+                "the ABC limit L must be at least 1 (or false)".into(),
+            ))
+        }
         Some(AbcSpec::Limit(l)) => c.abc_limit = Some(l),
     }
     if let Some(d) = t.dupthresh {

@@ -12,14 +12,20 @@ pub struct ScenarioError {
 
 impl ScenarioError {
     pub fn new(file: &str, place: impl Into<String>, message: impl Into<String>) -> ScenarioError {
-        ScenarioError { file: file.to_string(), place: place.into(), message: message.into() }
+        ScenarioError {
+            file: file.to_string(),
+            place: place.into(),
+            message: message.into(),
+        }
     }
 
     /// Converts a TOML/serde error: the line of its span, and the key written just before
     /// the offending value when there is one.
     pub fn from_toml(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
         let message = e.message().trim().replace('\n', " ");
-        let Some(span) = e.span() else { return ScenarioError::new(file, "", message) };
+        let Some(span) = e.span() else {
+            return ScenarioError::new(file, "", message);
+        };
         let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
         let place = match key_before(text, span.start) {
             Some(k) if !message.contains(&format!("`{k}`")) => format!("line {line}: {k}"),
@@ -64,8 +70,14 @@ mod tests {
 
     #[test]
     fn finds_the_key_before_a_value() {
-        assert_eq!(key_before("a = 1\nrate = \"x\"", 13).as_deref(), Some("rate"));
-        assert_eq!(key_before("ch = { model = \"b\", p = 1.5 }", 24).as_deref(), Some("p"));
+        assert_eq!(
+            key_before("a = 1\nrate = \"x\"", 13).as_deref(),
+            Some("rate")
+        );
+        assert_eq!(
+            key_before("ch = { model = \"b\", p = 1.5 }", 24).as_deref(),
+            Some("p")
+        );
         assert_eq!(key_before("[link]", 3), None);
     }
 }

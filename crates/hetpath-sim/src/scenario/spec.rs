@@ -121,7 +121,11 @@ impl LinkSpec {
             channel: self.channel.clone(),
             outages: self.outages.clone(),
         };
-        both.overridden_by(if a_to_b { self.ab.as_ref() } else { self.ba.as_ref() })
+        both.overridden_by(if a_to_b {
+            self.ab.as_ref()
+        } else {
+            self.ba.as_ref()
+        })
     }
 }
 
@@ -197,7 +201,9 @@ impl<'de> Deserialize<'de> for Ssthresh {
         if matches!(s.as_str(), "inf" | "infinite" | "infinity") {
             return Ok(Ssthresh(u64::MAX));
         }
-        s.parse::<Bytes>().map(|b| Ssthresh(b.0)).map_err(serde::de::Error::custom)
+        s.parse::<Bytes>()
+            .map(|b| Ssthresh(b.0))
+            .map_err(serde::de::Error::custom)
     }
 }
 

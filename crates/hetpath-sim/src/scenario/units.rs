@@ -33,7 +33,9 @@ fn split(s: &str) -> Result<(f64, &str), String> {
         .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+')))
         .unwrap_or(s.len());
     let (num, unit) = s.split_at(cut);
-    let v: f64 = num.parse().map_err(|_| format!("'{s}' does not start with a number"))?;
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' does not start with a number"))?;
     if !v.is_finite() || v < 0.0 {
         return Err(format!("'{s}' is negative or not finite"));
     }
@@ -45,17 +47,36 @@ fn scaled(s: &str, units: &[(&str, f64)], what: &str) -> Result<f64, String> {
     let names: Vec<&str> = units.iter().map(|u| u.0).collect();
     match units.iter().find(|(u, _)| *u == unit) {
         Some((_, k)) => Ok(v * k),
-        None if unit.is_empty() => Err(format!("'{s}' has no unit; expected a {what} such as '10{}' (units: {})", names[1.min(names.len() - 1)], names.join(", "))),
-        None => Err(format!("'{s}' has an unknown unit '{unit}'; expected a {what} in {}", names.join(", "))),
+        None if unit.is_empty() => Err(format!(
+            "'{s}' has no unit; expected a {what} such as '10{}' (units: {})",
+            names[1.min(names.len() - 1)],
+            names.join(", ")
+        )),
+        None => Err(format!(
+            "'{s}' has an unknown unit '{unit}'; expected a {what} in {}",
+            names.join(", ")
+        )),
     }
 }
 
 impl std::str::FromStr for Rate {
     type Err = String;
     fn from_str(s: &str) -> Result<Rate, String> {
-        let v = scaled(s, &[("bps", 1.0), ("kbps", 1e3), ("Kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9)], "rate")?;
+        let v = scaled(
+            s,
+            &[
+                ("bps", 1.0),
+                ("kbps", 1e3),
+                ("Kbps", 1e3),
+                ("Mbps", 1e6),
+                ("Gbps", 1e9),
+            ],
+            "rate",
+        )?;
         if v < 1.0 {
-            return Err(format!("'{s}' is below 1 bps; a link needs a positive rate"));
+            return Err(format!(
+                "'{s}' is below 1 bps; a link needs a positive rate"
+            ));
         }
         Ok(Rate(v.round() as u64))
     }
@@ -64,7 +85,17 @@ impl std::str::FromStr for Rate {
 impl std::str::FromStr for Duration {
     type Err = String;
     fn from_str(s: &str) -> Result<Duration, String> {
-        let v = scaled(s, &[("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3), ("s", 1.0), ("min", 60.0)], "duration")?;
+        let v = scaled(
+            s,
+            &[
+                ("ns", 1e-9),
+                ("us", 1e-6),
+                ("ms", 1e-3),
+                ("s", 1.0),
+                ("min", 60.0),
+            ],
+            "duration",
+        )?;
         Ok(Duration(Dur::from_secs_f64(v)))
     }
 }
@@ -92,13 +123,17 @@ impl std::str::FromStr for QueueLimit {
         let (v, unit) = split(s)?;
         if matches!(unit, "pkt" | "pkts" | "packets" | "p") {
             if v.fract() != 0.0 || v < 1.0 {
-                return Err(format!("'{s}': a queue in packets needs a whole number of at least 1"));
+                return Err(format!(
+                    "'{s}': a queue in packets needs a whole number of at least 1"
+                ));
             }
             return Ok(QueueLimit::Packets(v as u64));
         }
         s.parse::<Bytes>()
             .map(|b| QueueLimit::Bytes(b.0))
-            .map_err(|_| format!("'{s}' is not a queue size; expected packets ('100pkt') or bytes ('150KB')"))
+            .map_err(|_| {
+                format!("'{s}' is not a queue size; expected packets ('100pkt') or bytes ('150KB')")
+            })
     }
 }
 
@@ -136,17 +171,29 @@ mod tests {
     fn parses_units() {
         assert_eq!("10Mbps".parse::<Rate>(), Ok(Rate(10_000_000)));
         assert_eq!("64 kbps".parse::<Rate>(), Ok(Rate(64_000)));
-        assert_eq!("300ms".parse::<Duration>(), Ok(Duration(Dur::from_millis(300))));
-        assert_eq!("1.5s".parse::<Duration>(), Ok(Duration(Dur::from_millis(1500))));
+        assert_eq!(
+            "300ms".parse::<Duration>(),
+            Ok(Duration(Dur::from_millis(300)))
+        );
+        assert_eq!(
+            "1.5s".parse::<Duration>(),
+            Ok(Duration(Dur::from_millis(1500)))
+        );
         assert_eq!("5MB".parse::<Bytes>(), Ok(Bytes(5_000_000)));
         assert_eq!("100pkt".parse::<QueueLimit>(), Ok(QueueLimit::Packets(100)));
-        assert_eq!("150KB".parse::<QueueLimit>(), Ok(QueueLimit::Bytes(150_000)));
+        assert_eq!(
+            "150KB".parse::<QueueLimit>(),
+            Ok(QueueLimit::Bytes(150_000))
+        );
     }
 
     #[test]
     fn rejects_bad_input_with_reason() {
         assert!("-5Mbps".parse::<Rate>().unwrap_err().contains("negative"));
-        assert!("10Mbs".parse::<Rate>().unwrap_err().contains("unknown unit"));
+        assert!("10Mbs"
+            .parse::<Rate>()
+            .unwrap_err()
+            .contains("unknown unit"));
         assert!("10".parse::<Duration>().unwrap_err().contains("no unit"));
         assert!("fast".parse::<Rate>().unwrap_err().contains("number"));
         assert!("0.5pkt".parse::<QueueLimit>().is_err());
