@@ -82,7 +82,7 @@ impl IdealReceiver {
 
     pub fn handle_segment(&mut self, start: u64, len: u32) {
         let i = (start / self.mss) as usize;
-        if start % self.mss == 0 && i < self.have.len() && !self.have[i] {
+        if start.is_multiple_of(self.mss) && i < self.have.len() && !self.have[i] {
             self.have[i] = true;
             self.received += (len as u64).min(self.size - start);
         }

@@ -52,8 +52,11 @@ pub struct LinkDir {
     pub generation: u64,
     pub stats: LinkStats,
     /// Sees every packet as its transmission starts (a tap on the interface).
-    pub capture: Option<Box<dyn FnMut(Time, &Packet) + Send>>,
+    pub capture: Option<CaptureTap>,
 }
+
+/// A tap that sees each packet as its transmission starts.
+pub type CaptureTap = Box<dyn FnMut(Time, &Packet) + Send>;
 
 /// What the caller must schedule after an operation on a link direction.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +112,8 @@ impl LinkDir {
 
     /// Offers a packet to the interface. Gives it back (and counts a drop) if the queue is
     /// full; the packet being serialised does not count against the limit.
+    // The packet comes back by value on a drop: boxing it would allocate on a hot path.
+    #[allow(clippy::result_large_err)]
     pub fn enqueue(&mut self, now: Time, p: Packet) -> Result<Wakeups, Packet> {
         let size = p.size() as u64;
         let full = match self.params.queue {

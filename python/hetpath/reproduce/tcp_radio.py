@@ -117,8 +117,14 @@ def sequence_runs(spec: sweep_mod.Sweep, seed: int = 1) -> dict[str, dict[str, p
         one.seeds = [seed]
         out[fig] = {}
         for task in sweep_mod.plan(one):
-            series = run_text(task.text, task.source, seed=seed).flow_series
-            out[fig][task.protocol] = series[["time_s", "bytes_delivered"]]
+            result = run_text(task.text, task.source, seed=seed)
+            series = result.flow_series[["time_s", "bytes_delivered"]]
+            flow = result.flows.iloc[0]
+            if flow["completion_s"] is not None and not pd.isna(flow["completion_s"]):
+                # Samples stop when the run does; end the line at the completion itself.
+                last = pd.DataFrame({"time_s": [flow["completion_s"]], "bytes_delivered": [flow["bytes_delivered"]]})
+                series = pd.concat([series, last], ignore_index=True)
+            out[fig][task.protocol] = series
     return out
 
 

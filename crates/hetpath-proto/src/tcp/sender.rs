@@ -245,7 +245,7 @@ impl Sender {
             self.persist_backoff += 1;
             self.probe_due = true;
         }
-        if !self.rto_deadline.is_some_and(|d| d <= now) {
+        if self.rto_deadline.is_none_or(|d| d > now) {
             return false;
         }
         self.rto_deadline = None;

@@ -8,6 +8,9 @@ use crate::time::{Dur, Time};
 
 const MSS: u32 = 1000;
 
+/// Decides, per a->b data segment (index, segment), whether the path drops it.
+type DropRule = Box<dyn FnMut(u64, &TcpSegment) -> bool>;
+
 struct Path {
     a: Connection,
     b: Connection,
@@ -20,7 +23,7 @@ struct Path {
     link_free: Time,
     /// Data segments a->b seen so far (first transmissions and retransmissions).
     sent_ab: u64,
-    drop: Box<dyn FnMut(u64, &TcpSegment) -> bool>,
+    drop: DropRule,
     /// Configuration of the server, created on the first SYN.
     server: TcpConfig,
     server_reads: bool,

@@ -95,6 +95,11 @@ pub fn build(spec: &ChannelSpec, rng: Rng) -> Box<dyn Channel> {
     spec.build(rng)
 }
 
+/// Serde default for loss probabilities of a bad state.
+fn one() -> f64 {
+    1.0
+}
+
 /// Statistical helpers shared by the models' tests.
 #[cfg(test)]
 pub(crate) mod testutil {
@@ -133,9 +138,4 @@ pub(crate) mod testutil {
             .map(|i| ch.transmit(Time(i * gap), Dur(dur), bytes))
             .collect()
     }
-}
-
-/// Serde default for loss probabilities of a bad state.
-fn one() -> f64 {
-    1.0
 }

@@ -109,7 +109,7 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
         let b = node(format!("{at}.b"), &l.b)?;
         if a == b {
             return Err(err(
-                format!("{at}"),
+                at.clone(),
                 "a link must join two different nodes".into(),
             ));
         }

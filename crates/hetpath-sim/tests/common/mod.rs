@@ -43,7 +43,7 @@ pub fn goodput_between(series: &hetpath_sim::results::Series, flow: u32, t0: f64
         (0..s.time_s.len())
             .filter(|&i| s.flow[i] == flow && s.time_s[i] <= t + 1e-9)
             .map(|i| s.bytes_delivered[i])
-            .last()
+            .next_back()
             .unwrap_or(0)
     };
     (at(t1) - at(t0)) as f64 * 8.0 / (t1 - t0)
