@@ -42,7 +42,8 @@ class LocalBackend:
         # Small batches: runs take milliseconds, so one task per message would spend more
         # time pickling than simulating; many batches per worker keep the load balanced.
         size = max(1, min(32, len(tasks) // (self.jobs * 8)))
-        batches = [list(enumerate(tasks))[k : k + size] for k in range(0, len(tasks), size)]
+        indexed = list(enumerate(tasks))
+        batches = [indexed[k : k + size] for k in range(0, len(indexed), size)]
         with ProcessPoolExecutor(max_workers=self.jobs) as pool:
             pending: set[Future[list[tuple[int, R]]]] = {pool.submit(_run_batch, fn, b) for b in batches}
             try:
