@@ -60,6 +60,36 @@ fn errors_name_the_file_and_the_key() {
             base("rate = \"10Mbps\"\ndelay = \"1ms\"\nqueue = \"0.5pkt\"", ""),
             "queue",
         ),
+        (
+            base("rate = \"10Mbps\"\ndelay = \"1ms\"", "[flow.tcp]\niw = \"bdq\""),
+            "iw",
+        ),
+        (
+            base("rate = \"10Mbps\"\ndelay = \"1ms\"", "[flow.tcp]\nrto_formula = \"bsd\""),
+            "rto_formula",
+        ),
+        (
+            base("rate = \"10Mbps\"\ndelay = \"1ms\"", "transport = \"ideal\""),
+            "size",
+        ),
+        (
+            base("rate = \"10Mbps\"\ndelay = \"1ms\"", "transport = \"udp\""),
+            "transport",
+        ),
+        (
+            base(
+                "rate = \"10Mbps\"\ndelay = \"1ms\"\nchannel = { model = \"markov\", alpha = 0.1, beta = 0.1, slot = \"0s\" }",
+                "",
+            ),
+            "slot",
+        ),
+        (
+            base(
+                "rate = \"10Mbps\"\ndelay = \"1ms\"\nchannel = { model = \"markov\", alpha = 0.1, beta = 0.1, fec = { n = 10, k = 20 } }",
+                "",
+            ),
+            "fec",
+        ),
     ];
     for (text, key) in cases {
         let msg = error(&text);
