@@ -31,14 +31,15 @@ import copy
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Union
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 from . import _bridge, _toml
 from .backends import Backend, LocalBackend
 from .errors import ScenarioError
 from .stats import mean_ci95
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Metrics of a run, per flow, averaged over completed runs by :func:`aggregate`.
 METRICS = ("completion_s", "goodput_bps", "retransmissions", "timeouts")
@@ -207,8 +208,10 @@ def run(
     tasks: Sequence[Task],
     backend: Optional[Backend] = None,
     on_progress: Optional[Callable[[int, int], None]] = None,
-) -> pd.DataFrame:
+) -> "pd.DataFrame":
     """Run every task (all cores by default); one row per run and flow, in task order."""
+    import pandas as pd
+
     backend = backend or LocalBackend()
     results: list[Optional[list[dict[str, Any]]]] = [None] * len(tasks)
     done = 0
@@ -224,7 +227,7 @@ def run(
     return pd.DataFrame([r for rs in results if rs for r in rs])
 
 
-def aggregate(raw: pd.DataFrame, by: Sequence[str], metrics: Sequence[str] = METRICS) -> pd.DataFrame:
+def aggregate(raw: "pd.DataFrame", by: Sequence[str], metrics: Sequence[str] = METRICS) -> "pd.DataFrame":
     """Tidy summary: one row per ``by`` group; for each metric its mean and 95% CI
     half-width over completed runs; ``runs``, ``completed``, ``aborted`` (the connection
     gave up) and ``unfinished`` (still running at the horizon) counts."""
@@ -242,4 +245,6 @@ def aggregate(raw: pd.DataFrame, by: Sequence[str], metrics: Sequence[str] = MET
             row[m] = mean
             row[f"{m}_ci95"] = ci
         rows.append(row)
+    import pandas as pd
+
     return pd.DataFrame(rows)

@@ -65,6 +65,7 @@ def run(
     seed: Optional[int] = None,
     pcap_dir: Optional[str] = None,
     progress: Optional[Callable[[float, float], None]] = None,
+    series: bool = True,
 ) -> dict[str, Any]:
     data = _load(text, path)
     end = data["_duration_s"]

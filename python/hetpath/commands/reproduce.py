@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Optional
 
 import click
-import pandas as pd
 from rich.table import Table
 
 from ..backends import LocalBackend
-from ..reproduce import PAPERS
+from ..reproduce import PAPERS, paper_module
 from ..reproduce.common import Context, attach, comparison_rows, find_scenarios, json_lines, load_paper
 from ._progress import TaskProgress
 from .sweep import console, seeds_option
@@ -30,6 +29,8 @@ def _comparison_table(rows: list[dict[str, str]]) -> Table:
 
 def _grid_tables(findings: list, metric: str) -> list[Table]:
     """Per experiment: one row per (bandwidth, size), one column per protocol."""
+    import pandas as pd
+
     frame = pd.DataFrame([{"experiment": f.experiment, "protocol": f.protocol, "bandwidth": f.params.get("bandwidth"),
                            "size": f.params.get("size"), "ours": f.ours, "ci": f.ci95, "runs": f.seeds,
                            "missing": f.aborted} for f in findings if f.metric == metric])
@@ -79,7 +80,9 @@ def _grid_tables(findings: list, metric: str) -> list[Table]:
 def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[int], jobs: Optional[int],
                       out_dir: Optional[Path], no_plots: bool, scenarios_dir: Optional[Path], quiet: bool) -> None:
     """Run PAPER's experiments (see docs/reproductions/PAPER.md) and compare."""
-    module = PAPERS[paper]
+    import pandas as pd
+
+    module = paper_module(paper)
     where = find_scenarios(paper, scenarios_dir)
     published = load_paper(where / "paper.toml")
     out = None if no_plots else (out_dir or DEFAULT_OUT_ROOT / paper)

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 import click
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
@@ -25,16 +24,20 @@ def console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=200)
 
 
+def _missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and x != x)
+
+
 def _fmt(mean: Any, ci: Any, scale: float = 1.0, digits: int = 3) -> str:
-    if mean is None or pd.isna(mean):
+    if _missing(mean):
         return "-"
     text = f"{mean * scale:.{digits}g}"
-    if ci is not None and not pd.isna(ci):
+    if not _missing(ci):
         text += f" ± {ci * scale:.2g}"
     return text
 
 
-def summary_table(summary: pd.DataFrame, keys: list[str]) -> Table:
+def summary_table(summary: Any, keys: list[str]) -> Table:
     table = Table(show_edge=False, header_style="bold")
     for k in keys:
         table.add_column(k)

@@ -1,16 +1,21 @@
 """``hetpath reproduce <paper>``: run a paper's experiments and set our numbers beside
 the ones the paper states.
 
-Each paper is one module exposing ``NAME``, ``TITLE`` and
-``reproduce(ctx: Context) -> list[Finding]``; register it in :data:`PAPERS`.  The
+Each paper is one module exposing ``TITLE``, ``grid``, ``label_order``,
+``summary_frame`` and ``reproduce(ctx: Context) -> list[Finding]``; register it in
+:data:`PAPERS` (by module name, imported on use so ``hetpath --help`` stays fast).  The
 shared pieces (finding the scenario directory, the paper's published values, JSON
 lines, the comparison table) are in :mod:`.common`.
 """
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 
-from . import tcp_radio
+#: Paper name (as typed after ``hetpath reproduce``) -> module in this package.
+PAPERS: dict[str, str] = {"tcp-radio": "tcp_radio"}
 
-PAPERS: dict[str, ModuleType] = {tcp_radio.NAME: tcp_radio}
+
+def paper_module(name: str) -> ModuleType:
+    return importlib.import_module(f".{PAPERS[name]}", __name__)

@@ -77,12 +77,13 @@ class PaperValue:
         return f"{prefix}{_num(self.value)}"
 
     def agrees(self, ours: list[float]) -> Optional[bool]:
-        """For relations and ranges, whether our values satisfy it; None for "~"."""
+        """For relations and ranges, whether every one of our values satisfies it (a range:
+        lies inside it); None for "~", which has no pass mark."""
         if not ours:
             return None
         if self.range:
             lo, hi = self.range
-            return max(ours) >= lo and min(ours) <= hi
+            return lo <= min(ours) and max(ours) <= hi
         if self.relation == ">":
             return all(o > self.value for o in ours)
         if self.relation == "<":
