@@ -107,6 +107,8 @@ pub struct Simulation {
     next_uid: u64,
     no_route_drops: u64,
     started: bool,
+    /// Indices of the flows with `transport = "ideal"` (usually none).
+    ideal_flows: Vec<usize>,
     /// End as soon as every flow has completed or aborted (see `ScenarioSection`).
     pub stop_when_done: bool,
     /// Record the time series (off for sweeps, which need only the summary).
@@ -129,6 +131,7 @@ impl Simulation {
             next_uid: 0,
             no_route_drops: 0,
             started: false,
+            ideal_flows: Vec::new(),
             stop_when_done: false,
             sampling: true,
         }
@@ -173,6 +176,9 @@ impl Simulation {
         let port = SERVER_PORT_BASE + i as u16;
         self.nodes[p.to].listeners.insert(port, i);
         self.q.schedule(p.start, Ev::FlowStart(i));
+        if p.transport == Transport::Ideal {
+            self.ideal_flows.push(i);
+        }
         self.flows.push(Flow {
             params: p,
             client: None,
@@ -401,7 +407,8 @@ impl Simulation {
     /// A transmission ended on link `l` (`uid` left the transmitter): ideal flows whose
     /// first hop it is send their next segment.
     fn ideal_tx_done(&mut self, l: usize, uid: Option<u64>) {
-        for f in 0..self.flows.len() {
+        for k in 0..self.ideal_flows.len() {
+            let f = self.ideal_flows[k];
             let Some(ideal) = self.flows[f].ideal.as_mut() else {
                 continue;
             };
@@ -446,26 +453,24 @@ impl Simulation {
     fn deliver(&mut self, node: usize, p: Packet) {
         let Body::Tcp(seg) = &p.body else { return };
         let now = self.q.now();
-        if let Some(&f) = self.nodes[node].listeners.get(&seg.dst_port) {
-            let flow = &mut self.flows[f];
-            if let Some(ideal) = flow.ideal.as_mut() {
-                ideal.receiver.handle_segment(seg.seq, seg.len);
-                if flow.completion.is_none() && ideal.receiver.complete() {
-                    flow.completion = Some(now);
-                }
-                return;
-            }
-        }
         let key = (seg.dst_port, p.ip.src, seg.src_port);
         if let Some(&c) = self.nodes[node].conns.get(&key) {
             self.conns[c].conn.handle_segment(now, seg);
             self.touch(c);
             return;
         }
-        let is_syn = seg.flags.contains(TcpFlags::SYN) && !seg.flags.contains(TcpFlags::ACK);
         let Some(&f) = self.nodes[node].listeners.get(&seg.dst_port) else {
             return;
         };
+        let flow = &mut self.flows[f];
+        if let Some(ideal) = flow.ideal.as_mut() {
+            ideal.receiver.handle_segment(seg.seq, seg.len);
+            if flow.completion.is_none() && ideal.receiver.complete() {
+                flow.completion = Some(now);
+            }
+            return;
+        }
+        let is_syn = seg.flags.contains(TcpFlags::SYN) && !seg.flags.contains(TcpFlags::ACK);
         if !is_syn || self.flows[f].server.is_some() {
             return;
         }
