@@ -29,6 +29,8 @@ TITLE = "seed 003: TCP-radio / TCP-radio-newRTO over a tactical radio link"
 PROTOCOLS = ["newreno", "westwood+", "tcp-radio", "tcp-radio-newrto", "ideal"]
 BANDWIDTH_BPS = {"16k": 16e3, "64k": 64e3, "256k": 256e3, "1M": 1e6}
 QUICK_SEEDS = 5
+#: Stationary loss probability of each test (sections 6.1-6.3).
+PI1 = {"test1": 0.1, "test2": 0.3, "test3": 0.5}
 
 
 def _test(channel_label: str) -> str:
@@ -59,16 +61,16 @@ def findings(raw: pd.DataFrame, spec: sweep_mod.Sweep) -> list[Finding]:
     raw["test"] = raw["channel"].map(_test)
     raw["bw_bps"] = raw["bandwidth"].map(BANDWIDTH_BPS)
     raw["nt"] = raw["size_bytes"] * 8 / raw["completion_s"] / raw["bw_bps"]
-    ref = raw[raw["protocol"] == "newreno"].set_index(["channel", "bandwidth", "size", "seed"])["completion_s"]
-    keyed = raw.set_index(["channel", "bandwidth", "size", "seed"])
-    raw["gain"] = ((ref.reindex(keyed.index).to_numpy() - raw["completion_s"].to_numpy())
-                   / ref.reindex(keyed.index).to_numpy() * 100)
+    # Eq. 8, paired with NewReno on the same channel realisation (pair and seed).
+    key = ["channel", "bandwidth", "size", "seed"]
+    ref = raw.loc[raw["protocol"] == "newreno", key + ["completion_s"]].rename(columns={"completion_s": "t_newreno"})
+    raw = raw.merge(ref, on=key, how="left")
+    raw["gain"] = (raw["t_newreno"] - raw["completion_s"]) / raw["t_newreno"] * 100
     pairs = {t: [c.split("/")[1] for c in next(a for a in spec.axes if a.name == "channel").labels if _test(c) == t]
              for t in sorted(raw["test"].unique())}
     out = []
     for (test, bw, size, proto), g in raw.groupby(["test", "bandwidth", "size", "protocol"], sort=False):
-        params = {"bandwidth": bw, "size": size, "pi1": {"test1": 0.1, "test2": 0.3, "test3": 0.5}.get(test),
-                  "pairs": pairs[test]}
+        params = {"bandwidth": bw, "size": size, "pi1": PI1.get(test), "pairs": pairs[test]}
         not_done = int((~g["completed"]).sum())
         for metric, col in (("normalized_throughput", "nt"), ("gain_pct", "gain")):
             if metric == "gain_pct" and proto == "newreno":
