@@ -199,3 +199,16 @@ fn newrto_never_backs_off_and_outlasts_a_long_blackout() {
         assert!((g - first).abs() < 1e-6, "gaps {:?}", &gaps[..10]);
     }
 }
+
+#[test]
+fn iw_bdp_counts_serialisation_on_slow_links() {
+    // B x (2 s + a 1500-byte packet + a 40-byte ACK at B), in whole 1460-byte segments:
+    // 16 kbit/s -> 5540 B -> 4 segments; 1 Mbit/s -> 251540 B -> 173 segments.
+    for (rate, slot, segments) in [("16kbps", "857.623ms", 4u64), ("1Mbps", "13.722ms", 173)] {
+        let (_, series) = run(
+            &radio(rate, slot, (0.0, 1.0), "10KB", "tcp-radio", ""),
+            Some(1),
+        );
+        assert_eq!(series.flows.cwnd_bytes[0], segments * 1460, "{rate}");
+    }
+}
