@@ -9,6 +9,7 @@ pub mod channel;
 pub mod engine;
 pub mod ideal;
 pub mod link;
+pub mod mobility;
 pub mod results;
 pub mod rng;
 pub mod scenario;

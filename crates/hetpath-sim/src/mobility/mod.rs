@@ -1,0 +1,1 @@
+//! Mobility: where a mobile node is (`motion`) and what it hears (`propagation`).
