@@ -4,7 +4,9 @@
 //! as arguments, packets go out through `poll_*` calls. The simulator and, later, the real
 //! proxy drive the same machines (DESIGN.md convention 1).
 
+pub mod agent;
 pub mod cc;
+pub mod crosslayer;
 pub mod packet;
 pub mod tcp;
 pub mod time;

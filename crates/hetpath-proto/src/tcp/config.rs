@@ -72,6 +72,9 @@ pub struct TcpConfig {
     pub recv_buffer: u64,
     /// TCP-radio's window growth (see `cc::TcpRadio`); ignored by other controllers.
     pub radio_growth: bool,
+    /// ILC-TCP (seed 002 section 3.3.4): on a retransmission timeout, ask the node's
+    /// State Manager (`Event::WhatShouldTcpDo`) before acting, and obey its answer.
+    pub ask_on_timeout: bool,
 }
 
 impl TcpConfig {
@@ -90,6 +93,7 @@ impl TcpConfig {
             rto: RtoConfig::default(),
             recv_buffer: 16 << 20,
             radio_growth: false,
+            ask_on_timeout: false,
         }
     }
 

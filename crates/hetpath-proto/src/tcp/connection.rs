@@ -8,8 +8,9 @@
 use super::config::TcpConfig;
 use super::receiver::Receiver;
 use super::recovery::AckInput;
-use super::sender::{Outgoing, Sender, SenderStats};
+use super::sender::{Expiry, Outgoing, Sender, SenderStats};
 use crate::cc::CongestionControl;
+use crate::crosslayer::Advice;
 use crate::packet::{Addr, Packet, SackList, SynOptions, TcpFlags, TcpSegment};
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -48,6 +49,13 @@ pub enum Event {
     Closed,
     /// The retry limit was exceeded or the peer reset the connection.
     Aborted,
+    /// ILC-TCP: the retransmission timer expired and TCP asks WHAT_SHOULD_TCP_DO; answer
+    /// with `handle_advice` (seed 002 Figure 6). Nothing is sent until then.
+    WhatShouldTcpDo,
+    /// ILC-TCP: frozen by the State Manager's FREEZE.
+    Frozen,
+    /// ILC-TCP: RESTOREd; the first unacknowledged segment goes out next.
+    Restored,
 }
 
 pub struct Connection {
@@ -358,16 +366,42 @@ impl Connection {
             }
             State::Established | State::Closed => {
                 self.receiver.on_ack_timer(now);
-                let before = self.sender.stats.timeouts;
-                if self.sender.handle_timeout(now) {
-                    self.abort(true);
-                } else if self.sender.stats.timeouts > before {
-                    self.events.push_back(Event::Timeout {
-                        count: self.sender.consecutive_timeouts,
-                    });
-                }
+                let expiry = self.sender.handle_timeout(now);
+                self.on_expiry(expiry);
             }
             State::Aborted => {}
+        }
+    }
+
+    fn on_expiry(&mut self, e: Expiry) {
+        let ev = match e {
+            Expiry::None => return,
+            Expiry::Abort => return self.abort(true),
+            Expiry::Ask => Event::WhatShouldTcpDo,
+            Expiry::Timeout => Event::Timeout {
+                count: self.sender.consecutive_timeouts,
+            },
+        };
+        self.events.push_back(ev);
+    }
+
+    /// The State Manager's answer to `Event::WhatShouldTcpDo`; ignored if none is pending.
+    pub fn handle_advice(&mut self, now: Time, advice: Advice) {
+        if !matches!(self.state, State::Established | State::Closed) {
+            return;
+        }
+        let frozen = self.sender.frozen();
+        let e = self.sender.on_advice(now, advice);
+        self.on_expiry(e);
+        if !frozen && self.sender.frozen() {
+            self.events.push_back(Event::Frozen);
+        }
+    }
+
+    /// RESTORE from the State Manager; ignored unless frozen.
+    pub fn handle_restore(&mut self) {
+        if self.sender.restore() {
+            self.events.push_back(Event::Restored);
         }
     }
 

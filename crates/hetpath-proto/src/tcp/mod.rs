@@ -3,6 +3,7 @@
 
 mod config;
 mod connection;
+mod freeze;
 mod receiver;
 mod recovery;
 mod rtt;
@@ -15,7 +16,7 @@ pub use receiver::Receiver;
 pub use recovery::{AckInput, AckOutcome};
 pub use rtt::RttEstimator;
 pub use scoreboard::Scoreboard;
-pub use sender::{Outgoing, RecoveryMode, Sender, SenderStats};
+pub use sender::{Expiry, Outgoing, RecoveryMode, Sender, SenderStats};
 
 #[cfg(test)]
 mod tests;

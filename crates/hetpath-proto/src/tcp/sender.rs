@@ -27,6 +27,22 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     pub timeouts: u64,
     pub window_probes: u64,
+    /// Timeouts answered with FREEZE (ILC-TCP).
+    pub freezes: u64,
+}
+
+/// What an expired timer asks of the connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expiry {
+    /// Nothing to report (no timer due, a stale timer, or the persist timer).
+    None,
+    /// A retransmission timeout was handled the standard way.
+    Timeout,
+    /// The retry limit was exceeded: the connection must abort.
+    Abort,
+    /// ILC-TCP: the retransmission timer expired; the State Manager must be asked
+    /// (`Sender::on_advice`) before anything else happens.
+    Ask,
 }
 
 /// What `Sender::poll_segment` decided to send.
@@ -78,6 +94,10 @@ pub struct Sender {
     /// Retransmission timeouts since data was last acknowledged.
     pub(super) consecutive_timeouts: u32,
     pub(super) stats: SenderStats,
+    /// ILC-TCP: a timeout is waiting for the State Manager's advice (see `freeze.rs`).
+    pub(super) awaiting_advice: bool,
+    /// ILC-TCP: frozen until RESTORE; nothing is sent.
+    pub(super) frozen: bool,
 }
 
 impl Sender {
@@ -109,6 +129,8 @@ impl Sender {
             probe_due: false,
             consecutive_timeouts: 0,
             stats: SenderStats::default(),
+            awaiting_advice: false,
+            frozen: false,
         }
     }
 
@@ -145,6 +167,9 @@ impl Sender {
 
     /// Chooses the next segment to send now, if any, and records it as sent.
     pub fn poll_segment(&mut self, now: Time) -> Option<Outgoing> {
+        if self.frozen || self.awaiting_advice {
+            return None;
+        }
         if self.probe_due {
             self.probe_due = false;
             self.stats.window_probes += 1;
@@ -237,27 +262,35 @@ impl Sender {
         }
     }
 
-    /// Handles expired timers; returns `true` if the retry limit was exceeded and the
-    /// connection must abort.
-    pub fn handle_timeout(&mut self, now: Time) -> bool {
+    /// Handles expired timers.
+    pub fn handle_timeout(&mut self, now: Time) -> Expiry {
         if self.persist_deadline.is_some_and(|d| d <= now) {
             self.persist_deadline = None;
             self.persist_backoff += 1;
             self.probe_due = true;
         }
         if self.rto_deadline.is_none_or(|d| d > now) {
-            return false;
+            return Expiry::None;
         }
         self.rto_deadline = None;
         if self.board.is_empty() {
-            return false; // nothing outstanding: a stale timer (RFC 6298 section 5.2)
+            return Expiry::None; // nothing outstanding: a stale timer (RFC 6298 section 5.2)
         }
+        if self.cfg.ask_on_timeout {
+            self.awaiting_advice = true;
+            return Expiry::Ask;
+        }
+        self.on_rto(now)
+    }
+
+    /// The standard response to a retransmission timeout: RFC 6298 sections 5.4-5.6 and
+    /// RFC 5681 section 3.1.
+    pub(super) fn on_rto(&mut self, now: Time) -> Expiry {
         self.consecutive_timeouts += 1;
         self.stats.timeouts += 1;
         if self.consecutive_timeouts > self.cfg.rto.data_retries {
-            return true;
+            return Expiry::Abort;
         }
-        // RFC 6298 section 5.4-5.6 and RFC 5681 section 3.1.
         let ev = CongestionEvent {
             now,
             bytes_in_flight: self.snd_max - self.snd_una,
@@ -273,7 +306,7 @@ impl Sender {
         self.dupacks = 0;
         self.recover = self.snd_max;
         self.force_retransmit = true;
-        false
+        Expiry::Timeout
     }
 
     pub fn stats(&self) -> &SenderStats {
@@ -296,6 +329,9 @@ impl Sender {
     }
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
+    }
+    pub fn frozen(&self) -> bool {
+        self.frozen
     }
     pub fn bytes_acked(&self) -> u64 {
         self.snd_una.min(self.app_end) - 1

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::cc;
+use crate::crosslayer::Advice;
 use crate::packet::{Addr, Packet, TcpSegment};
 use crate::time::{Dur, Time};
 
@@ -28,6 +29,17 @@ struct Path {
     server: TcpConfig,
     server_reads: bool,
     trace: Vec<(Time, bool, TcpSegment)>,
+    /// ILC-TCP hook: both directions are cut during [down, up); a timeout of `a` is
+    /// answered FREEZE inside that span and PROCEED_NORMALLY outside it, and RESTORE
+    /// comes at `up`, as a State Manager hearing the link layer would do.
+    outage: Option<(Time, Time)>,
+    /// Times at which `a` handed out data segments (before any serialisation backlog).
+    a_sent: Vec<(Time, u64)>,
+    /// Events of `a` consumed by the ILC hook, with their times.
+    a_events: Vec<(Time, Event)>,
+    /// (cwnd, rto) of `a` when it froze and just after it was restored.
+    frozen_state: Option<(u64, Dur)>,
+    restored_state: Option<(u64, Dur)>,
 }
 
 fn cfg() -> TcpConfig {
@@ -75,7 +87,16 @@ impl Path {
             server: cfg(),
             server_reads: true,
             trace: Vec::new(),
+            outage: None,
+            a_sent: Vec::new(),
+            a_events: Vec::new(),
+            frozen_state: None,
+            restored_state: None,
         }
+    }
+
+    fn cut(&self, t: Time) -> bool {
+        self.outage.is_some_and(|(down, up)| down <= t && t < up)
     }
 
     fn drain(&mut self) {
@@ -86,16 +107,46 @@ impl Path {
             let n = self.sent_ab;
             if seg.len > 0 {
                 self.sent_ab += 1;
+                self.a_sent.push((self.now, seg.seq));
             }
             self.trace.push((start, true, seg.clone()));
-            if !(seg.len > 0 && (self.drop)(n, &seg)) {
+            if !(self.cut(start) || seg.len > 0 && (self.drop)(n, &seg)) {
                 self.flight.push((self.link_free + self.delay, true, seg));
             }
         }
         if self.b.state() != State::SynSent {
             while let Some(p) = self.b.poll_transmit(self.now) {
-                self.flight.push((self.now + self.delay, false, tcp(p)));
+                if !self.cut(self.now) {
+                    self.flight.push((self.now + self.delay, false, tcp(p)));
+                }
             }
+        }
+    }
+
+    /// The State Manager's side of the ILC hook (see `outage`).
+    fn state_manager(&mut self) {
+        let Some((_, up)) = self.outage else {
+            return;
+        };
+        let snapshot = |c: &Connection| (c.sender().cwnd(), c.sender().rtt().rto());
+        while let Some(ev) = self.a.poll_event() {
+            self.a_events.push((self.now, ev));
+            match ev {
+                Event::WhatShouldTcpDo => {
+                    let advice = if self.cut(self.now) {
+                        Advice::Freeze
+                    } else {
+                        Advice::ProceedNormally
+                    };
+                    self.a.handle_advice(self.now, advice);
+                }
+                Event::Frozen => self.frozen_state = Some(snapshot(&self.a)),
+                _ => {}
+            }
+        }
+        if self.now >= up && self.a.sender().frozen() {
+            self.a.handle_restore();
+            self.restored_state = Some(snapshot(&self.a));
         }
     }
 
@@ -104,10 +155,19 @@ impl Path {
         for _ in 0..1_000_000 {
             self.drain();
             let next_pkt = self.flight.iter().map(|f| f.0).min();
-            let next = [next_pkt, self.a.poll_timeout(), self.b.poll_timeout()]
-                .into_iter()
-                .flatten()
-                .min();
+            let restore = self
+                .outage
+                .filter(|_| self.a.sender().frozen())
+                .map(|(_, up)| up.max(self.now));
+            let next = [
+                next_pkt,
+                self.a.poll_timeout(),
+                self.b.poll_timeout(),
+                restore,
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             let Some(t) = next else { return };
             if t > limit {
                 return;
@@ -115,6 +175,9 @@ impl Path {
             self.now = self.now.max(t);
             if let Some(i) = self.flight.iter().position(|f| f.0 == t) {
                 let (_, to_b, seg) = self.flight.remove(i);
+                if self.cut(t) {
+                    continue; // lost on the cut link
+                }
                 if to_b {
                     if self.b.state() == State::SynSent {
                         let c = self.server;
@@ -136,6 +199,7 @@ impl Path {
                 self.a.handle_timeout(self.now);
                 self.b.handle_timeout(self.now);
             }
+            self.state_manager();
             if self.b.peer_finished() && self.b.state() == State::Established {
                 self.b.close();
             }
@@ -312,4 +376,84 @@ fn closed_receive_window_is_probed_and_transfer_resumes() {
     }
     assert_eq!(p.b.bytes_received(), 50_000);
     assert_eq!(p.a.state(), State::Closed);
+}
+
+/// ILC-TCP (seed 002 Figure 6): a timeout during an outage freezes the sender, which keeps
+/// its window and its unbacked-off RTO, sends nothing while frozen, and on RESTORE
+/// retransmits the first unacknowledged segment once.
+#[test]
+fn frozen_sender_keeps_window_and_rto_and_retransmits_once_on_restore() {
+    let (down, up) = (Time::from_secs_f64(2.0), Time::from_secs_f64(9.0));
+    let mut c = cfg();
+    c.ask_on_timeout = true;
+    let mut p = Path::new(c, "reno", 20_000_000);
+    p.outage = Some((down, up));
+    p.run(Time::from_secs_f64(1_000.0));
+    assert_eq!(p.b.bytes_received(), 20_000_000);
+    let frozen_at = p
+        .a_events
+        .iter()
+        .find(|e| e.1 == Event::Frozen)
+        .map(|e| e.0)
+        .expect("the outage froze the sender");
+    assert!(frozen_at > down && frozen_at < up);
+    let (cwnd, rto) = p.frozen_state.unwrap();
+    assert_eq!(
+        p.restored_state,
+        Some((cwnd, rto)),
+        "window and RTO are as they were"
+    );
+    assert!(
+        cwnd > 4 * MSS as u64,
+        "the window had grown before the outage"
+    );
+    assert_eq!(p.a.stats().freezes, 1);
+    let restored_at = p
+        .a_events
+        .iter()
+        .find(|e| e.1 == Event::Restored)
+        .unwrap()
+        .0;
+    assert!(
+        !p.a_events
+            .iter()
+            .any(|e| matches!(e.1, Event::Timeout { .. }) && e.0 < restored_at),
+        "no standard timeout (no window cut, no backoff) before RESTORE: {:?}",
+        p.a_events
+    );
+    // Nothing leaves while frozen; at RESTORE exactly one segment does: the first
+    // unacknowledged one, sent again.
+    let sent = |from: Time, to: Time| -> Vec<u64> {
+        p.a_sent
+            .iter()
+            .filter(|t| t.0 >= from && t.0 <= to)
+            .map(|t| t.1)
+            .collect()
+    };
+    assert!(sent(frozen_at, up - Dur::from_nanos(1)).is_empty());
+    let at_restore = sent(up, up);
+    assert_eq!(at_restore.len(), 1, "{at_restore:?}");
+    let resent_before = p.a_sent.iter().filter(|t| t.0 < up && t.1 == at_restore[0]);
+    assert_eq!(
+        resent_before.count(),
+        1,
+        "the segment sent at RESTORE is a retransmission"
+    );
+}
+
+/// With no disconnection, asking on timeouts changes nothing: same segments, same times.
+#[test]
+fn ilc_without_outage_is_its_base_tcp() {
+    let run = |ask: bool| {
+        let mut c = cfg();
+        c.ask_on_timeout = ask;
+        let mut p = Path::new(c, "tahoe", 300_000);
+        p.drop = Box::new(|n, _| n == 30 || n == 31 || n == 60);
+        p.outage = Some((Time::MAX, Time::MAX));
+        p.run(Time::from_secs_f64(1_000.0));
+        p.trace
+    };
+    let (plain, ilc) = (run(false), run(true));
+    assert!(!plain.is_empty());
+    assert_eq!(plain, ilc);
 }
