@@ -30,6 +30,8 @@ impl fmt::Debug for Addr {
 
 /// IP protocol numbers (IANA) of the bodies we model.
 pub mod proto {
+    pub const ICMP: u8 = 1;
+    pub const IPIP: u8 = 4;
     pub const TCP: u8 = 6;
     pub const UDP: u8 = 17;
     pub const ESP: u8 = 50;
@@ -202,10 +204,54 @@ impl fmt::Debug for SackList {
     }
 }
 
+/// Mobile IPv4 control messages (RFC 3344). Sizes are the IP payloads of the RFC's
+/// formats: an ICMP router advertisement with one address and a mobility agent
+/// extension with one care-of address (section 2.1: 8 + 8 + 10 bytes), and UDP (port
+/// 434) registration messages with the mandatory mobile-home authentication extension
+/// (sections 3.3, 3.4, 3.5.2: 8 + 24 + 22 and 8 + 20 + 22 bytes).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum MipMessage {
+    /// Agent advertisement from the mobility agent at `agent`.
+    Advertisement { agent: Addr },
+    /// Registration request: bind `home` to `care_of` at `home_agent`. A care-of address
+    /// equal to the home agent's is a deregistration (the host is back home).
+    Request {
+        home: Addr,
+        home_agent: Addr,
+        care_of: Addr,
+        id: u64,
+    },
+    Reply {
+        home: Addr,
+        home_agent: Addr,
+        care_of: Addr,
+        id: u64,
+    },
+}
+
+impl MipMessage {
+    pub fn payload_len(&self) -> u32 {
+        match self {
+            MipMessage::Advertisement { .. } => 26,
+            MipMessage::Request { .. } => 54,
+            MipMessage::Reply { .. } => 50,
+        }
+    }
+    pub fn protocol(&self) -> u8 {
+        match self {
+            MipMessage::Advertisement { .. } => proto::ICMP,
+            _ => proto::UDP,
+        }
+    }
+}
+
 /// What an IP packet carries.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum Body {
     Tcp(TcpSegment),
+    Mip(MipMessage),
+    /// IP in IP encapsulation (RFC 2003), as a home agent tunnels to a care-of address.
+    Tunnel(Box<Packet>),
     /// Opaque payload of a protocol we do not model, `len` bytes after the IP header.
     Raw {
         proto: u8,
@@ -224,6 +270,28 @@ pub struct Packet {
 
 impl Packet {
     pub fn tcp(src: Addr, dst: Addr, seg: TcpSegment) -> Packet {
+        Packet::new(src, dst, Body::Tcp(seg))
+    }
+    /// Total length on the wire at the IP layer (IP header included).
+    pub fn size(&self) -> u32 {
+        IPV4_HEADER_LEN
+            + match &self.body {
+                Body::Tcp(s) => s.header_len() + s.len,
+                Body::Mip(m) => m.payload_len(),
+                Body::Tunnel(inner) => inner.size(),
+                Body::Raw { len, .. } => *len,
+            }
+    }
+    pub fn protocol(&self) -> u8 {
+        match &self.body {
+            Body::Tcp(_) => proto::TCP,
+            Body::Mip(m) => m.protocol(),
+            Body::Tunnel(_) => proto::IPIP,
+            Body::Raw { proto, .. } => *proto,
+        }
+    }
+    /// A packet of `body` from `src` to `dst` with the default TTL.
+    pub fn new(src: Addr, dst: Addr, body: Body) -> Packet {
         Packet {
             uid: 0,
             ip: IpHeader {
@@ -232,21 +300,7 @@ impl Packet {
                 ttl: 64,
                 ecn: Ecn::NotEct,
             },
-            body: Body::Tcp(seg),
-        }
-    }
-    /// Total length on the wire at the IP layer (IP header included).
-    pub fn size(&self) -> u32 {
-        IPV4_HEADER_LEN
-            + match &self.body {
-                Body::Tcp(s) => s.header_len() + s.len,
-                Body::Raw { len, .. } => *len,
-            }
-    }
-    pub fn protocol(&self) -> u8 {
-        match &self.body {
-            Body::Tcp(_) => proto::TCP,
-            Body::Raw { proto, .. } => *proto,
+            body,
         }
     }
     pub fn as_tcp(&self) -> Option<&TcpSegment> {

@@ -117,6 +117,7 @@ fn summary_dict<'py>(py: Python<'py>, s: &Summary) -> PyResult<Bound<'py, PyDict
         x.set_item("retransmissions", f.retransmissions)?;
         x.set_item("fast_retransmits", f.fast_retransmits)?;
         x.set_item("timeouts", f.timeouts)?;
+        x.set_item("freezes", f.freezes)?;
         x.set_item("aborted", f.aborted)?;
         flows.append(x)?;
     }

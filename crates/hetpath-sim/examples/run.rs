@@ -26,8 +26,8 @@ fn main() {
     );
     for f in &s.flows {
         println!(
-            "  flow {:10} {:9} delivered={:>11} goodput={:8.3} Mbit/s completion={:?} rtx={} frtx={} rto={} aborted={}",
-            f.name, f.cc, f.bytes_delivered, f.goodput_bps / 1e6, f.completion_s, f.retransmissions, f.fast_retransmits, f.timeouts, f.aborted
+            "  flow {:10} {:9} delivered={:>11} goodput={:8.3} Mbit/s completion={:?} rtx={} frtx={} rto={} freezes={} aborted={}",
+            f.name, f.cc, f.bytes_delivered, f.goodput_bps / 1e6, f.completion_s, f.retransmissions, f.fast_retransmits, f.timeouts, f.freezes, f.aborted
         );
     }
     for l in &s.links {

@@ -4,6 +4,7 @@
 //! it; `Simulation::summary` and `series` give the results. The engine reads no clock
 //! and draws randomness only from per-component seeded streams (`rng`).
 
+pub mod bus;
 pub mod capture;
 pub mod channel;
 pub mod engine;

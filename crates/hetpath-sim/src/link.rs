@@ -190,6 +190,15 @@ impl LinkDir {
         }
     }
 
+    /// Empties the queue (a wireless interface whose peer is gone drops what waits);
+    /// returns the packets, counted as lost.
+    pub fn flush(&mut self) -> Vec<Packet> {
+        self.queue_bytes = 0;
+        let lost: Vec<Packet> = self.queue.drain(..).collect();
+        self.stats.lost_packets += lost.len() as u64;
+        lost
+    }
+
     /// Takes the link direction down or up. Going down loses what is on the wire and
     /// being serialised (returned); the queue holds (DropTail still applies). Coming up
     /// resumes.

@@ -23,6 +23,8 @@ pub struct FlowResult {
     pub retransmissions: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
+    /// Timeouts answered with FREEZE by ILC-TCP's State Manager.
+    pub freezes: u64,
     pub aborted: bool,
 }
 

@@ -3,13 +3,14 @@
 
 use super::error::ScenarioError;
 use super::spec::{
-    AbcSpec, DelayedAckSpec, DirSpec, IwSpec, RtoFormula, ScenarioFile, TcpSpec, Transport,
+    AbcSpec, DelayedAckSpec, DirSpec, IlcSpec, IwSpec, RtoFormula, ScenarioFile, TcpSpec, Transport,
 };
 use super::units::QueueLimit;
 use crate::channel::ChannelSpec;
 use crate::link::{LinkDir, LinkParams};
 use crate::rng;
 use crate::sim::{FlowParams, Simulation};
+use hetpath_proto::agent::Collaboration;
 use hetpath_proto::cc;
 use hetpath_proto::tcp::{DelayedAck, TcpConfig};
 use hetpath_proto::{Dur, Time};
@@ -132,6 +133,8 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
         }
     }
 
+    super::mobile::build(s, file, seed, &mut sim, &nodes)?;
+
     let mut flow_names = HashMap::new();
     if s.flows.len() > 20_000 {
         return Err(err(
@@ -203,6 +206,11 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             start: Time::ZERO + f.start.map_or(Dur::ZERO, |d| d.0),
             size: f.size.map(|b| b.0),
             tcp,
+            ilc: match tcp_spec.ilc {
+                Some(IlcSpec::LinkOnly) => Some(Collaboration::LinkOnly),
+                Some(IlcSpec::LinkIp) => Some(Collaboration::LinkIp),
+                Some(IlcSpec::Off) | None => None,
+            },
         });
     }
     Ok(sim)

@@ -2,6 +2,7 @@
 
 mod build;
 mod error;
+mod mobile;
 pub mod spec;
 pub mod units;
 

@@ -17,6 +17,92 @@ pub struct ScenarioFile {
     pub links: Vec<LinkSpec>,
     #[serde(default, rename = "flow")]
     pub flows: Vec<FlowSpec>,
+    /// Radio propagation for base stations and the mobile host (ns-2's defaults).
+    pub radio: Option<RadioSpec>,
+    #[serde(default, rename = "base_station")]
+    pub base_stations: Vec<BaseStationSpec>,
+    /// The mobile host (at most one per scenario).
+    pub mobile: Option<MobileSpec>,
+}
+
+/// `[radio]`: the path-loss model and the thresholds of `mobility::Radio`. `range` and
+/// `warn_range` (metres) are a shorthand for the thresholds at those distances.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RadioSpec {
+    pub model: Option<PathLossSpec>,
+    pub tx_power_w: Option<f64>,
+    pub frequency_hz: Option<f64>,
+    pub antenna_height_m: Option<f64>,
+    pub antenna_gain: Option<f64>,
+    pub system_loss: Option<f64>,
+    pub rx_threshold_w: Option<f64>,
+    pub warn_threshold_w: Option<f64>,
+    pub range: Option<f64>,
+    pub warn_range: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PathLossSpec {
+    FreeSpace,
+    TwoRay,
+}
+
+/// `[[base_station]]`: a node that serves the mobile host over the air and runs a
+/// Mobile IP agent (home agent for the host's home station, foreign agent otherwise).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaseStationSpec {
+    pub node: String,
+    /// [x, y] in metres.
+    pub position: [f64; 2],
+}
+
+/// `[mobile]`: the mobile host, its wireless link, how it moves and when it is cut off.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MobileSpec {
+    pub node: String,
+    /// The base station of its home network, where its home agent runs.
+    pub home: String,
+    /// The wireless hop to every base station.
+    pub rate: Rate,
+    pub delay: Duration,
+    pub queue: Option<QueueLimit>,
+    /// Where the path starts (default: the home station's position).
+    pub position: Option<[f64; 2]>,
+    /// When the host starts moving along `path`.
+    pub depart: Option<Duration>,
+    /// Waypoints; without them the host stays on its home station (or wherever its
+    /// disconnections reattach it) and coverage plays no part.
+    pub path: Option<Vec<WaypointSpec>>,
+    /// Mobile IP agent advertisement period (RFC 3344 section 2.2).
+    pub advertise: Option<Duration>,
+    /// Scheduled disconnections of the link.
+    pub disconnect: Option<DisconnectSpec>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaypointSpec {
+    pub to: [f64; 2],
+    /// Metres per second.
+    pub speed: f64,
+}
+
+/// `count` disconnections of `duration`, the k-th at `first + k * every` plus a uniform
+/// draw in [0, jitter) from the seed; each ends on the next station of `reattach`
+/// (cycled), or on the station the host had.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DisconnectSpec {
+    pub count: u32,
+    pub duration: Duration,
+    pub first: Duration,
+    pub every: Option<Duration>,
+    pub jitter: Option<Duration>,
+    pub reattach: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -230,6 +316,17 @@ pub struct TcpSpec {
     pub recv_buffer: Option<Bytes>,
     /// TCP-radio only: grow one segment per ACK (Table 3) instead of holding the window.
     pub radio_growth: Option<bool>,
+    /// ILC-TCP: ask a State Manager on timeouts ("link-only", "link-ip" or "off").
+    pub ilc: Option<IlcSpec>,
+}
+
+/// Which layers ILC-TCP's State Manager hears (seed 002 section 3.3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IlcSpec {
+    Off,
+    LinkOnly,
+    LinkIp,
 }
 
 impl TcpSpec {
@@ -252,6 +349,7 @@ impl TcpSpec {
             data_retries: over.data_retries.or(self.data_retries),
             recv_buffer: over.recv_buffer.or(self.recv_buffer),
             radio_growth: over.radio_growth.or(self.radio_growth),
+            ilc: over.ilc.or(self.ilc),
         }
     }
 }

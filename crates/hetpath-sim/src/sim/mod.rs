@@ -2,12 +2,18 @@
 //! loop that drives them. Protocol logic stays in `hetpath-proto`; this file only moves
 //! packets between machines and wakes them when their timers say so.
 
+mod mobile;
+
+use crate::bus::NodeBus;
 use crate::engine::EventQueue;
 use crate::ideal::{IdealReceiver, IdealSender};
 use crate::link::{LinkDir, Wakeups};
+use crate::mobility::MobileHost;
 use crate::results::{FlowResult, LinkResult, Series, Summary};
 pub use crate::scenario::spec::Transport;
+use hetpath_proto::agent::{Collaboration, StateManager};
 use hetpath_proto::cc;
+use hetpath_proto::crosslayer::{Advice, Signal};
 use hetpath_proto::packet::{Addr, Body, TcpFlags, TcpSegment};
 use hetpath_proto::tcp::{Connection, Endpoint, Event, State, TcpConfig};
 use hetpath_proto::{Dur, Packet, Time};
@@ -38,6 +44,8 @@ pub struct FlowParams {
     /// Bytes to transfer; `None` is a bulk transfer that never ends.
     pub size: Option<u64>,
     pub tcp: TcpConfig,
+    /// ILC-TCP: the sender asks a State Manager with this collaboration on timeouts.
+    pub ilc: Option<Collaboration>,
 }
 
 struct Node {
@@ -57,6 +65,8 @@ struct Conn {
     is_client: bool,
     /// The earliest timer entry pending in the event queue for this connection.
     timer: Option<Time>,
+    /// ILC-TCP's State Manager beside this connection, hearing its node's bus.
+    sm: Option<StateManager>,
 }
 
 struct Flow {
@@ -87,6 +97,10 @@ enum Ev {
     FlowStart(usize),
     LinkState(usize, bool),
     Sample,
+    /// The mobile host's association may change now.
+    Reassociate,
+    /// The mobility agent at this station advertises.
+    Advertise(usize),
 }
 
 /// Progress callback: called with (now, end) about every 1% of simulated time; returning
@@ -113,6 +127,10 @@ pub struct Simulation {
     pub stop_when_done: bool,
     /// Record the time series (off for sweeps, which need only the summary).
     pub sampling: bool,
+    /// The mobile host, if the scenario has one (see `mobile.rs`).
+    mobile: Option<MobileHost>,
+    /// Each node's cross-layer bus.
+    buses: Vec<NodeBus>,
 }
 
 impl Simulation {
@@ -134,10 +152,13 @@ impl Simulation {
             ideal_flows: Vec::new(),
             stop_when_done: false,
             sampling: true,
+            mobile: None,
+            buses: Vec::new(),
         }
     }
 
     pub fn add_node(&mut self, name: &str) -> usize {
+        self.buses.push(NodeBus::default());
         self.nodes.push(Node {
             name: name.into(),
             routes: Vec::new(),
@@ -201,7 +222,7 @@ impl Simulation {
             while let Some(u) = frontier.pop_front() {
                 for (li, l) in self.links.iter().enumerate() {
                     let v = l.params.to;
-                    if l.params.from == u && !seen[v] {
+                    if l.params.from == u && !seen[v] && !self.is_wireless(li) {
                         seen[v] = true;
                         first_hop[v] = if u == src { Some(li) } else { first_hop[u] };
                         frontier.push_back(v);
@@ -210,6 +231,7 @@ impl Simulation {
             }
             self.nodes[src].routes = first_hop;
         }
+        self.route_to_home_agent();
     }
 
     /// The link directions a packet from `from` to `to` crosses, in order.
@@ -251,9 +273,11 @@ impl Simulation {
         (rate as u128 * rtt.0 as u128 / 8 / 1_000_000_000) as u64
     }
 
-    /// Whether `to` is reachable from `from` over the configured links.
+    /// Whether `to` is reachable from `from` over the configured links (a mobile host
+    /// through its home agent one way and any base station the other).
     pub fn reachable(&mut self, from: usize, to: usize) -> bool {
         self.compute_routes();
+        let (from, to) = self.mobile_endpoints(from, to);
         from == to || self.nodes[from].routes[to].is_some()
     }
 
@@ -263,6 +287,7 @@ impl Simulation {
         }
         self.started = true;
         self.compute_routes();
+        self.start_mobility();
         if self.sampling {
             self.q.schedule(Time::ZERO, Ev::Sample);
         }
@@ -344,6 +369,8 @@ impl Simulation {
                 self.sample(now);
                 self.q.schedule(now + self.sample_interval, Ev::Sample);
             }
+            Ev::Reassociate => self.reassociate(now),
+            Ev::Advertise(s) => self.advertise(now, s),
         }
     }
 
@@ -358,7 +385,10 @@ impl Simulation {
     }
 
     /// A packet reaches `node`: deliver it locally or forward it.
-    fn receive(&mut self, node: usize, mut p: Packet) {
+    fn receive(&mut self, node: usize, p: Packet) {
+        let Some(mut p) = self.mobile_intercept(node, p) else {
+            return;
+        };
         if p.ip.dst == node_addr(node) {
             self.deliver(node, p);
             return;
@@ -372,16 +402,24 @@ impl Simulation {
     }
 
     fn forward(&mut self, node: usize, p: Packet) {
-        let hop = node_of(p.ip.dst).and_then(|d| self.nodes[node].routes.get(d).copied().flatten());
-        match hop {
-            Some(l) => {
-                let now = self.q.now();
-                match self.links[l].enqueue(now, p) {
-                    Ok(w) => self.wake_link(l, w),
-                    Err(p) => self.lost(&p),
-                }
+        let hop = match self.mobile_uplink(node) {
+            Some(uplink) => uplink,
+            None => {
+                node_of(p.ip.dst).and_then(|d| self.nodes[node].routes.get(d).copied().flatten())
             }
+        };
+        match hop {
+            Some(l) => self.send_on(l, p),
             None => self.no_route_drops += 1,
+        }
+    }
+
+    /// Offers a packet to link direction `l`.
+    fn send_on(&mut self, l: usize, p: Packet) {
+        let now = self.q.now();
+        match self.links[l].enqueue(now, p) {
+            Ok(w) => self.wake_link(l, w),
+            Err(p) => self.lost(&p),
         }
     }
 
@@ -487,19 +525,28 @@ impl Simulation {
         let cc =
             cc::by_name(&params.cc, params.tcp.cc_config()).expect("validated controller name");
         let conn = Connection::accept(params.tcp, cc, local, remote, seg);
-        let c = self.register(conn, node, f, false);
+        let c = self.register(conn, node, f, false, None);
         self.flows[f].server = Some(c);
         self.touch(c);
     }
 
-    fn register(&mut self, conn: Connection, node: usize, flow: usize, is_client: bool) -> usize {
+    fn register(
+        &mut self,
+        conn: Connection,
+        node: usize,
+        flow: usize,
+        is_client: bool,
+        ilc: Option<Collaboration>,
+    ) -> usize {
         let key = (conn.local().port, conn.remote().addr, conn.remote().port);
+        let bus = self.buses[node];
         self.conns.push(Conn {
             conn,
             node,
             flow,
             is_client,
             timer: None,
+            sm: ilc.map(|mode| StateManager::new(mode, bus.link_ok, bus.ip_ok)),
         });
         let c = self.conns.len() - 1;
         self.nodes[node].conns.insert(key, c);
@@ -532,7 +579,11 @@ impl Simulation {
             port: SERVER_PORT_BASE + f as u16,
         };
         let cc = cc::by_name(&p.cc, p.tcp.cc_config()).expect("validated controller name");
-        let mut conn = Connection::connect(p.tcp, cc, local, remote);
+        let tcp = TcpConfig {
+            ask_on_timeout: p.ilc.is_some(),
+            ..p.tcp
+        };
+        let mut conn = Connection::connect(tcp, cc, local, remote);
         match p.size {
             Some(n) => {
                 conn.write(n);
@@ -540,8 +591,8 @@ impl Simulation {
             }
             None => conn.write(u64::MAX / 4),
         }
-        let from = p.from;
-        let c = self.register(conn, from, f, true);
+        let (from, ilc) = (p.from, p.ilc);
+        let c = self.register(conn, from, f, true, ilc);
         self.flows[f].client = Some(c);
         self.touch(c);
     }
@@ -566,6 +617,16 @@ impl Simulation {
                     self.conns[c].conn.close();
                     again = true;
                 }
+                // ILC-TCP: the State Manager answers at once (seed 002 Figure 6); a
+                // connection without one proceeds normally.
+                Event::WhatShouldTcpDo => {
+                    let advice = self.conns[c]
+                        .sm
+                        .as_mut()
+                        .map_or(Advice::ProceedNormally, |sm| sm.what_should_tcp_do());
+                    self.conns[c].conn.handle_advice(now, advice);
+                    again = true;
+                }
                 _ => {}
             }
         }
@@ -588,6 +649,25 @@ impl Simulation {
             if self.conns[c].timer.is_none_or(|s| t < s) {
                 self.conns[c].timer = Some(t);
                 self.q.schedule(t, Ev::Timer(c));
+            }
+        }
+    }
+
+    /// A layer of `node` reports `signal`: the bus notes it and every State Manager on the
+    /// node hears it; a RESTORE it triggers reaches its connection at once.
+    fn publish(&mut self, node: usize, signal: Signal) {
+        self.buses[node].note(signal);
+        for c in 0..self.conns.len() {
+            if self.conns[c].node != node {
+                continue;
+            }
+            let Some(sm) = self.conns[c].sm.as_mut() else {
+                continue;
+            };
+            sm.handle_signal(signal);
+            if sm.poll_restore() {
+                self.conns[c].conn.handle_restore();
+                self.touch(c);
             }
         }
     }
@@ -677,6 +757,7 @@ impl Simulation {
                     retransmissions: stats.retransmissions,
                     fast_retransmits: stats.fast_retransmits,
                     timeouts: stats.timeouts,
+                    freezes: stats.freezes,
                     aborted: f.aborted || client.is_some_and(|c| c.state() == State::Aborted),
                 }
             })

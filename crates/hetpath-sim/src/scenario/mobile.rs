@@ -1,0 +1,220 @@
+//! Builds the `[radio]`, `[[base_station]]` and `[mobile]` tables: the wireless links from
+//! the host to every station, its motion and disconnection schedule, and Mobile IP.
+
+use super::build::DEFAULT_QUEUE;
+use super::error::ScenarioError;
+use super::spec::{PathLossSpec, RadioSpec, ScenarioFile};
+use crate::channel::{self, ChannelSpec};
+use crate::link::{LinkDir, LinkParams};
+use crate::mobility::{
+    Access, Disconnection, MobileHost, MobileIp, Motion, PathLoss, Position, Radio, Station,
+};
+use crate::rng;
+use crate::sim::{node_addr, Simulation};
+use hetpath_proto::{Dur, Time};
+use std::collections::HashMap;
+
+/// Mobile IP agent advertisement period when the scenario gives none: ns-2's
+/// `Agent/MIPBS beacon_period_`, which seed 002's simulations ran with.
+pub const DEFAULT_ADVERTISE: Dur = Dur::from_secs(1);
+
+pub fn build(
+    s: &ScenarioFile,
+    file: &str,
+    seed: u64,
+    sim: &mut Simulation,
+    nodes: &HashMap<String, usize>,
+) -> Result<(), ScenarioError> {
+    let err = |place: &str, msg: String| ScenarioError::new(file, place, msg);
+    let Some(m) = &s.mobile else {
+        if !s.base_stations.is_empty() {
+            return Err(err(
+                "base_station",
+                "base stations need a [mobile] host to serve".into(),
+            ));
+        }
+        return Ok(());
+    };
+    let radio =
+        radio(s.radio.as_ref().cloned().unwrap_or_default()).map_err(|e| err("radio", e))?;
+    let lookup = |place: &str, name: &str| {
+        nodes
+            .get(name)
+            .copied()
+            .ok_or_else(|| err(place, format!("unknown node '{name}'")))
+    };
+    let host = lookup("mobile.node", &m.node)?;
+    if s.base_stations.is_empty() {
+        return Err(err(
+            "base_station",
+            "a [mobile] host needs at least one [[base_station]]".into(),
+        ));
+    }
+    let mut stations = Vec::new();
+    let mut station_of = HashMap::new();
+    for (i, b) in s.base_stations.iter().enumerate() {
+        let at = format!("base_station[{i}]");
+        let node = lookup(&format!("{at}.node"), &b.node)?;
+        if node == host {
+            return Err(err(
+                &format!("{at}.node"),
+                "the mobile host cannot be a base station".into(),
+            ));
+        }
+        if station_of.insert(b.node.clone(), i).is_some() {
+            return Err(err(
+                &format!("{at}.node"),
+                format!("'{}' is a base station twice", b.node),
+            ));
+        }
+        if !b.position.iter().all(|x| x.is_finite()) {
+            return Err(err(
+                &format!("{at}.position"),
+                "expected two finite numbers [x, y] in metres".into(),
+            ));
+        }
+        let queue = m.queue.unwrap_or(DEFAULT_QUEUE);
+        let mut dir = |from: usize, to: usize| {
+            let params = LinkParams {
+                name: format!("air/{}", b.node),
+                from,
+                to,
+                rate_bps: m.rate.0,
+                delay: m.delay.0,
+                queue,
+            };
+            let clean = channel::build(&ChannelSpec::default(), rng::stream(seed, "unused"));
+            sim.add_link_dir(LinkDir::new(params, clean))
+        };
+        let downlink = dir(node, host);
+        let uplink = dir(host, node);
+        stations.push(Station {
+            node,
+            position: Position::new(b.position[0], b.position[1]),
+            downlink,
+            uplink,
+        });
+    }
+    let station = |place: &str, name: &str| {
+        station_of
+            .get(name)
+            .copied()
+            .ok_or_else(|| err(place, format!("'{name}' is not a [[base_station]]")))
+    };
+    let home = station("mobile.home", &m.home)?;
+    if m.rate.0 == 0 {
+        return Err(err("mobile.rate", "must be greater than zero".into()));
+    }
+    let motion = match &m.path {
+        None => None,
+        Some(path) => {
+            let start = m
+                .position
+                .unwrap_or([stations[home].position.x, stations[home].position.y]);
+            let legs: Vec<(Position, f64)> = path
+                .iter()
+                .map(|w| (Position::new(w.to[0], w.to[1]), w.speed))
+                .collect();
+            let depart = Time::ZERO + m.depart.map_or(Dur::ZERO, |d| d.0);
+            Some(
+                Motion::new(Position::new(start[0], start[1]), depart, &legs)
+                    .map_err(|e| err("mobile.path", e))?,
+            )
+        }
+    };
+    let mut schedule = Vec::new();
+    if let Some(d) = &m.disconnect {
+        let reattach = d
+            .reattach
+            .iter()
+            .flatten()
+            .map(|n| station("mobile.disconnect.reattach", n))
+            .collect::<Result<Vec<_>, _>>()?;
+        let jitter = d.jitter.map_or(Dur::ZERO, |j| j.0);
+        let every = d.every.map(|e| e.0);
+        if d.count > 1 && every.is_none_or(|e| e <= d.duration.0 + jitter) {
+            return Err(err(
+                "mobile.disconnect.every",
+                "with count > 1, expected a period longer than duration + jitter".into(),
+            ));
+        }
+        let name = &s.nodes[host].name;
+        let mut r = rng::stream(seed, &format!("mobile/{name}/disconnect"));
+        // A zero duration is no disconnection at all (seed 002 Table 1's 0 s row).
+        for k in 0..d.count as u64 {
+            let at = Time::ZERO
+                + d.first.0
+                + every.unwrap_or(Dur::ZERO).saturating_mul(k)
+                + Dur::from_secs_f64(jitter.as_secs_f64() * rng::uniform(&mut r));
+            if d.duration.0 > Dur::ZERO {
+                schedule.push(Disconnection {
+                    at,
+                    until: at + d.duration.0,
+                    reattach: (!reattach.is_empty()).then(|| reattach[k as usize % reattach.len()]),
+                });
+            }
+        }
+    }
+    let advertise = m.advertise.map_or(DEFAULT_ADVERTISE, |d| d.0);
+    if advertise == Dur::ZERO {
+        return Err(err("mobile.advertise", "must be greater than zero".into()));
+    }
+    let station_addr = stations.iter().map(|s| node_addr(s.node)).collect();
+    let mip = MobileIp::new(node_addr(host), station_addr, home, advertise);
+    let access = Access::new(stations, motion, radio, home, schedule);
+    sim.set_mobile(MobileHost {
+        node: host,
+        access,
+        mip,
+    });
+    Ok(())
+}
+
+/// `[radio]` over ns-2's defaults; `range`/`warn_range` set the thresholds by distance.
+fn radio(spec: RadioSpec) -> Result<Radio, String> {
+    let mut r = Radio::ns2_default();
+    if let Some(m) = spec.model {
+        r.model = match m {
+            PathLossSpec::FreeSpace => PathLoss::FreeSpace,
+            PathLossSpec::TwoRay => PathLoss::TwoRayGround,
+        };
+    }
+    let set = |v: Option<f64>, field: &mut f64| {
+        if let Some(v) = v {
+            *field = v;
+        }
+    };
+    set(spec.tx_power_w, &mut r.tx_power_w);
+    set(spec.frequency_hz, &mut r.frequency_hz);
+    set(spec.antenna_height_m, &mut r.antenna_height_m);
+    set(spec.antenna_gain, &mut r.antenna_gain);
+    set(spec.system_loss, &mut r.system_loss);
+    if spec.range.is_some() && spec.rx_threshold_w.is_some() {
+        return Err("give either range or rx_threshold_w, not both".into());
+    }
+    if spec.warn_range.is_some() && spec.warn_threshold_w.is_some() {
+        return Err("give either warn_range or warn_threshold_w, not both".into());
+    }
+    let shape = r;
+    let by_distance = |d: f64, key: &str| {
+        if d.is_finite() && d > 0.0 {
+            Ok(shape.received_power_w(d))
+        } else {
+            Err(format!(
+                "{key}: expected a positive distance in metres, got {d}"
+            ))
+        }
+    };
+    if let Some(d) = spec.range {
+        r.rx_threshold_w = by_distance(d, "range")?;
+    }
+    set(spec.rx_threshold_w, &mut r.rx_threshold_w);
+    // The warning threshold defaults to 3 dB above reception (docs/model-notes.md).
+    r.warn_threshold_w = 2.0 * r.rx_threshold_w;
+    if let Some(d) = spec.warn_range {
+        r.warn_threshold_w = by_distance(d, "warn_range")?;
+    }
+    set(spec.warn_threshold_w, &mut r.warn_threshold_w);
+    r.validate()?;
+    Ok(r)
+}
