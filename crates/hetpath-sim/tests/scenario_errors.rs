@@ -104,3 +104,58 @@ fn syntax_errors_give_a_line_number() {
     let msg = error("[scenario]\nname = \"x\"\nduration = \"10s\n");
     assert!(msg.starts_with("bad.toml: line "), "{msg}");
 }
+
+/// The mobility tables: a mobile host between two stations, with `extra` keys appended
+/// to `[mobile]` and `flow` keys on the flow from the host.
+fn mobile(stations: &str, extra: &str, flow: &str) -> String {
+    format!(
+        "[scenario]\nname = \"m\"\nduration = \"10s\"\n\
+         [[node]]\nname = \"mh\"\n[[node]]\nname = \"ha\"\n[[node]]\nname = \"fa\"\n\
+         [[link]]\nname = \"w\"\na = \"ha\"\nb = \"fa\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+         {stations}\n\
+         [mobile]\nnode = \"mh\"\nhome = \"ha\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n{extra}\n\
+         [[flow]]\nname = \"f\"\nfrom = \"mh\"\nto = \"fa\"\n{flow}\n"
+    )
+}
+
+const STATIONS: &str = "[[base_station]]\nnode = \"ha\"\nposition = [0.0, 0.0]\n\
+                        [[base_station]]\nnode = \"fa\"\nposition = [400.0, 0.0]";
+
+#[test]
+fn mobility_errors_name_the_key() {
+    assert!(load(&mobile(STATIONS, "", ""), "ok.toml", None).is_ok());
+    let cases = [
+        (mobile("", "", ""), "base_station"),
+        (mobile(STATIONS, "", "tcp = { ilc = \"yes\" }"), "ilc"),
+        (
+            mobile(&STATIONS.replace("node = \"fa\"", "node = \"nowhere\""), "", ""),
+            "base_station[1].node",
+        ),
+        (
+            mobile(STATIONS, "disconnect = { count = 2, duration = \"1s\", first = \"1s\" }", ""),
+            "mobile.disconnect.every",
+        ),
+        (
+            mobile(
+                STATIONS,
+                "disconnect = { count = 1, duration = \"1s\", first = \"1s\", reattach = [\"mh\"] }",
+                "",
+            ),
+            "mobile.disconnect.reattach",
+        ),
+        (
+            mobile(STATIONS, "path = [{ to = [1.0, 0.0], speed = 0.0 }]", ""),
+            "mobile.path",
+        ),
+        (
+            format!("{}\n[radio]\nrange = -3.0\n", mobile(STATIONS, "", "")),
+            "radio",
+        ),
+        (mobile(STATIONS, "advertise = \"0s\"", ""), "mobile.advertise"),
+    ];
+    for (text, key) in cases {
+        let e = error(&text);
+        assert!(e.starts_with("bad.toml"), "{e}");
+        assert!(e.contains(key), "expected '{key}' in: {e}");
+    }
+}

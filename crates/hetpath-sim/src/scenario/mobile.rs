@@ -130,6 +130,12 @@ pub fn build(
             .flatten()
             .map(|n| station("mobile.disconnect.reattach", n))
             .collect::<Result<Vec<_>, _>>()?;
+        if d.count > 10_000 {
+            return Err(err(
+                "mobile.disconnect.count",
+                "at most 10000 disconnections".into(),
+            ));
+        }
         let jitter = d.jitter.map_or(Dur::ZERO, |j| j.0);
         let every = d.every.map(|e| e.0);
         if d.count > 1 && every.is_none_or(|e| e <= d.duration.0 + jitter) {
