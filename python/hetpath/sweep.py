@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 
 #: Metrics of a run, per flow, averaged over completed runs by :func:`aggregate`.
 METRICS = ("completion_s", "goodput_bps", "retransmissions", "timeouts")
-_ARRAYS = ("flow", "link", "node")
+#: Arrays of tables a dotted key can select an entry of, and the key that names it.
+_ARRAYS = {"flow": "name", "link": "name", "node": "name", "base_station": "node"}
 
 
 @dataclass
@@ -81,16 +82,18 @@ class Task:
 
 def set_key(doc: dict[str, Any], path: str, value: Any, where: str = "") -> None:
     """Set the dotted ``path`` in a parsed scenario; ``flow.<name>.``, ``link.<name>.``
-    and ``node.<name>.`` select an entry of that array of tables by its ``name``."""
+    and ``node.<name>.`` select an entry of that array of tables by its ``name``, and
+    ``base_station.<node>.`` by its ``node``."""
     parts = path.split(".")
     node = doc
     if parts[0] in _ARRAYS:
         if len(parts) < 3:
             raise ScenarioError(f"{where}'{path}': expected {parts[0]}.<name>.<key>")
         entries = doc.get(parts[0], [])
-        match = [e for e in entries if e.get("name") == parts[1]]
+        by = _ARRAYS[parts[0]]
+        match = [e for e in entries if e.get(by) == parts[1]]
         if not match:
-            known = ", ".join(str(e.get("name")) for e in entries) or "none"
+            known = ", ".join(str(e.get(by)) for e in entries) or "none"
             raise ScenarioError(f"{where}'{path}': no [[{parts[0]}]] named '{parts[1]}' (defined: {known})")
         node, parts = match[0], parts[2:]
     _set_in(node, parts, value)
@@ -136,6 +139,38 @@ def load(path: Union[str, Path]) -> Sweep:
     unknown = set(doc) - {"sweep", "grid", "protocol"}
     if unknown:
         raise ScenarioError(f"{where}unknown table(s) {', '.join(sorted(unknown))}; expected sweep, grid, protocol")
+    sweep = _head(doc, path, where)
+    sweep.axes = [_axis(name, values, where) for name, values in doc.get("grid", {}).items()]
+    return sweep
+
+
+def load_experiments(path: Union[str, Path]) -> dict[str, Sweep]:
+    """Read a family of sweeps over one base scenario: the ``[sweep]`` and ``[protocol.*]``
+    tables of a sweep file, plus ``[experiment.<id>]`` tables, each with ``set`` (fixed
+    overrides of the base) and ``grid`` (its axes, as in a sweep file). Other keys of an
+    experiment table (a title, a section) are left to the caller."""
+    path = Path(path)
+    where = f"{path}: "
+    doc = _toml.loads(path.read_text(encoding="utf-8"), str(path))
+    unknown = set(doc) - {"sweep", "protocol", "experiment"}
+    if unknown:
+        raise ScenarioError(f"{where}unknown table(s) {', '.join(sorted(unknown))}; expected sweep, protocol, experiment")
+    experiments = doc.get("experiment")
+    if not isinstance(experiments, dict) or not experiments:
+        raise ScenarioError(f"{where}experiment: expected [experiment.<id>] tables")
+    out = {}
+    for name, e in experiments.items():
+        at = f"{where}experiment.{name}."
+        sweep = _head(doc, path, where)
+        for key, value in dict(e.get("set", {})).items():
+            set_key(sweep.base, key, value, at + "set: ")
+        sweep.axes = [_axis(axis, values, at) for axis, values in e.get("grid", {}).items()]
+        out[name] = sweep
+    return out
+
+
+def _head(doc: dict[str, Any], path: Path, where: str) -> Sweep:
+    """The ``[sweep]`` and ``[protocol.*]`` tables: base scenario, seeds, flows, protocols."""
     head = doc.get("sweep", {})
     bad = set(head) - {"scenario", "seeds", "flows"}
     if bad:
@@ -147,7 +182,6 @@ def load(path: Union[str, Path]) -> Sweep:
     sweep = Sweep(base=base, source=str(base_path), seeds=_seeds(head.get("seeds", 1), where))
     if "flows" in head:
         sweep.flows = [str(f) for f in head["flows"]]
-    sweep.axes = [_axis(name, values, where) for name, values in doc.get("grid", {}).items()]
     protocols = doc.get("protocol")
     if protocols is not None:
         if not isinstance(protocols, dict) or not protocols or not all(isinstance(v, dict) for v in protocols.values()):
@@ -200,6 +234,7 @@ def run_task(task: Task) -> list[dict[str, Any]]:
             "goodput_bps": f["goodput_bps"],
             "retransmissions": f["retransmissions"],
             "timeouts": f["timeouts"],
+            "freezes": f["freezes"],
         })
     return records
 

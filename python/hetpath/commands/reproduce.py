@@ -28,36 +28,30 @@ def _comparison_table(rows: list[dict[str, str]]) -> Table:
 
 
 def _grid_tables(findings: list, metric: str) -> list[Table]:
-    """Per experiment: one row per (bandwidth, size), one column per protocol."""
-    import pandas as pd
-
-    frame = pd.DataFrame([{"experiment": f.experiment, "protocol": f.protocol, "bandwidth": f.params.get("bandwidth"),
-                           "size": f.params.get("size"), "ours": f.ours, "ci": f.ci95, "runs": f.seeds,
-                           "missing": f.aborted} for f in findings if f.metric == metric])
+    """Per experiment: one row per grid point, one column per protocol."""
     tables = []
-    for exp, g in frame.groupby("experiment", sort=True):
-        protos = list(dict.fromkeys(g["protocol"]))
+    for exp in dict.fromkeys(f.experiment for f in findings):
+        mine = [f for f in findings if f.experiment == exp and f.metric == metric]
+        if not mine:
+            continue
+        keys = [k for k, v in mine[0].params.items() if not isinstance(v, (list, dict))]
+        protos = list(dict.fromkeys(f.protocol for f in mine))
         t = Table(title=f"{exp}: {metric.replace('_', ' ')} (mean ± 95% CI; n/m = runs not completed)",
                   show_edge=False, header_style="bold", title_justify="left")
-        t.add_column("bandwidth")
-        t.add_column("size")
+        for k in keys:
+            t.add_column(k)
         for p in protos:
             t.add_column(p, justify="right")
-        for (bw, size), row in g.groupby(["bandwidth", "size"], sort=False):
-            cells = []
-            for p in protos:
-                r = row[row["protocol"] == p]
-                if r.empty:
-                    cells.append("")
-                    continue
-                r = r.iloc[0]
-                text = "-" if pd.isna(r["ours"]) else f"{r['ours']:.3g}"
-                if not pd.isna(r["ci"]) and not pd.isna(r["ours"]):
-                    text += f" ±{r['ci']:.1g}"
-                if r["missing"]:
-                    text += f" [{r['missing']}/{r['runs']}]"
-                cells.append(text)
-            t.add_row(bw, size, *cells)
+        rows: dict[tuple, dict[str, str]] = {}
+        for f in mine:
+            text = "-" if f.ours is None else f"{f.ours:.3g}"
+            if f.ci95 is not None and f.ours is not None:
+                text += f" ±{f.ci95:.1g}"
+            if f.aborted:
+                text += f" [{f.aborted}/{f.seeds}]"
+            rows.setdefault(tuple(str(f.params.get(k)) for k in keys), {})[f.protocol] = text
+        for point, cells in rows.items():
+            t.add_row(*point, *(cells.get(p, "") for p in protos))
         tables.append(t)
     return tables
 
@@ -105,7 +99,7 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
         return
     con = console()
     con.print(f"[bold]{module.TITLE}[/bold]" + ("  (--quick)" if quick else ""))
-    for t in _grid_tables(findings, "normalized_throughput"):
+    for t in _grid_tables(findings, module.TABLE_METRIC):
         con.print(t)
         con.print()
     con.print(_comparison_table(rows))

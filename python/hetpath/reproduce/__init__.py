@@ -1,8 +1,9 @@
 """``hetpath reproduce <paper>``: run a paper's experiments and set our numbers beside
 the ones the paper states.
 
-Each paper is one module exposing ``TITLE``, ``grid``, ``label_order``,
-``summary_frame`` and ``reproduce(ctx: Context) -> list[Finding]``; register it in
+Each paper is one module exposing ``TITLE``, ``TABLE_METRIC`` (the metric of its
+per-experiment tables), ``grid``, ``label_order``, ``summary_frame`` and
+``reproduce(ctx: Context) -> list[Finding]``; register it in
 :data:`PAPERS` (by module name, imported on use so ``hetpath --help`` stays fast).  The
 shared pieces (finding the scenario directory, the paper's published values, JSON
 lines, the comparison table) are in :mod:`.common`.
@@ -14,7 +15,7 @@ import importlib
 from types import ModuleType
 
 #: Paper name (as typed after ``hetpath reproduce``) -> module in this package.
-PAPERS: dict[str, str] = {"tcp-radio": "tcp_radio"}
+PAPERS: dict[str, str] = {"ilc-tcp": "ilc_tcp", "tcp-radio": "tcp_radio"}
 
 
 def paper_module(name: str) -> ModuleType:

@@ -145,6 +145,10 @@ def find_scenarios(paper: str, override: Optional[Path] = None) -> Path:
     )
 
 
+#: Keys of a ``[[value]]`` that are not grid parameters.
+_VALUE_KEYS = {"experiment", "protocol", "metric", "value", "relation", "range", "section", "quote"}
+
+
 def load_paper(path: Path) -> list[PaperValue]:
     """The ``[[value]]`` entries of a paper.toml, checked."""
     doc = _toml.loads(path.read_text(encoding="utf-8"), str(path))
@@ -152,7 +156,7 @@ def load_paper(path: Path) -> list[PaperValue]:
     for i, v in enumerate(doc.get("value", [])):
         where = f"{path}: value[{i}]"
         try:
-            params = {k: str(v[k]) for k in ("bandwidth", "size") if k in v}
+            params = {k: str(x) for k, x in v.items() if k not in _VALUE_KEYS}
             rng = v.get("range")
             pv = PaperValue(
                 experiment=str(v["experiment"]),

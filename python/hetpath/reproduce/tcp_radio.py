@@ -28,6 +28,7 @@ TITLE = "seed 003: TCP-radio / TCP-radio-newRTO over a tactical radio link"
 
 PROTOCOLS = ["newreno", "westwood+", "tcp-radio", "tcp-radio-newrto", "ideal"]
 BANDWIDTH_BPS = {"16k": 16e3, "64k": 64e3, "256k": 256e3, "1M": 1e6}
+TABLE_METRIC = "normalized_throughput"
 QUICK_SEEDS = 5
 #: Stationary loss probability of each test (sections 6.1-6.3).
 PI1 = {"test1": 0.1, "test2": 0.3, "test3": 0.5}

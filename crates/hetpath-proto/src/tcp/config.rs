@@ -75,6 +75,8 @@ pub struct TcpConfig {
     /// ILC-TCP (seed 002 section 3.3.4): on a retransmission timeout, ask the node's
     /// State Manager (`Event::WhatShouldTcpDo`) before acting, and obey its answer.
     pub ask_on_timeout: bool,
+    /// ILC-TCP: what RESTORE resends (see `Sender::restore`).
+    pub restore_go_back_n: bool,
 }
 
 impl TcpConfig {
@@ -94,6 +96,7 @@ impl TcpConfig {
             recv_buffer: 16 << 20,
             radio_growth: false,
             ask_on_timeout: false,
+            restore_go_back_n: true,
         }
     }
 

@@ -400,7 +400,7 @@ impl Connection {
 
     /// RESTORE from the State Manager; ignored unless frozen.
     pub fn handle_restore(&mut self) {
-        if self.sender.restore() {
+        if self.sender.restore(self.cfg.restore_go_back_n) {
             self.events.push_back(Event::Restored);
         }
     }

@@ -24,20 +24,30 @@ impl Sender {
         }
     }
 
-    /// RESTORE: unfreezes and queues the first unacknowledged segment for retransmission;
-    /// the other segments in flight stay in flight (if they were lost, normal recovery
-    /// finds out). The timer restarts at the unbacked-off RTO when that segment leaves.
-    /// Returns whether the sender was frozen.
-    pub fn restore(&mut self) -> bool {
+    /// RESTORE: unfreezes and resends from the first unacknowledged segment with the
+    /// window and RTO it had. With `go_back_n` (the default, see `RestoreMode`) everything
+    /// outstanding counts as lost in the outage and is resent in order within the window,
+    /// as BSD's and ns-2's "snd_nxt = snd_una" after a timeout does; otherwise only the
+    /// first unacknowledged segment is resent and the rest stays in flight for normal
+    /// recovery to sort out. Returns whether the sender was frozen.
+    pub fn restore(&mut self, go_back_n: bool) -> bool {
         if !std::mem::take(&mut self.frozen) {
             return false;
         }
-        if let Some(first) = self.board.first().map(|s| s.start) {
-            if self.board.mark_lost(first, false) {
-                self.force_retransmit = true;
-            }
-            self.rto_deadline = None;
+        let Some(first) = self.board.first().map(|s| s.start) else {
+            return true;
+        };
+        if go_back_n {
+            self.board.mark_all_lost();
+            // Duplicate ACKs for data the outage did not lose are no new loss episode
+            // (RFC 6582 section 3.2 step 1).
+            self.recover = self.snd_max;
+            self.dupacks = 0;
+            self.force_retransmit = true;
+        } else if self.board.mark_lost(first, false) {
+            self.force_retransmit = true;
         }
+        self.rto_deadline = None;
         true
     }
 }

@@ -120,10 +120,17 @@ impl Sender {
         if self.dupacks < self.cfg.dupthresh && !sack_says_lost {
             return false;
         }
-        // RFC 6582 section 3.2 step 1: no new episode until the ACK covers everything sent
-        // before the last one (`recover` is exclusive here). Reno, as published, has no
-        // such guard.
-        if self.mode != RecoveryMode::Reno && self.snd_una < self.recover {
+        // RFC 6582 section 3.2 step 1: no new episode unless the cumulative ACK covers more
+        // than `recover`, the highest sequence number sent when the last one began (here
+        // exclusive: snd_max then). Duplicate ACKs for go-back-N's needless resends thus
+        // start no episode. Reno, as published, has no such guard; SACK recovery follows
+        // RFC 6675 (below).
+        let guard = match self.mode {
+            RecoveryMode::Reno => false,
+            RecoveryMode::Sack => self.snd_una < self.recover,
+            RecoveryMode::Tahoe | RecoveryMode::NewReno => self.snd_una <= self.recover,
+        };
+        if guard {
             return false;
         }
         self.start_loss_episode(now);

@@ -3,7 +3,8 @@
 
 use super::error::ScenarioError;
 use super::spec::{
-    AbcSpec, DelayedAckSpec, DirSpec, IlcSpec, IwSpec, RtoFormula, ScenarioFile, TcpSpec, Transport,
+    AbcSpec, DelayedAckSpec, DirSpec, IlcSpec, IwSpec, RestoreSpec, RtoFormula, ScenarioFile,
+    TcpSpec, Transport,
 };
 use super::units::QueueLimit;
 use crate::channel::ChannelSpec;
@@ -276,6 +277,9 @@ pub fn tcp_config(t: &TcpSpec) -> Result<TcpConfig, (&'static str, String)> {
     }
     if let Some(g) = t.radio_growth {
         c.radio_growth = g;
+    }
+    if let Some(r) = t.ilc_restore {
+        c.restore_go_back_n = r == RestoreSpec::GoBackN;
     }
     if let Some(s) = t.initial_ssthresh {
         c.initial_ssthresh = s.0.max(2 * mss as u64);

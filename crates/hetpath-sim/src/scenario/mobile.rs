@@ -111,15 +111,23 @@ pub fn build(
             let start = m
                 .position
                 .unwrap_or([stations[home].position.x, stations[home].position.y]);
-            let legs: Vec<(Position, f64)> = path
-                .iter()
-                .map(|w| (Position::new(w.to[0], w.to[1]), w.speed))
-                .collect();
+            let start = Position::new(start[0], start[1]);
+            let mut legs = Vec::new();
+            for (i, w) in path.iter().enumerate() {
+                let speed = w.speed.or(m.speed).ok_or_else(|| {
+                    err(
+                        &format!("mobile.path[{i}].speed"),
+                        "missing: give the leg or [mobile] a speed".into(),
+                    )
+                })?;
+                legs.push((Position::new(w.to[0], w.to[1]), speed));
+            }
             let depart = Time::ZERO + m.depart.map_or(Dur::ZERO, |d| d.0);
-            Some(
-                Motion::new(Position::new(start[0], start[1]), depart, &legs)
-                    .map_err(|e| err("mobile.path", e))?,
-            )
+            if m.repeat {
+                legs = repeated(start, &legs, depart, s.scenario.duration.0)
+                    .map_err(|e| err("mobile.repeat", e))?;
+            }
+            Some(Motion::new(start, depart, &legs).map_err(|e| err("mobile.path", e))?)
         }
     };
     let mut schedule = Vec::new();
@@ -223,4 +231,38 @@ fn radio(spec: RadioSpec) -> Result<Radio, String> {
     set(spec.warn_threshold_w, &mut r.warn_threshold_w);
     r.validate()?;
     Ok(r)
+}
+
+/// The legs driven over and over, start -> waypoints -> start..., until `horizon`.
+fn repeated(
+    start: Position,
+    legs: &[(Position, f64)],
+    depart: Time,
+    horizon: Dur,
+) -> Result<Vec<(Position, f64)>, String> {
+    const MAX_LEGS: usize = 100_000;
+    let Some(&(_, back_speed)) = legs.last() else {
+        return Ok(Vec::new());
+    };
+    let mut cycle = legs.to_vec();
+    cycle.push((start, back_speed));
+    let mut out = Vec::new();
+    let (mut at, mut t) = (start, depart.since(Time::ZERO).as_secs_f64());
+    while t <= horizon.as_secs_f64() {
+        let before = t;
+        for &(to, speed) in &cycle {
+            if !(speed > 0.0 && speed.is_finite()) {
+                return Err(format!("every leg needs a positive speed, got {speed}"));
+            }
+            t += at.distance(to) / speed;
+            at = to;
+            out.push((to, speed));
+        }
+        if t == before || out.len() > MAX_LEGS {
+            return Err(
+                "the path must have length, and repeat at most 100000 legs within the run".into(),
+            );
+        }
+    }
+    Ok(out)
 }

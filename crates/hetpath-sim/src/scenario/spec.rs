@@ -77,6 +77,12 @@ pub struct MobileSpec {
     /// Waypoints; without them the host stays on its home station (or wherever its
     /// disconnections reattach it) and coverage plays no part.
     pub path: Option<Vec<WaypointSpec>>,
+    /// Metres per second for the legs that give no speed of their own.
+    pub speed: Option<f64>,
+    /// Drive the path again and again (from its last waypoint back through the first)
+    /// until the end of the run: a host shuttling between cells.
+    #[serde(default)]
+    pub repeat: bool,
     /// Mobile IP agent advertisement period (RFC 3344 section 2.2).
     pub advertise: Option<Duration>,
     /// Scheduled disconnections of the link.
@@ -87,8 +93,8 @@ pub struct MobileSpec {
 #[serde(deny_unknown_fields)]
 pub struct WaypointSpec {
     pub to: [f64; 2],
-    /// Metres per second.
-    pub speed: f64,
+    /// Metres per second (default: the `[mobile]` speed).
+    pub speed: Option<f64>,
 }
 
 /// `count` disconnections of `duration`, the k-th at `first + k * every` plus a uniform
@@ -318,6 +324,15 @@ pub struct TcpSpec {
     pub radio_growth: Option<bool>,
     /// ILC-TCP: ask a State Manager on timeouts ("link-only", "link-ip" or "off").
     pub ilc: Option<IlcSpec>,
+    /// ILC-TCP: what RESTORE resends: "go-back-n" (default) or "first-segment".
+    pub ilc_restore: Option<RestoreSpec>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RestoreSpec {
+    GoBackN,
+    FirstSegment,
 }
 
 /// Which layers ILC-TCP's State Manager hears (seed 002 section 3.3.1).
@@ -350,6 +365,7 @@ impl TcpSpec {
             recv_buffer: over.recv_buffer.or(self.recv_buffer),
             radio_growth: over.radio_growth.or(self.radio_growth),
             ilc: over.ilc.or(self.ilc),
+            ilc_restore: over.ilc_restore.or(self.ilc_restore),
         }
     }
 }
