@@ -43,6 +43,8 @@ pub struct Access {
     attached: Option<usize>,
     /// The link layer's state as last reported (seed 002 Figure 4, `link_state`).
     link_ok: bool,
+    /// Received power of the last frame from the current station, for the trend.
+    last_power: Option<f64>,
 }
 
 /// Evaluate coverage just after an instant, so that a crossing at `t` counts as done.
@@ -68,6 +70,7 @@ impl Access {
             anchor,
             attached: None,
             link_ok: true,
+            last_power: None,
         }
     }
 
@@ -158,6 +161,7 @@ impl Access {
             return None;
         }
         let old = std::mem::replace(&mut self.attached, new);
+        self.last_power = None;
         let signal = (old.is_some() && self.link_ok).then(|| {
             self.link_ok = false;
             Signal::LinkNotOk
@@ -167,22 +171,27 @@ impl Access {
 
     /// A frame from station `s` reached the host at `t`. Its received power is the link
     /// layer's evidence (seed 002 section 4: "low powered frames are an indication of
-    /// impending link disconnection"): below the warning threshold is LINK_NOT_OK,
-    /// at or above it after a problem is LINK_OK (Figure 4).
+    /// impending link disconnection"). The quality is "deteriorating" (Figure 4:
+    /// LINK_NOT_OK) when a frame is below the warning threshold and weaker than the one
+    /// before it; any other frame means the link is good (LINK_OK after a problem), so a
+    /// host entering a new cell at its weak edge is not held back until it is near the
+    /// station (docs/model-notes.md).
     pub fn on_frame(&mut self, t: Time, s: usize) -> Option<Signal> {
-        let strong = match &self.motion {
+        let deteriorating = match &self.motion {
             Some(m) => {
                 let d = m.position_at(t).distance(self.stations[s].position);
-                self.radio.received_power_w(d) >= self.radio.warn_threshold_w
+                let p = self.radio.received_power_w(d);
+                let falling = self.last_power.replace(p).is_some_and(|before| p < before);
+                p < self.radio.warn_threshold_w && falling
             }
-            None => true,
+            None => false,
         };
-        match (strong, self.link_ok) {
-            (false, true) => {
+        match (deteriorating, self.link_ok) {
+            (true, true) => {
                 self.link_ok = false;
                 Some(Signal::LinkNotOk)
             }
-            (true, false) => {
+            (false, false) => {
                 self.link_ok = true;
                 Some(Signal::LinkOk)
             }
@@ -269,5 +278,17 @@ mod tests {
         let warn = radio.warning_range_m() / 10.0;
         assert_eq!(b.on_frame(s(warn - 1.0), 0), None);
         assert_eq!(b.on_frame(s(warn + 1.0), 0), Some(Signal::LinkNotOk));
+        // Driving into station 1's cell at its weak edge: the power rises, the link is good.
+        let m = Motion::new(
+            Position::new(-300.0, 0.0),
+            Time::ZERO,
+            &[(Position::new(0.0, 0.0), 10.0)],
+        )
+        .unwrap();
+        let mut c = Access::new(vec![station(0, 0.0)], Some(m), radio, 0, vec![]);
+        c.reassociate(s(6.0));
+        c.link_ok = false;
+        assert_eq!(c.on_frame(s(6.0), 0), Some(Signal::LinkOk));
+        assert_eq!(c.on_frame(s(7.0), 0), None);
     }
 }
