@@ -112,7 +112,8 @@ def reproduce(ctx: Context) -> list[Finding]:
 
 
 def cwnd_traces(spec: sweep_mod.Sweep, seed: int = 1, disconnections: str = "3") -> dict[str, pd.DataFrame]:
-    """cwnd over time of one run per protocol (Reno base) at one point of ``spec``."""
+    """cwnd and data in flight over time, one run per protocol (Reno base), at one point
+    of ``spec``."""
     one = copy.deepcopy(spec)
     for axis in one.axes:
         k = axis.labels.index(disconnections)
@@ -122,7 +123,7 @@ def cwnd_traces(spec: sweep_mod.Sweep, seed: int = 1, disconnections: str = "3")
     out = {}
     for task in sweep_mod.plan(one):
         result = run_text(task.text, task.source, seed=seed)
-        out[task.protocol] = result.flow_series[["time_s", "cwnd_bytes", "rto_s", "bytes_delivered"]]
+        out[task.protocol] = result.flow_series[["time_s", "cwnd_bytes", "in_flight_bytes", "rto_s", "bytes_delivered"]]
     return out
 
 
