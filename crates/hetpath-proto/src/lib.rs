@@ -8,6 +8,7 @@ pub mod agent;
 pub mod cc;
 pub mod crosslayer;
 pub mod packet;
+pub mod rap;
 pub mod tcp;
 pub mod time;
 pub mod wire;

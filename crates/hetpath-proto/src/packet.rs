@@ -9,6 +9,7 @@
 //! cannot read a body's inner headers simply gets no `Tcp` variant to match on
 //! (DESIGN.md convention 8).
 
+use crate::time::Dur;
 use std::fmt;
 
 /// An IPv4 address of a simulated interface or host.
@@ -139,6 +140,8 @@ pub struct TcpSegment {
     pub len: u32,
     pub syn_options: Option<SynOptions>,
     pub sack: SackList,
+    /// Router-assisted congestion control: the request on data, the echo on ACKs.
+    pub rap: Option<RouterFeedback>,
 }
 
 impl TcpSegment {
@@ -166,8 +169,38 @@ impl TcpSegment {
         n.div_ceil(4) * 4
     }
     pub fn header_len(&self) -> u32 {
-        TCP_HEADER_LEN + self.options_len()
+        let shim = match self.rap {
+            Some(RouterFeedback::Xcp(_)) => XCP_HEADER_LEN,
+            _ => 0, // load-factor codes ride in the IP header's ECN bits
+        };
+        TCP_HEADER_LEN + self.options_len() + shim
     }
+}
+
+/// The XCP congestion header (Katabi, Handley, Rohrs, SIGCOMM 2002, section 3.1): the
+/// sender's window and RTT estimate, and the window change it asks for, which each router
+/// on the path may only lower. On an ACK, `feedback` is the echo (the reverse feedback).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct XcpHeader {
+    /// H_cwnd, bytes.
+    pub cwnd: u64,
+    /// H_rtt; zero before the sender has a sample.
+    pub rtt: Dur,
+    /// H_feedback, bytes of window change (negative: shrink).
+    pub feedback: i64,
+}
+
+/// XCP's shim between IP and TCP, in bytes (the 20-byte format of draft-falk-xcp).
+pub const XCP_HEADER_LEN: u32 = 20;
+
+/// Congestion feedback a router-assisted protocol carries (seed 004 section II).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RouterFeedback {
+    Xcp(XcpHeader),
+    /// A quantized load factor of `bits` bits: VCP's two ECN bits (Xia et al., SIGCOMM
+    /// 2005, section 3.1), or MPCP's 2n bits spread over n packets (Li and
+    /// Yousefi'zadeh, CCR 2009). Routers raise `code` to their own level, never lower it.
+    Load { code: u8, bits: u8 },
 }
 
 /// A fixed-capacity list of SACK blocks (no allocation on the hot path).

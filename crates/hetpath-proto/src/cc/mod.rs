@@ -11,24 +11,31 @@
 //! capped at L*MSS (Appropriate Byte Counting, RFC 3465). Controllers never look at the
 //! counting mode, so every controller supports both.
 
+use crate::packet::RouterFeedback;
 use crate::time::{Dur, Time};
 use std::fmt;
 
 mod cubic;
 mod hybla;
+mod mpcp;
 mod newreno;
 mod radio;
 mod reno;
 mod tahoe;
+mod vcp;
 mod westwood;
+mod xcp;
 
 pub use cubic::Cubic;
 pub use hybla::Hybla;
+pub use mpcp::Mpcp;
 pub use newreno::NewReno;
 pub use radio::TcpRadio;
 pub use reno::Reno;
 pub use tahoe::Tahoe;
+pub use vcp::Vcp;
 pub use westwood::WestwoodPlus;
+pub use xcp::Xcp;
 
 /// Parameters every controller starts from.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -42,6 +49,8 @@ pub struct CcConfig {
     /// TCP-radio only: grow the window one segment per ACK (seed 003 Table 3) instead of
     /// holding it (the text of section 5.2, the default).
     pub radio_growth: bool,
+    /// MPCP only: packets n over which one load-factor code is spread (2 or 3).
+    pub mpcp_packets: u8,
 }
 
 impl CcConfig {
@@ -51,6 +60,7 @@ impl CcConfig {
             initial_window: rfc5681_initial_window(mss),
             initial_ssthresh: u64::MAX,
             radio_growth: false,
+            mpcp_packets: 2,
         }
     }
 }
@@ -111,6 +121,16 @@ pub struct CongestionEvent {
     pub repeat: bool,
 }
 
+/// Congestion feedback for router-assisted controllers (seed 004): decoded from the echo
+/// on an ACK, or handed over by a RAPPEP agent from its local traffic monitor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Feedback {
+    /// XCP: change the window by this many bytes.
+    Window(i64),
+    /// A load factor: demand over capacity (1.0 keeps the bottleneck exactly full).
+    Load(f64),
+}
+
 /// A congestion controller. Hooks are named after the events that call them; optional
 /// hooks have empty defaults.
 pub trait CongestionControl: fmt::Debug + Send {
@@ -138,6 +158,12 @@ pub trait CongestionControl: fmt::Debug + Send {
     /// The retransmission timer expired (RFC 5681 section 3.1: ssthresh from equation (4),
     /// cwnd to the loss window of one segment).
     fn on_rto(&mut self, ev: &CongestionEvent);
+    /// Router-assisted: the congestion header to stamp on an outgoing data segment.
+    fn request(&self, _srtt: Dur) -> Option<RouterFeedback> {
+        None
+    }
+    /// Router-assisted: feedback arrived (echoed on an ACK, or from a local monitor).
+    fn on_feedback(&mut self, _now: Time, _fb: Feedback) {}
 }
 
 /// The controller names accepted by `by_name`, in documentation order.
@@ -149,6 +175,11 @@ pub const NAMES: &[&str] = &[
     "cubic",
     "hybla",
     "tcp-radio",
+    "xcp",
+    "vcp",
+    "mpcp",
+    "xcp-pep",
+    "mpcp-pep",
 ];
 
 /// Builds a controller from its scenario name.
@@ -161,6 +192,13 @@ pub fn by_name(name: &str, cfg: CcConfig) -> Option<Box<dyn CongestionControl>> 
         "cubic" => Box::new(Cubic::new(cfg)),
         "hybla" => Box::new(Hybla::new(cfg)),
         "tcp-radio" => Box::new(TcpRadio::new(cfg)),
+        "xcp" => Box::new(Xcp::new(cfg)),
+        "vcp" => Box::new(Vcp::new(cfg)),
+        "mpcp" => Box::new(Mpcp::new(cfg)),
+        // RAPPEP's controllers (seed 004 section III-B): feedback from the agent's
+        // traffic monitor, nothing on the wire, and losses do not shrink the window.
+        "xcp-pep" => Box::new(Xcp::pep(cfg)),
+        "mpcp-pep" => Box::new(Mpcp::pep(cfg)),
         _ => return None,
     })
 }
@@ -209,6 +247,7 @@ pub(crate) mod testing {
             initial_window: 2 * MSS as u64,
             initial_ssthresh: u64::MAX,
             radio_growth: false,
+            mpcp_packets: 2,
         }
     }
 

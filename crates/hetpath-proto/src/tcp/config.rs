@@ -77,6 +77,8 @@ pub struct TcpConfig {
     pub ask_on_timeout: bool,
     /// ILC-TCP: what RESTORE resends (see `Sender::restore`).
     pub restore_go_back_n: bool,
+    /// MPCP: packets over which one load-factor code is spread (see `cc::Mpcp`).
+    pub mpcp_packets: u8,
 }
 
 impl TcpConfig {
@@ -97,6 +99,7 @@ impl TcpConfig {
             radio_growth: false,
             ask_on_timeout: false,
             restore_go_back_n: true,
+            mpcp_packets: 2,
         }
     }
 
@@ -115,6 +118,7 @@ impl TcpConfig {
             initial_window: self.initial_window,
             initial_ssthresh: self.initial_ssthresh,
             radio_growth: self.radio_growth,
+            mpcp_packets: self.mpcp_packets,
         }
     }
 }

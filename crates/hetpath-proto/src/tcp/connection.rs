@@ -9,10 +9,11 @@ use super::config::TcpConfig;
 use super::receiver::Receiver;
 use super::recovery::AckInput;
 use super::sender::{Expiry, Outgoing, Sender, SenderStats};
-use crate::cc::CongestionControl;
+use crate::cc::{CongestionControl, Feedback};
 use crate::crosslayer::Advice;
 use crate::packet::{Addr, Packet, SackList, SynOptions, TcpFlags, TcpSegment};
-use crate::time::Time;
+use crate::rap::{self, Echo};
+use crate::time::{Dur, Time};
 use std::collections::VecDeque;
 
 /// One end of a connection: an address and a port.
@@ -73,6 +74,8 @@ pub struct Connection {
     peer_sack: bool,
     send_rst: bool,
     events: VecDeque<Event>,
+    /// Router feedback read on arriving data, to return on the next ACK.
+    echo: Echo,
 }
 
 impl Connection {
@@ -120,6 +123,7 @@ impl Connection {
             peer_sack: false,
             send_rst: false,
             events: VecDeque::new(),
+            echo: Echo::default(),
         }
     }
 
@@ -203,6 +207,16 @@ impl Connection {
                 return;
             }
             _ => {}
+        }
+        if let Some(fb) = &seg.rap {
+            if seg.len > 0 {
+                // Router-assisted control: data carries the routers' feedback forward...
+                let index = seg.seq.saturating_sub(1) / self.cfg.mss.max(1) as u64;
+                self.echo.on_data(index, fb);
+            } else if seg.flags.contains(TcpFlags::ACK) {
+                // ...and pure ACKs carry it back to the sender.
+                self.sender.cc.on_feedback(now, rap::decode(fb));
+            }
         }
         if seg.len > 0 || seg.flags.contains(TcpFlags::FIN) {
             let was_finished = self.receiver.fin_received();
@@ -308,6 +322,8 @@ impl Connection {
             Some(Outgoing::Data { seq, len, .. }) => {
                 let mut s = self.segment(TcpFlags::ACK, seq);
                 s.len = len;
+                let srtt = self.sender.rtt.srtt().unwrap_or(Dur::ZERO);
+                s.rap = self.sender.cc.request(srtt);
                 s
             }
             Some(Outgoing::Fin { seq, .. }) => self.segment(TcpFlags::ACK | TcpFlags::FIN, seq),
@@ -318,6 +334,9 @@ impl Connection {
         s.ack = ack;
         s.window = window;
         s.sack = sack;
+        if s.len == 0 {
+            s.rap = self.echo.take();
+        }
         Some(s)
     }
 
@@ -332,6 +351,7 @@ impl Connection {
             len: 0,
             syn_options: None,
             sack: SackList::default(),
+            rap: None,
         }
     }
 
@@ -396,6 +416,12 @@ impl Connection {
         if !frozen && self.sender.frozen() {
             self.events.push_back(Event::Frozen);
         }
+    }
+
+    /// Router-assisted feedback obtained locally rather than from an ACK: a RAPPEP agent
+    /// hands its traffic monitor's output to its own connections (seed 004 section III-B).
+    pub fn handle_feedback(&mut self, now: Time, fb: Feedback) {
+        self.sender.cc.on_feedback(now, fb);
     }
 
     /// RESTORE from the State Manager; ignored unless frozen.

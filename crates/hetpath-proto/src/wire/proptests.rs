@@ -55,6 +55,7 @@ fn arb_segment() -> impl Strategy<Value = TcpSegment> {
                         window_scale,
                     }),
                     sack,
+                    rap: None,
                 }
             },
         )

@@ -319,6 +319,8 @@ impl TcpRepr {
             len: self.payload_len,
             syn_options,
             sack,
+            // The XCP shim and load-factor codes are not written to captures.
+            rap: None,
         }
     }
 

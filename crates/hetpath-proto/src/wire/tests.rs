@@ -80,6 +80,7 @@ fn data_with_sack() -> Packet {
         len: 100,
         syn_options: None,
         sack,
+        rap: None,
     };
     let mut p = Packet {
         uid: 0xbeef,
