@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod cc;
 pub mod crosslayer;
+pub mod esp;
 pub mod packet;
 pub mod rap;
 pub mod tcp;

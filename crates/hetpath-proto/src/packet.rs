@@ -9,6 +9,7 @@
 //! cannot read a body's inner headers simply gets no `Tcp` variant to match on
 //! (DESIGN.md convention 8).
 
+use crate::esp::Esp;
 use crate::time::Dur;
 use std::fmt;
 
@@ -200,7 +201,10 @@ pub enum RouterFeedback {
     /// A quantized load factor of `bits` bits: VCP's two ECN bits (Xia et al., SIGCOMM
     /// 2005, section 3.1), or MPCP's 2n bits spread over n packets (Li and
     /// Yousefi'zadeh, CCR 2009). Routers raise `code` to their own level, never lower it.
-    Load { code: u8, bits: u8 },
+    Load {
+        code: u8,
+        bits: u8,
+    },
 }
 
 /// A fixed-capacity list of SACK blocks (no allocation on the hot path).
@@ -285,6 +289,8 @@ pub enum Body {
     Mip(MipMessage),
     /// IP in IP encapsulation (RFC 2003), as a home agent tunnels to a care-of address.
     Tunnel(Box<Packet>),
+    /// An IPsec ESP payload: a TCP segment only the SA's endpoints can read.
+    Esp(Esp),
     /// Opaque payload of a protocol we do not model, `len` bytes after the IP header.
     Raw {
         proto: u8,
@@ -312,6 +318,7 @@ impl Packet {
                 Body::Tcp(s) => s.header_len() + s.len,
                 Body::Mip(m) => m.payload_len(),
                 Body::Tunnel(inner) => inner.size(),
+                Body::Esp(e) => e.len(),
                 Body::Raw { len, .. } => *len,
             }
     }
@@ -320,6 +327,7 @@ impl Packet {
             Body::Tcp(_) => proto::TCP,
             Body::Mip(m) => m.protocol(),
             Body::Tunnel(_) => proto::IPIP,
+            Body::Esp(_) => proto::ESP,
             Body::Raw { proto, .. } => *proto,
         }
     }

@@ -110,17 +110,21 @@ impl LinkDir {
         self.up
     }
 
+    /// Whether the queue would take a packet of `size` bytes now.
+    pub fn has_room(&self, size: u32) -> bool {
+        match self.params.queue {
+            QueueLimit::Packets(n) => (self.queue.len() as u64) < n,
+            QueueLimit::Bytes(b) => self.queue_bytes + size as u64 <= b,
+        }
+    }
+
     /// Offers a packet to the interface. Gives it back (and counts a drop) if the queue is
     /// full; the packet being serialised does not count against the limit.
     // The packet comes back by value on a drop: boxing it would allocate on a hot path.
     #[allow(clippy::result_large_err)]
     pub fn enqueue(&mut self, now: Time, p: Packet) -> Result<Wakeups, Packet> {
         let size = p.size() as u64;
-        let full = match self.params.queue {
-            QueueLimit::Packets(n) => self.queue.len() as u64 >= n,
-            QueueLimit::Bytes(b) => self.queue_bytes + size > b,
-        };
-        if full {
+        if !self.has_room(size as u32) {
             self.stats.drops += 1;
             return Err(p);
         }

@@ -21,7 +21,8 @@ pub struct Iface {
     pub rate_bps: u64,
     /// Bytes waiting in the queue (not counting the one being serialised).
     pub queue_bytes: u64,
-    /// Bytes that have finished transmission since the interface came up (monotonic).
+    /// Bytes the interface has put on the wire so far (monotonic; counted as each
+    /// packet starts serialisation).
     pub tx_bytes: u64,
 }
 

@@ -162,6 +162,16 @@ impl Connection {
     pub fn read(&mut self, max: u64) -> u64 {
         self.receiver.read(max)
     }
+    /// Bytes written but not yet acknowledged by the peer (the send buffer in use).
+    pub fn send_backlog(&self) -> u64 {
+        self.sender.app_end.saturating_sub(self.sender.snd_una)
+    }
+    /// The application aborts: a RST goes to the peer (RFC 9293 section 3.10.5 ABORT).
+    pub fn reset(&mut self) {
+        if self.state != State::Aborted {
+            self.abort(true);
+        }
+    }
 
     // ----- driver side -----
 

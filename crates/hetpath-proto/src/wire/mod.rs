@@ -128,8 +128,9 @@ impl PacketRepr {
                 (Some(t), t.buffer_len() as u64)
             }
             Body::Raw { len, .. } => (None, *len as u64),
-            // Mobile IP messages and tunnels are written as opaque payloads of their size.
-            Body::Mip(_) | Body::Tunnel(_) => (None, packet.size() as u64 - 20),
+            // Mobile IP messages, tunnels and ESP are written as opaque payloads of their
+            // size.
+            Body::Mip(_) | Body::Tunnel(_) | Body::Esp(_) => (None, packet.size() as u64 - 20),
         };
         let ip = Ipv4Repr::from_header(&packet.ip, packet.uid, packet.protocol(), payload_len)?;
         Ok(PacketRepr { ip, tcp })

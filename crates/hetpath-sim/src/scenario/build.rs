@@ -212,8 +212,10 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
                 Some(IlcSpec::LinkIp) => Some(Collaboration::LinkIp),
                 Some(IlcSpec::Off) | None => None,
             },
+            ipsec: f.ipsec,
         });
     }
+    super::agents::build(s, file, &mut sim, &nodes, &link_names)?;
     Ok(sim)
 }
 
@@ -277,6 +279,16 @@ pub fn tcp_config(t: &TcpSpec) -> Result<TcpConfig, (&'static str, String)> {
     }
     if let Some(g) = t.radio_growth {
         c.radio_growth = g;
+    }
+    match t.mpcp_packets {
+        Some(n @ 2..=3) => c.mpcp_packets = n,
+        Some(n) => {
+            return Err((
+                "mpcp_packets",
+                format!("{n} is not supported; expected 2 or 3"),
+            ))
+        }
+        None => {}
     }
     if let Some(r) = t.ilc_restore {
         c.restore_go_back_n = r == RestoreSpec::GoBackN;

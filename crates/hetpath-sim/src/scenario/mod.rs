@@ -1,5 +1,6 @@
 //! Scenario files: TOML in, a validated, runnable `Simulation` out.
 
+mod agents;
 mod build;
 mod error;
 mod mobile;

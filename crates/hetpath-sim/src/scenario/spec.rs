@@ -23,6 +23,40 @@ pub struct ScenarioFile {
     pub base_stations: Vec<BaseStationSpec>,
     /// The mobile host (at most one per scenario).
     pub mobile: Option<MobileSpec>,
+    /// In-network agents: split-connection PEPs and congestion-feedback routers.
+    #[serde(default, rename = "agent")]
+    pub agents: Vec<AgentSpec>,
+}
+
+/// `[[agent]]`: an in-network agent on a node (see `hetpath_proto::agent`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpec {
+    pub kind: AgentKind,
+    pub node: String,
+    /// The link the agent watches, in its direction leaving `node`: required for
+    /// routers and for a PEP whose controller reads a traffic monitor.
+    pub link: Option<String>,
+    /// split-pep: the controller of the PEP's own connections.
+    pub cc: Option<String>,
+    /// split-pep: bytes held per direction and leg.
+    pub buffer: Option<Bytes>,
+    /// split-pep: TCP settings of its connections, over `[tcp]`.
+    pub tcp: Option<TcpSpec>,
+    /// split-pep with xcp-pep: the traffic monitor's fixed control interval (default: the
+    /// round trip over `link` for a full-size segment).
+    pub monitor_interval: Option<Duration>,
+    /// vcp-router, mpcp-router: the load-factor measurement interval.
+    pub interval: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentKind {
+    SplitPep,
+    XcpRouter,
+    VcpRouter,
+    MpcpRouter,
 }
 
 /// `[radio]`: the path-loss model and the thresholds of `mobility::Radio`. `range` and
@@ -190,6 +224,9 @@ pub struct FlowSpec {
     #[serde(default)]
     pub transport: Transport,
     pub tcp: Option<TcpSpec>,
+    /// IPsec ESP between the two hosts: nothing on the path can read the TCP header.
+    #[serde(default)]
+    pub ipsec: bool,
 }
 
 /// What carries a flow's bytes.
@@ -326,6 +363,8 @@ pub struct TcpSpec {
     pub ilc: Option<IlcSpec>,
     /// ILC-TCP: what RESTORE resends: "go-back-n" (default) or "first-segment".
     pub ilc_restore: Option<RestoreSpec>,
+    /// MPCP: packets n that carry one load-factor code (2 or 3).
+    pub mpcp_packets: Option<u8>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -366,6 +405,7 @@ impl TcpSpec {
             radio_growth: over.radio_growth.or(self.radio_growth),
             ilc: over.ilc.or(self.ilc),
             ilc_restore: over.ilc_restore.or(self.ilc_restore),
+            mpcp_packets: over.mpcp_packets.or(self.mpcp_packets),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! loop that drives them. Protocol logic stays in `hetpath-proto`; this file only moves
 //! packets between machines and wakes them when their timers say so.
 
+mod agents;
 mod mobile;
 
 use crate::bus::NodeBus;
@@ -14,6 +15,7 @@ pub use crate::scenario::spec::Transport;
 use hetpath_proto::agent::{Collaboration, StateManager};
 use hetpath_proto::cc;
 use hetpath_proto::crosslayer::{Advice, Signal};
+use hetpath_proto::esp::SecurityAssociation;
 use hetpath_proto::packet::{Addr, Body, TcpFlags, TcpSegment};
 use hetpath_proto::tcp::{Connection, Endpoint, Event, State, TcpConfig};
 use hetpath_proto::{Dur, Packet, Time};
@@ -46,6 +48,9 @@ pub struct FlowParams {
     pub tcp: TcpConfig,
     /// ILC-TCP: the sender asks a State Manager with this collaboration on timeouts.
     pub ilc: Option<Collaboration>,
+    /// IPsec ESP in transport mode between the two end hosts: nothing on the path can read
+    /// the TCP header (see `hetpath_proto::esp`).
+    pub ipsec: bool,
 }
 
 struct Node {
@@ -67,6 +72,8 @@ struct Conn {
     timer: Option<Time>,
     /// ILC-TCP's State Manager beside this connection, hearing its node's bus.
     sm: Option<StateManager>,
+    /// The SA that seals what this end sends, with its ESP sequence number.
+    esp: Option<(SecurityAssociation, u32)>,
 }
 
 struct Flow {
@@ -101,6 +108,8 @@ enum Ev {
     Reassociate,
     /// The mobility agent at this station advertises.
     Advertise(usize),
+    /// An in-network agent's timer.
+    AgentTimer(usize),
 }
 
 /// Progress callback: called with (now, end) about every 1% of simulated time; returning
@@ -131,6 +140,11 @@ pub struct Simulation {
     mobile: Option<MobileHost>,
     /// Each node's cross-layer bus.
     buses: Vec<NodeBus>,
+    /// In-network agents (see `agents.rs`), and which of them each node's arrivals and
+    /// each link direction's departures pass through.
+    agents: Vec<agents::AgentSlot>,
+    arrival_agents: Vec<Vec<usize>>,
+    departure_agents: Vec<Vec<usize>>,
 }
 
 impl Simulation {
@@ -154,6 +168,9 @@ impl Simulation {
             sampling: true,
             mobile: None,
             buses: Vec::new(),
+            agents: Vec::new(),
+            arrival_agents: Vec::new(),
+            departure_agents: Vec::new(),
         }
     }
 
@@ -331,6 +348,7 @@ impl Simulation {
                 }
                 let done = self.links[l].on_tx_done(now);
                 self.wake_link(l, done.wake);
+                self.unblock_agents(l);
                 if let Some(p) = done.lost {
                     self.lost(&p);
                 }
@@ -371,6 +389,7 @@ impl Simulation {
             }
             Ev::Reassociate => self.reassociate(now),
             Ev::Advertise(s) => self.advertise(now, s),
+            Ev::AgentTimer(a) => self.agent_timer(a, now),
         }
     }
 
@@ -386,7 +405,10 @@ impl Simulation {
 
     /// A packet reaches `node`: deliver it locally or forward it.
     fn receive(&mut self, node: usize, p: Packet) {
-        let Some(mut p) = self.mobile_intercept(node, p) else {
+        let Some(p) = self.mobile_intercept(node, p) else {
+            return;
+        };
+        let Some(mut p) = self.on_arrival_hooks(node, p) else {
             return;
         };
         if p.ip.dst == node_addr(node) {
@@ -401,16 +423,23 @@ impl Simulation {
         self.forward(node, p);
     }
 
-    fn forward(&mut self, node: usize, p: Packet) {
-        let hop = match self.mobile_uplink(node) {
+    /// The link direction `node` sends `p` on, if it has a route.
+    fn next_hop(&self, node: usize, p: &Packet) -> Option<usize> {
+        match self.mobile_uplink(node) {
             Some(uplink) => uplink,
             None => {
                 node_of(p.ip.dst).and_then(|d| self.nodes[node].routes.get(d).copied().flatten())
             }
+        }
+    }
+
+    fn forward(&mut self, node: usize, p: Packet) {
+        let Some(l) = self.next_hop(node, &p) else {
+            self.no_route_drops += 1;
+            return;
         };
-        match hop {
-            Some(l) => self.send_on(l, p),
-            None => self.no_route_drops += 1,
+        if let Some(p) = self.on_departure_hooks(l, p) {
+            self.send_on(l, p);
         }
     }
 
@@ -488,7 +517,17 @@ impl Simulation {
         self.forward(from, p);
     }
 
-    fn deliver(&mut self, node: usize, p: Packet) {
+    fn deliver(&mut self, node: usize, mut p: Packet) {
+        if let Body::Esp(esp) = p.body {
+            // Only the flow's two hosts hold its SAs.
+            let Some(seg) = self
+                .security_association(node, esp.spi)
+                .and_then(|sa| sa.open(esp))
+            else {
+                return;
+            };
+            p.body = Body::Tcp(seg);
+        }
         let Body::Tcp(seg) = &p.body else { return };
         let now = self.q.now();
         let key = (seg.dst_port, p.ip.src, seg.src_port);
@@ -530,6 +569,14 @@ impl Simulation {
         self.touch(c);
     }
 
+    /// The SA with `spi` if `node` is one of its endpoints: flow f's client seals with
+    /// SPI 0x1000 + 2f + 1, its server with 0x1000 + 2f.
+    fn security_association(&self, node: usize, spi: u32) -> Option<SecurityAssociation> {
+        let f = spi.checked_sub(0x1000)? as usize / 2;
+        let p = &self.flows.get(f)?.params;
+        (p.ipsec && (p.from == node || p.to == node)).then(|| SecurityAssociation::new(spi))
+    }
+
     fn register(
         &mut self,
         conn: Connection,
@@ -547,6 +594,12 @@ impl Simulation {
             is_client,
             timer: None,
             sm: ilc.map(|mode| StateManager::new(mode, bus.link_ok, bus.ip_ok)),
+            esp: self.flows[flow].params.ipsec.then(|| {
+                (
+                    SecurityAssociation::new(0x1000 + 2 * flow as u32 + is_client as u32),
+                    0,
+                )
+            }),
         });
         let c = self.conns.len() - 1;
         self.nodes[node].conns.insert(key, c);
@@ -603,6 +656,10 @@ impl Simulation {
         let now = self.q.now();
         let node = self.conns[c].node;
         while let Some(mut p) = self.conns[c].conn.poll_transmit(now) {
+            if let (Some((sa, seq)), Body::Tcp(seg)) = (&mut self.conns[c].esp, &p.body) {
+                *seq = seq.wrapping_add(1);
+                p.body = Body::Esp(sa.seal(*seq, seg.clone()));
+            }
             p.uid = self.next_uid;
             self.next_uid += 1;
             self.forward(node, p);

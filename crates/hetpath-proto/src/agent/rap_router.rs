@@ -1,0 +1,85 @@
+//! A router running XCP, VCP or MPCP on one outgoing interface (seed 004 section II): it
+//! watches the packets routed there and writes its feedback into their headers. The
+//! computation lives in `rap`; this adapter only connects it to the forwarding path.
+
+use super::{Agent, Hook};
+use crate::packet::{Body, Packet, RouterFeedback};
+use crate::rap::{load_code, Iface, LoadMonitor, XcpRouter};
+use crate::time::Time;
+
+pub enum RouterKind {
+    /// XCP's efficiency and fairness controllers (Katabi et al. section 3.5).
+    Xcp(XcpRouter),
+    /// A load-factor router: VCP (2-bit codes) or MPCP (2n-bit codes); the width comes
+    /// with each packet.
+    Load(LoadMonitor),
+}
+
+pub struct RapRouter {
+    kind: RouterKind,
+}
+
+impl RapRouter {
+    pub fn new(kind: RouterKind) -> RapRouter {
+        RapRouter { kind }
+    }
+    pub fn kind(&self) -> &RouterKind {
+        &self.kind
+    }
+}
+
+impl Agent for RapRouter {
+    fn hooks(&self) -> (bool, bool) {
+        (false, true)
+    }
+
+    fn handle_packet(
+        &mut self,
+        now: Time,
+        hook: Hook,
+        mut p: Packet,
+        iface: &Iface,
+    ) -> Option<Packet> {
+        if hook != Hook::Departure {
+            return Some(p);
+        }
+        let size = p.size();
+        if let RouterKind::Load(m) = &mut self.kind {
+            m.on_packet(now, size, iface); // every packet loads the link
+        }
+        let Body::Tcp(seg) = &mut p.body else {
+            if let RouterKind::Xcp(r) = &mut self.kind {
+                r.on_unmarked(now, size, iface);
+            }
+            return Some(p);
+        };
+        // Only data carries a request; an ACK's field is the echo on its way back.
+        match (&mut self.kind, &mut seg.rap) {
+            (RouterKind::Xcp(r), Some(RouterFeedback::Xcp(h))) if seg.len > 0 => {
+                r.on_packet(now, size, h, iface)
+            }
+            // Other traffic loads the link too (ns-2 xcpq.cc counts all input).
+            (RouterKind::Xcp(r), _) => r.on_unmarked(now, size, iface),
+            (RouterKind::Load(m), Some(RouterFeedback::Load { code, bits })) if seg.len > 0 => {
+                // VCP section 3.1: a router only raises the code to its own level.
+                *code = (*code).max(load_code(m.load(), *bits));
+            }
+            _ => {}
+        }
+        Some(p)
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        match &self.kind {
+            RouterKind::Xcp(r) => r.poll_timeout(),
+            RouterKind::Load(m) => m.poll_timeout(),
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time, iface: &Iface) {
+        match &mut self.kind {
+            RouterKind::Xcp(r) => r.handle_timeout(now, iface),
+            RouterKind::Load(m) => m.handle_timeout(now, iface),
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! A transparent split-connection PEP (I-TCP, Bakre and Badrinath 1995; PEPsal, Caini,
+//! Firrincieli and Lacamera 2007; seed 004 section II-C).
+//!
+//! On the SYN of a connection crossing its node it answers in the responder's name and
+//! opens a connection of its own to the responder in the opener's name, with the same
+//! addresses and ports, so neither end sees it. Bytes move between the two legs through a
+//! bounded buffer: the PEP reads from one leg only while the other leg's send buffer has
+//! room, so a full buffer closes the advertised window of the leg that fills it. A FIN
+//! read from one leg is passed on once everything before it has been relayed; a RST or an
+//! abort on one leg resets the other. Each leg runs the PEP's own controller.
+//!
+//! Two PEPs on a path (one at each end of a satellite hop) form the distributed PEP: the
+//! second splits the connection the first one opens. A PEP that sees only ESP packets
+//! finds no TCP header to split and lets them through (see `esp`).
+//!
+//! RAPPEP (seed 004 section III) is this PEP with `xcp-pep` or `mpcp-pep` as controller:
+//! the PEP then watches its outgoing interface with a traffic monitor (RTM) and hands the
+//! monitor's output to its connections' controllers (RC) on each ACK, instead of reading
+//! feedback from the ACK.
+
+use super::{Agent, Hook};
+use crate::cc::{self, Feedback};
+use crate::packet::{Body, Packet, TcpFlags, TcpSegment, XcpHeader};
+use crate::rap::{Iface, LoadConfig, LoadMonitor, RateMeasure, XcpRouter, XcpRouterConfig};
+use crate::tcp::{Connection, Endpoint, State, TcpConfig};
+use crate::time::{Dur, Time};
+use std::collections::{HashMap, VecDeque};
+
+#[derive(Clone, Debug)]
+pub struct SplitConfig {
+    /// TCP settings of both legs; `recv_buffer` is overridden by `buffer`.
+    pub tcp: TcpConfig,
+    /// The controller of the PEP's legs (`cc::by_name`).
+    pub cc: String,
+    /// Bytes the PEP holds per direction and leg: the receive buffer of the leg it reads
+    /// and the send buffer of the leg it writes.
+    pub buffer: u64,
+    /// XCP-PEP: the fixed control interval of the traffic monitor, the satellite leg's
+    /// round trip (seed 004 section IV: "using a fixed RTT estimate").
+    pub monitor_interval: Dur,
+}
+
+/// RAPPEP's traffic monitor (RTM, seed 004 section III-B), on the outgoing rate.
+enum Monitor {
+    Xcp(XcpRouter),
+    Load(LoadMonitor),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Leg {
+    /// Toward the connection's opener: the PEP speaks as the responder.
+    Near,
+    /// Toward the responder: the PEP speaks as the opener.
+    Far,
+}
+
+struct Split {
+    near: Connection,
+    far: Connection,
+    /// A FIN read from this leg has been passed to the other.
+    near_fin_relayed: bool,
+    far_fin_relayed: bool,
+    /// XCP-PEP: the monitor's feedback for each far-leg segment, by its end sequence
+    /// number, applied when an ACK covers the segment (as an echo would be).
+    pending: VecDeque<(u64, i64)>,
+}
+
+pub struct SplitPep {
+    cfg: SplitConfig,
+    splits: Vec<Split>,
+    /// (source, destination) of an arriving segment -> its split and leg.
+    index: HashMap<(Endpoint, Endpoint), (usize, Leg)>,
+    monitor: Option<Monitor>,
+}
+
+/// What XCP-PEP's senders ask for: as much as the monitor will give.
+const UNLIMITED_DEMAND: i64 = i64::MAX / 4;
+
+impl SplitPep {
+    /// Fails if the controller name is unknown.
+    pub fn new(cfg: SplitConfig) -> Result<SplitPep, String> {
+        if cc::by_name(&cfg.cc, cfg.tcp.cc_config()).is_none() {
+            return Err(format!("unknown congestion controller {:?}", cfg.cc));
+        }
+        let monitor = match cfg.cc.as_str() {
+            "xcp-pep" => Some(Monitor::Xcp(XcpRouter::new(XcpRouterConfig {
+                measure: RateMeasure::Departures,
+                fixed_interval: Some(cfg.monitor_interval),
+                ..Default::default()
+            }))),
+            "mpcp-pep" => Some(Monitor::Load(LoadMonitor::new(LoadConfig {
+                measure: RateMeasure::Departures,
+                ..Default::default()
+            }))),
+            _ => None,
+        };
+        Ok(SplitPep {
+            cfg,
+            splits: Vec::new(),
+            index: HashMap::new(),
+            monitor,
+        })
+    }
+
+    /// Both legs of every connection split so far, as (near, far).
+    pub fn connections(&self) -> impl Iterator<Item = (&Connection, &Connection)> {
+        self.splits.iter().map(|s| (&s.near, &s.far))
+    }
+
+    fn leg(&self) -> (TcpConfig, Box<dyn cc::CongestionControl>) {
+        let tcp = TcpConfig {
+            recv_buffer: self.cfg.buffer,
+            ..self.cfg.tcp
+        };
+        let cc = cc::by_name(&self.cfg.cc, tcp.cc_config()).expect("checked in new");
+        (tcp, cc)
+    }
+
+    fn open(&mut self, opener: Endpoint, responder: Endpoint, syn: &TcpSegment) {
+        let (tcp, cc) = self.leg();
+        let mut near = Connection::accept(tcp, cc, responder, opener, syn);
+        let (tcp, cc) = self.leg();
+        let mut far = Connection::connect(tcp, cc, opener, responder);
+        near.set_auto_read(false);
+        far.set_auto_read(false);
+        let i = self.splits.len();
+        self.index.insert((opener, responder), (i, Leg::Near));
+        self.index.insert((responder, opener), (i, Leg::Far));
+        self.splits.push(Split {
+            near,
+            far,
+            near_fin_relayed: false,
+            far_fin_relayed: false,
+            pending: VecDeque::new(),
+        });
+    }
+
+    /// The monitor hands its output to the far leg's controller on each ACK.
+    fn feed_back(&mut self, i: usize, now: Time, seg: &TcpSegment) {
+        if !seg.flags.contains(TcpFlags::ACK) {
+            return;
+        }
+        let s = &mut self.splits[i];
+        match &self.monitor {
+            Some(Monitor::Xcp(_)) => {
+                let mut sum = 0i64;
+                while s.pending.front().is_some_and(|&(end, _)| end <= seg.ack) {
+                    sum = sum.saturating_add(s.pending.pop_front().expect("front").1);
+                }
+                if sum != 0 {
+                    s.far.handle_feedback(now, Feedback::Window(sum));
+                }
+            }
+            Some(Monitor::Load(m)) => s.far.handle_feedback(now, Feedback::Load(m.load())),
+            None => {}
+        }
+    }
+
+    /// The monitor sees a packet leave on the watched interface.
+    fn observe(&mut self, now: Time, p: &Packet, iface: &Iface) {
+        let size = p.size();
+        match &mut self.monitor {
+            Some(Monitor::Load(m)) => m.on_packet(now, size, iface),
+            Some(Monitor::Xcp(router)) => {
+                let Body::Tcp(seg) = &p.body else { return };
+                let key = (
+                    Endpoint {
+                        addr: p.ip.dst,
+                        port: seg.dst_port,
+                    },
+                    Endpoint {
+                        addr: p.ip.src,
+                        port: seg.src_port,
+                    },
+                );
+                let Some(&(i, Leg::Far)) = self.index.get(&key) else {
+                    return;
+                };
+                if seg.len == 0 {
+                    return;
+                }
+                let far = &self.splits[i].far;
+                let mut h = XcpHeader {
+                    cwnd: far.sender().cwnd(),
+                    rtt: self.cfg.monitor_interval,
+                    feedback: UNLIMITED_DEMAND,
+                };
+                router.on_packet(now, size, &mut h, iface);
+                let end = seg.seq + seg.len as u64;
+                let pending = &mut self.splits[i].pending;
+                // A retransmission replaces nothing: feedback follows the first copy.
+                if pending.back().is_none_or(|&(e, _)| e < end) {
+                    pending.push_back((end, h.feedback));
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// Moves bytes, FINs and resets between the two legs of split `i`.
+    fn relay(&mut self, i: usize) {
+        let buffer = self.cfg.buffer;
+        let s = &mut self.splits[i];
+        pump(&mut s.near, &mut s.far, buffer, &mut s.near_fin_relayed);
+        pump(&mut s.far, &mut s.near, buffer, &mut s.far_fin_relayed);
+        if s.near.state() == State::Aborted {
+            s.far.reset();
+        }
+        if s.far.state() == State::Aborted {
+            s.near.reset();
+        }
+        // The legs' events are for drivers of end hosts; the relay reads state instead.
+        while s.near.poll_event().is_some() {}
+        while s.far.poll_event().is_some() {}
+    }
+}
+
+/// Relays what `to` has room for; passes the FIN on once `from` is drained.
+fn pump(from: &mut Connection, to: &mut Connection, buffer: u64, fin_relayed: &mut bool) {
+    let room = buffer.saturating_sub(to.send_backlog());
+    let n = from.read(room.min(from.readable()));
+    if n > 0 {
+        to.write(n);
+    }
+    if !*fin_relayed && from.peer_finished() && from.readable() == 0 {
+        to.close();
+        *fin_relayed = true;
+    }
+}
+
+impl Agent for SplitPep {
+    fn hooks(&self) -> (bool, bool) {
+        (true, self.monitor.is_some())
+    }
+
+    fn handle_packet(&mut self, now: Time, hook: Hook, p: Packet, iface: &Iface) -> Option<Packet> {
+        if hook == Hook::Departure {
+            self.observe(now, &p, iface);
+            return Some(p);
+        }
+        // ESP, tunnels and anything else without a readable TCP header pass untouched.
+        let Body::Tcp(seg) = &p.body else {
+            return Some(p);
+        };
+        let src = Endpoint {
+            addr: p.ip.src,
+            port: seg.src_port,
+        };
+        let dst = Endpoint {
+            addr: p.ip.dst,
+            port: seg.dst_port,
+        };
+        if let Some(&(i, leg)) = self.index.get(&(src, dst)) {
+            match leg {
+                Leg::Near => self.splits[i].near.handle_segment(now, seg),
+                Leg::Far => {
+                    self.feed_back(i, now, seg);
+                    self.splits[i].far.handle_segment(now, seg);
+                }
+            }
+            self.relay(i);
+            return None;
+        }
+        if seg.flags.contains(TcpFlags::SYN) && !seg.flags.contains(TcpFlags::ACK) {
+            self.open(src, dst, seg);
+            return None;
+        }
+        // A connection that began before the PEP did, or a stray segment: not ours.
+        Some(p)
+    }
+
+    fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        for s in &mut self.splits {
+            if let Some(p) = s.near.poll_transmit(now) {
+                return Some(p);
+            }
+            if let Some(p) = s.far.poll_transmit(now) {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        let monitor = match &self.monitor {
+            Some(Monitor::Xcp(r)) => r.poll_timeout(),
+            Some(Monitor::Load(m)) => m.poll_timeout(),
+            None => None,
+        };
+        self.splits
+            .iter()
+            .flat_map(|s| [s.near.poll_timeout(), s.far.poll_timeout()])
+            .chain([monitor])
+            .flatten()
+            .min()
+    }
+
+    fn handle_timeout(&mut self, now: Time, iface: &Iface) {
+        match &mut self.monitor {
+            Some(Monitor::Xcp(r)) => r.handle_timeout(now, iface),
+            Some(Monitor::Load(m)) => m.handle_timeout(now, iface),
+            None => {}
+        }
+        for i in 0..self.splits.len() {
+            let s = &mut self.splits[i];
+            for c in [&mut s.near, &mut s.far] {
+                if c.poll_timeout().is_some_and(|t| t <= now) {
+                    c.handle_timeout(now);
+                }
+            }
+            self.relay(i);
+        }
+    }
+}
