@@ -59,8 +59,11 @@ impl Sender {
         if let Some(t) = acked.rtt_sent_at {
             self.rtt
                 .on_sample(now.since(t), self.cc.cwnd() / self.cfg.mss as u64);
+            // RFC 6298 section 5 (Karn): a backed-off RTO is kept until a new RTT
+            // measurement; collapsing it on any new ACK lets a path whose RTT exceeds the
+            // initial 1 s RTO time out spuriously forever, never measuring it.
+            self.rtt.reset_backoff();
         }
-        self.rtt.reset_backoff();
         self.consecutive_timeouts = 0;
         self.dupacks = 0;
         let mss = self.cfg.mss as u64;

@@ -140,6 +140,11 @@ impl Simulation {
             self.forward(node, p);
         }
         if let Some(t) = self.agents[a].agent.poll_timeout() {
+            if t <= now && self.agents[a].blocked.is_some() {
+                // Due work is sending (an ACK, a retransmission): the unblocking link
+                // wakes the agent; a timer now would spin at this instant.
+                return;
+            }
             let t = t.max(now);
             if self.agents[a].timer.is_none_or(|s| t < s) {
                 self.agents[a].timer = Some(t);
