@@ -1,0 +1,180 @@
+"""Seed 004 (Li and Yousefi'zadeh): RAPPEP, router-assisted congestion control run
+inside a split-TCP PEP, against CUBIC end to end, a Hybla PEP (PEPsal) and raw XCP, VCP
+and MPCP, on the satellite testbed of Fig. 2 (``scenarios/rappep/base.toml``).
+
+Per run: the five flows' completion times (AFCT, their mean: section IV), Jain's
+fairness index of their goodputs, and the last completion.  Runs are paired across
+protocols: the same seed gives the same start times and side-link delays.  One run per
+protocol and experiment (seed 1) also gives the time series of the figures: bottleneck
+utilization (Figs. 3-5), each flow's share of the bottleneck (Figs. 6-8) and the cwnd at
+the FTP servers (Fig. 9).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+import pandas as pd
+
+from .. import _toml
+from .. import sweep as sweep_mod
+from ..runner import run_text
+from ..stats import mean_ci95
+from .common import Context, Finding
+
+NAME = "rappep"
+TITLE = "seed 004: RAPPEP (XCP / MPCP inside a split-TCP PEP) over a GEO hop"
+TABLE_METRIC = "afct_s"
+SEEDS, QUICK_SEEDS = 10, 3
+FLOWS = [f"f{i}" for i in range(1, 6)]
+#: Section IV: "Five FTP flows start ... at random times"; the window is not given.
+START_WINDOW_S = 5.0
+
+#: Section IV: 0 and 1% loss (Figs. 3-5); the fairness run has 0.1% and side-link delays
+#: drawn from [0, 800] ms (Figs. 6-8).  (loss, max side delay in ms)
+EXPERIMENTS: dict[str, tuple[float, float]] = {
+    "loss0": (0.0, 0.0),
+    "loss1": (0.01, 0.0),
+    "fairness": (0.001, 800.0),
+}
+QUICK_EXPERIMENTS = ["loss0", "loss1"]
+
+
+def _pep(cc: str, monitored: bool) -> list[dict[str, Any]]:
+    """PEPsal at R1 (integrated PEP; see docs/reproductions/rappep.md for why not R2 too)."""
+    agent: dict[str, Any] = {"kind": "split-pep", "node": "r1", "cc": cc}
+    if monitored:
+        agent["link"] = "sat"
+    return [agent]
+
+
+def _router(kind: str) -> list[dict[str, Any]]:
+    return [{"kind": kind, "node": "r1", "link": "sat"}]
+
+
+#: protocol -> (end-host controller, agents).  Section IV: "TCP CUBIC is used at end
+#: nodes for PEP experiments".
+PROTOCOLS: dict[str, tuple[str, list[dict[str, Any]]]] = {
+    "cubic": ("cubic", []),
+    "tcp-pep": ("cubic", _pep("hybla", False)),
+    "vcp": ("vcp", _router("vcp-router")),
+    "xcp": ("xcp", _router("xcp-router")),
+    "mpcp": ("mpcp", _router("mpcp-router")),
+    "xcp-pep": ("cubic", _pep("xcp-pep", True)),
+    "mpcp-pep": ("cubic", _pep("mpcp-pep", True)),
+}
+
+
+def grid(ctx: Context) -> list[sweep_mod.Task]:
+    """One task per experiment, protocol and seed."""
+    base_path = ctx.scenarios / "base.toml"
+    base = _toml.loads(base_path.read_text(encoding="utf-8"), str(base_path))
+    n = ctx.seeds or (QUICK_SEEDS if ctx.quick else SEEDS)
+    exps = QUICK_EXPERIMENTS if ctx.quick else list(EXPERIMENTS)
+    tasks = []
+    for exp in exps:
+        for proto in PROTOCOLS:
+            for seed in range(1, n + 1):
+                text = scenario_text(base, exp, proto, seed)
+                tasks.append(sweep_mod.Task((("experiment", exp),), proto, seed, text, str(base_path)))
+    return tasks
+
+
+def scenario_text(base: dict[str, Any], exp: str, proto: str, seed: int) -> str:
+    loss, side_max_ms = EXPERIMENTS[exp]
+    cc, agents = PROTOCOLS[proto]
+    doc = copy.deepcopy(base)
+    # The same draws for every protocol: runs are paired by seed.
+    rnd = random.Random(1_000_003 * seed + 4)
+    for i, name in enumerate(FLOWS, start=1):
+        sweep_mod.set_key(doc, f"flow.{name}.cc", cc)
+        sweep_mod.set_key(doc, f"flow.{name}.start", f"{rnd.uniform(0, START_WINDOW_S):.6f}s")
+        if side_max_ms > 0:
+            sweep_mod.set_key(doc, f"link.side{i}.delay", f"{rnd.uniform(0, side_max_ms):.6f}ms")
+    if loss > 0:
+        sweep_mod.set_key(doc, "link.sat.ab", {"channel": {"model": "bernoulli", "p": loss}})
+    if agents:
+        doc["agent"] = copy.deepcopy(agents)
+    return _toml.dumps(doc)
+
+
+def jain(x: pd.Series) -> float:
+    """Jain's fairness index: (sum x)^2 / (n sum x^2)."""
+    return float(x.sum() ** 2 / (len(x) * (x**2).sum())) if len(x) and (x**2).sum() > 0 else float("nan")
+
+
+def per_run(raw: pd.DataFrame) -> pd.DataFrame:
+    """One row per run: AFCT, last completion, Jain's index, runs not completed."""
+    rows = []
+    for (exp, proto, seed), g in raw.groupby(["experiment", "protocol", "seed"], sort=False):
+        done = bool(g["completed"].all())
+        rows.append({
+            "experiment": exp, "protocol": proto, "seed": seed, "completed": done,
+            "afct_s": g["completion_s"].mean() if done else float("nan"),
+            "last_s": g["completion_s"].max() if done else float("nan"),
+            "jain": jain(g["goodput_bps"]) if done else float("nan"),
+            "retransmissions": g["retransmissions"].sum(),
+        })
+    return pd.DataFrame(rows)
+
+
+def findings(raw: pd.DataFrame) -> list[Finding]:
+    runs = per_run(raw)
+    out = []
+    for (exp, proto), g in runs.groupby(["experiment", "protocol"], sort=False):
+        loss, side = EXPERIMENTS[exp]
+        params = {"loss": loss, "side_delay_max_ms": side}
+        not_done = int((~g["completed"]).sum())
+        for metric in ("afct_s", "last_s", "jain"):
+            mean, ci, _ = mean_ci95(g.loc[g["completed"], metric])
+            out.append(Finding(exp, proto, params, metric, mean, ci, len(g), not_done))
+    return out
+
+
+def label_order(_tasks: Any) -> dict[str, list[str]]:
+    return {"experiment": list(EXPERIMENTS), "protocol": list(PROTOCOLS)}
+
+
+def reproduce(ctx: Context) -> list[Finding]:
+    tasks = grid(ctx)
+    ctx.note(f"{NAME}: {len(tasks)} runs of five 5 MB transfers")
+    raw = sweep_mod.run(tasks, ctx.backend, ctx.progress)
+    found = findings(raw)
+    if ctx.out_dir is not None:
+        ctx.out_dir.mkdir(parents=True, exist_ok=True)
+        raw.to_csv(ctx.out_dir / "runs.csv", index=False)
+        from . import rappep_plots
+
+        series = {t: time_series(t) for t in tasks if t.seed == 1}
+        written = rappep_plots.write_all(series, ctx.out_dir)
+        ctx.note(f"{NAME}: wrote runs.csv and {len(written)} plots to {ctx.out_dir}")
+    return found
+
+
+def time_series(task: sweep_mod.Task) -> dict[str, pd.DataFrame]:
+    """Bottleneck utilization, per-flow bottleneck share and sender cwnd over time."""
+    result = run_text(task.text, task.source, seed=task.seed)
+    links = result.link_series
+    names = [f"{link['name']}:{link['from']}->{link['to']}" for link in result.summary["links"]]
+    sat = names.index("sat:r1->r2")
+    rate = result.summary["links"][sat]["rate_bps"]
+    ls = links[links["link"] == sat].sort_values("time_s")
+    util = pd.DataFrame({
+        "time_s": ls["time_s"].to_numpy()[1:],
+        "utilization": (ls["tx_bytes"].diff() * 8 / ls["time_s"].diff() / rate).to_numpy()[1:],
+    })
+    fs = result.flow_series.sort_values(["flow", "time_s"])
+    share = fs[["time_s", "flow"]].copy()
+    share["share"] = fs.groupby("flow")["bytes_delivered"].diff() * 8 / fs.groupby("flow")["time_s"].diff() / rate
+    return {"utilization": util, "share": share.dropna(), "cwnd": fs[["time_s", "flow", "cwnd_bytes"]]}
+
+
+def summary_frame(found: list[Finding]) -> pd.DataFrame:
+    rows: list[dict[str, Any]] = [
+        {"experiment": f.experiment, "protocol": f.protocol, "metric": f.metric, "ours": f.ours,
+         "ci95": f.ci95, "runs": f.seeds, "not_completed": f.aborted}
+        for f in found
+    ]
+    return pd.DataFrame(rows)
