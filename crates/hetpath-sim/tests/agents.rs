@@ -1,0 +1,180 @@
+//! In-network agents in whole scenarios: the split-connection PEP, XCP routers, and a PEP
+//! in front of IPsec traffic.
+
+mod common;
+
+use common::run;
+
+/// sender -1 Gbit/s- r1 -`sat`- r2 -1 Gbit/s- receiver, one flow, and `extra` (agents).
+fn satellite(size: &str, sat: &str, extra: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "pep"
+duration = "300s"
+stop_when_done = true
+[[node]]
+name = "s"
+[[node]]
+name = "r1"
+[[node]]
+name = "r2"
+[[node]]
+name = "d"
+[[link]]
+name = "side"
+a = "s"
+b = "r1"
+rate = "1Gbps"
+delay = "1ms"
+queue = "1000pkt"
+[[link]]
+name = "sat"
+a = "r1"
+b = "r2"
+{sat}
+[[link]]
+name = "rx"
+a = "r2"
+b = "d"
+rate = "1Gbps"
+delay = "1ms"
+queue = "1000pkt"
+[[flow]]
+name = "f"
+from = "s"
+to = "d"
+cc = "cubic"
+size = "{size}"
+{extra}
+"#
+    )
+}
+
+const GEO: &str = r#"rate = "10Mbps"
+delay = "250ms"
+queue = "300pkt""#;
+const LOSSY_GEO: &str = r#"rate = "10Mbps"
+delay = "250ms"
+queue = "300pkt"
+ab = { channel = { model = "bernoulli", p = 0.01 } }"#;
+
+fn pep(node: &str, cc: &str) -> String {
+    format!("[[agent]]\nkind = \"split-pep\"\nnode = \"{node}\"\ncc = \"{cc}\"\n")
+}
+
+#[test]
+fn split_pep_delivers_every_byte_under_loss_integrated_and_distributed() {
+    for agents in [
+        pep("r1", "hybla"),
+        pep("r1", "newreno") + &pep("r2", "newreno"),
+    ] {
+        let (s, _) = run(&satellite("2MB", LOSSY_GEO, &agents), Some(3));
+        let f = &s.flows[0];
+        assert_eq!(f.bytes_delivered, 2_000_000, "{agents}");
+        assert!(f.completion_s.is_some() && !f.aborted, "{agents}");
+        // The loss is on the satellite hop, so the sender sees none of it: the PEP
+        // recovers locally.
+        assert_eq!(f.timeouts, 0, "{agents}");
+    }
+}
+
+#[test]
+fn a_pep_shortens_a_geo_transfer_and_hides_the_loss() {
+    let (plain, _) = run(&satellite("2MB", LOSSY_GEO, ""), Some(1));
+    let (split, _) = run(&satellite("2MB", LOSSY_GEO, &pep("r1", "hybla")), Some(1));
+    let t = |s: &hetpath_sim::Summary| s.flows[0].completion_s.unwrap();
+    assert!(t(&split) < t(&plain), "{} vs {}", t(&split), t(&plain));
+}
+
+#[test]
+fn a_small_pep_buffer_still_delivers_everything() {
+    // 20 KB per leg against a 625 KB bandwidth-delay product: the sender's window is
+    // the PEP's buffer, so the transfer is slow but complete and in order.
+    let agents = format!("{}buffer = \"20KB\"\n", pep("r1", "cubic"));
+    let (s, _) = run(&satellite("300KB", GEO, &agents), Some(1));
+    let f = &s.flows[0];
+    assert_eq!(f.bytes_delivered, 300_000);
+    // At most ~2 x 20 KB per 0.5 s round trip over the satellite: well under 1 Mbit/s.
+    assert!(f.goodput_bps < 1.0e6, "{}", f.goodput_bps);
+}
+
+#[test]
+fn a_pep_passes_ipsec_traffic_untouched() {
+    let ipsec = |agents: &str| {
+        satellite("1MB", GEO, agents).replace("size = \"1MB\"", "size = \"1MB\"\nipsec = true")
+    };
+    let (alone, _) = run(&ipsec(""), Some(1));
+    let (with_pep, _) = run(&ipsec(&pep("r1", "hybla")), Some(1));
+    // The PEP cannot read the TCP header inside ESP: nothing it could do shows.
+    assert_eq!(alone.flows, with_pep.flows);
+    assert_eq!(alone.flows[0].bytes_delivered, 1_000_000);
+    // Without IPsec the same PEP splits the connection and changes the transfer.
+    let (split, _) = run(&satellite("1MB", GEO, &pep("r1", "hybla")), Some(1));
+    assert_ne!(split.flows[0].completion_s, alone.flows[0].completion_s);
+}
+
+/// Three XCP flows through a 10 Mbit/s, 50 ms RTT bottleneck with an XCP router; the
+/// second and third join at 5 s and 10 s.
+fn xcp_dumbbell() -> String {
+    let flow = |name: &str, start: &str| {
+        format!("[[flow]]\nname = \"{name}\"\nfrom = \"a\"\nto = \"b\"\ncc = \"xcp\"\nstart = \"{start}\"\n")
+    };
+    format!(
+        r#"
+[scenario]
+name = "xcp"
+duration = "30s"
+[[node]]
+name = "a"
+[[node]]
+name = "r"
+[[node]]
+name = "b"
+[[link]]
+name = "in"
+a = "a"
+b = "r"
+rate = "100Mbps"
+delay = "1ms"
+queue = "1000pkt"
+[[link]]
+name = "bn"
+a = "r"
+b = "b"
+rate = "10Mbps"
+delay = "25ms"
+queue = "200pkt"
+[[agent]]
+kind = "xcp-router"
+node = "r"
+link = "bn"
+{}{}{}"#,
+        flow("x1", "0s"),
+        flow("x2", "5s"),
+        flow("x3", "10s")
+    )
+}
+
+#[test]
+fn xcp_fills_the_bottleneck_with_a_small_queue_and_shares_it_fairly() {
+    let (s, series) = run(&xcp_dumbbell(), Some(1));
+    let bn = s
+        .links
+        .iter()
+        .find(|l| l.name == "bn" && l.from == "r")
+        .unwrap();
+    assert!(bn.utilization > 0.95, "utilization {}", bn.utilization);
+    assert_eq!(bn.stats.drops, 0);
+    // The bandwidth-delay product is about 42 packets; the queue stays below it.
+    assert!(
+        bn.stats.max_queue_pkts < 42,
+        "max queue {}",
+        bn.stats.max_queue_pkts
+    );
+    let rates: Vec<f64> = (0..3)
+        .map(|f| common::goodput_between(&series, f, 20.0, 30.0))
+        .collect();
+    let jain = rates.iter().sum::<f64>().powi(2) / (3.0 * rates.iter().map(|r| r * r).sum::<f64>());
+    assert!(jain > 0.95, "Jain {jain}: {rates:?}");
+}

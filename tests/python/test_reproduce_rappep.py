@@ -1,0 +1,55 @@
+"""`hetpath reproduce rappep`: the machine-readable contract, paired runs, the paper data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from hetpath import _toml
+from hetpath.reproduce import rappep
+from hetpath.reproduce.common import load_paper
+from helpers import invoke
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = REPO / "scenarios" / "rappep"
+KEYS = {"experiment", "protocol", "params", "metric", "ours", "ci95", "paper", "seeds", "aborted"}
+
+
+def test_paper_values_name_known_protocols() -> None:
+    values = load_paper(SCENARIOS / "paper.toml")
+    assert values and all(v.section and v.quote for v in values)
+    assert {v.protocol for v in values} <= set(rappep.PROTOCOLS)
+    assert {v.experiment for v in values} <= set(rappep.EXPERIMENTS)
+
+
+def test_runs_are_paired_across_protocols() -> None:
+    base = _toml.loads((SCENARIOS / "base.toml").read_text(), "base.toml")
+    starts = {}
+    for proto in rappep.PROTOCOLS:
+        doc = _toml.loads(rappep.scenario_text(base, "fairness", proto, 7), "x")
+        starts[proto] = [(f["start"], next(l["delay"] for l in doc["link"] if l["name"] == f"side{i}"))
+                         for i, f in enumerate(doc["flow"], start=1)]
+    assert len({tuple(v) for v in starts.values()}) == 1
+    other = _toml.loads(rappep.scenario_text(base, "fairness", "cubic", 8), "x")
+    assert [f["start"] for f in other["flow"]] != [s for s, _ in starts["cubic"]]
+
+
+def test_jain_index() -> None:
+    assert rappep.jain(pd.Series([1.0, 1.0, 1.0])) == 1.0
+    assert abs(rappep.jain(pd.Series([1.0, 0.0])) - 0.5) < 1e-12
+
+
+def test_json_lines_follow_the_contract() -> None:
+    result = invoke(["reproduce", "rappep", "--quick", "--json", "--seeds", "1", "--no-plots", "-q",
+                     "--scenarios", str(SCENARIOS)])
+    assert result.exit_code == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert rows and all(set(r) == KEYS for r in rows)
+    assert {r["protocol"] for r in rows} == set(rappep.PROTOCOLS)
+    assert sum(r["paper"] is not None for r in rows) == len(load_paper(SCENARIOS / "paper.toml"))
+    # Without loss every transfer completes, and a PEP beats CUBIC end to end.
+    afct = {r["protocol"]: r["ours"] for r in rows if r["experiment"] == "loss0" and r["metric"] == "afct_s"}
+    assert all(r["aborted"] == 0 for r in rows if r["experiment"] == "loss0")
+    assert afct["tcp-pep"] < afct["cubic"]
