@@ -88,6 +88,28 @@ fn a_pep_shortens_a_geo_transfer_and_hides_the_loss() {
 }
 
 #[test]
+fn a_pep_with_a_full_satellite_queue_serves_every_connection() {
+    // Five flows from a 1 Gbit/s side through a distributed PEP keep the satellite queue
+    // full. The PEP must still answer handshakes on its idle side and take its
+    // connections in turn: none may wait behind another (no timeouts on a loss-free
+    // path) and they share the hop fairly.
+    let flows: String = (1..5)
+        .map(|k| format!("[[flow]]\nname = \"f{k}\"\nfrom = \"s\"\nto = \"d\"\ncc = \"cubic\"\nsize = \"2MB\"\nstart = \"{}s\"\n", k as f64 * 0.3))
+        .collect();
+    let agents = flows + &pep("r1", "hybla") + &pep("r2", "hybla");
+    let sat = "rate = \"10Mbps\"\ndelay = \"400ms\"\nqueue = \"200pkt\"";
+    let (s, _) = run(&satellite("2MB", sat, &agents), Some(1));
+    for f in &s.flows {
+        assert_eq!(f.bytes_delivered, 2_000_000, "{}", f.name);
+        assert_eq!(f.timeouts, 0, "{}", f.name);
+    }
+    let rates: Vec<f64> = s.flows.iter().map(|f| f.goodput_bps).collect();
+    let n = rates.len() as f64;
+    let jain = rates.iter().sum::<f64>().powi(2) / (n * rates.iter().map(|r| r * r).sum::<f64>());
+    assert!(jain > 0.9, "Jain {jain}: {rates:?}");
+}
+
+#[test]
 fn a_small_pep_buffer_still_delivers_everything() {
     // 20 KB per leg against a 625 KB bandwidth-delay product: the sender's window is
     // the PEP's buffer, so the transfer is slow but complete and in order.

@@ -20,7 +20,7 @@
 
 use super::{Agent, Hook};
 use crate::cc::{self, Feedback};
-use crate::packet::{Body, Packet, TcpFlags, TcpSegment, XcpHeader};
+use crate::packet::{Addr, Body, Packet, TcpFlags, TcpSegment, XcpHeader};
 use crate::rap::{Iface, LoadConfig, LoadMonitor, RateMeasure, XcpRouter, XcpRouterConfig};
 use crate::tcp::{Connection, Endpoint, State, TcpConfig};
 use crate::time::{Dur, Time};
@@ -71,6 +71,8 @@ pub struct SplitPep {
     /// (source, destination) of an arriving segment -> its split and leg.
     index: HashMap<(Endpoint, Endpoint), (usize, Leg)>,
     monitor: Option<Monitor>,
+    /// The split polled first for the next packet to send.
+    turn: usize,
 }
 
 /// What XCP-PEP's senders ask for: as much as the monitor will give.
@@ -99,6 +101,7 @@ impl SplitPep {
             splits: Vec::new(),
             index: HashMap::new(),
             monitor,
+            turn: 0,
         })
     }
 
@@ -269,13 +272,21 @@ impl Agent for SplitPep {
         Some(p)
     }
 
-    fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
-        for s in &mut self.splits {
-            if let Some(p) = s.near.poll_transmit(now) {
-                return Some(p);
-            }
-            if let Some(p) = s.far.poll_transmit(now) {
-                return Some(p);
+    fn poll_transmit(&mut self, now: Time, ready: &dyn Fn(Addr) -> bool) -> Option<Packet> {
+        // Connections take turns, as sockets sharing a device queue do: polling from the
+        // first every time would let it starve the others whenever the queue is full.
+        let n = self.splits.len();
+        for k in 0..n {
+            let i = (self.turn + k) % n;
+            let s = &mut self.splits[i];
+            for leg in [&mut s.near, &mut s.far] {
+                if !ready(leg.remote().addr) {
+                    continue;
+                }
+                if let Some(p) = leg.poll_transmit(now) {
+                    self.turn = (i + 1) % n;
+                    return Some(p);
+                }
             }
         }
         None

@@ -258,6 +258,8 @@ impl Connection {
                 now.since(self.syn_sent_at),
                 self.sender.cwnd() / self.sender.cfg.mss as u64,
             ); // Karn: only if not resent
+        } else {
+            self.sender.rtt.after_syn_timeout();
         }
         self.sender.rtt.reset_backoff();
     }

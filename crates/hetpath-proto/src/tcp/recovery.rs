@@ -41,9 +41,8 @@ impl Sender {
             out.newly_acked = self.on_new_ack(now, a.ack);
         } else if !a.carries_data
             && !self.board.is_empty()
-            && (newly_sacked > 0 || a.window == old_window)
+            && self.is_dup_ack(a, old_window, newly_sacked)
         {
-            // RFC 5681 section 2 "duplicate acknowledgment"; with SACK, RFC 6675 section 2.
             out.entered_recovery = self.on_dup_ack(now);
         }
         if self.mode == RecoveryMode::Sack && self.in_recovery {
@@ -104,6 +103,17 @@ impl Sender {
         // RFC 6298 sections 5.2 and 5.3.
         self.rto_deadline = (!self.board.is_empty()).then(|| now + self.rtt.rto());
         acked.bytes
+    }
+
+    /// RFC 5681 section 2 "duplicate acknowledgment": same ACK and window. With SACK,
+    /// RFC 6675 section 2 "DupAck": the ACK must SACK octets not SACKed before, so the
+    /// ACKs a receiver sends for duplicate segments (after a spurious timeout, say) are
+    /// not mistaken for signs of loss.
+    fn is_dup_ack(&self, a: AckInput, old_window: u64, newly_sacked: u64) -> bool {
+        match self.mode {
+            RecoveryMode::Sack => newly_sacked > 0,
+            _ => newly_sacked > 0 || a.window == old_window,
+        }
     }
 
     /// Counts a duplicate ACK; returns whether it started a loss episode.

@@ -75,8 +75,18 @@ impl RttEstimator {
         self.backoffs = self.backoffs.saturating_add(1);
     }
 
-    /// New data was acknowledged: the backoff ends, as in Linux. Karn's algorithm (RFC 6298
-    /// section 3) would keep the backed-off value until a valid RTT sample arrives.
+    /// The handshake completed after a SYN (or SYN-ACK) timed out, so without an RTT
+    /// sample: RFC 6298 section 5.7 re-initializes an RTO below 3 s to 3 s for the data,
+    /// lest a path slower than the 1 s initial RTO time out spuriously on its first
+    /// window.
+    pub fn after_syn_timeout(&mut self) {
+        if self.srtt.is_none() {
+            self.base_rto = self.base_rto.max(Dur::from_secs(3)).min(self.cfg.max);
+        }
+    }
+
+    /// A valid RTT sample arrived (or the handshake completed): the backoff ends (RFC 6298
+    /// section 5, Karn's algorithm).
     pub fn reset_backoff(&mut self) {
         self.backoffs = 0;
     }

@@ -280,6 +280,51 @@ fn sack_sender_never_resends_sacked_data() {
     assert_eq!(p.a.stats().retransmissions, 4, "{:?}", p.a.stats());
 }
 
+/// Three ACKs repeating the cumulative ACK, with no SACK blocks, as a receiver sends for
+/// duplicate segments. Returns the sender's fast retransmits afterwards.
+fn fast_retransmits_after_bare_duplicate_acks(sack: bool) -> u64 {
+    let mut s = Sender::new(cfg(), cc::by_name("newreno", cfg().cc_config()).unwrap());
+    if sack {
+        s.enable_sack();
+    }
+    s.write(10 * MSS as u64);
+    let now = Time::ZERO;
+    while s.poll_segment(now).is_some() {}
+    let window = 65_535;
+    for _ in 0..4 {
+        let input = AckInput {
+            ack: 1,
+            window,
+            sack: &[],
+            carries_data: false,
+        };
+        s.on_ack(now, input);
+    }
+    s.stats().fast_retransmits
+}
+
+#[test]
+fn with_sack_only_acks_with_new_sack_information_are_duplicates() {
+    // RFC 5681 section 2 counts them; RFC 6675 section 2 does not.
+    assert_eq!(fast_retransmits_after_bare_duplicate_acks(false), 1);
+    assert_eq!(fast_retransmits_after_bare_duplicate_acks(true), 0);
+}
+
+#[test]
+fn after_a_syn_timeout_the_data_rto_is_three_seconds() {
+    // A 1.2 s round trip outlasts the 1 s initial RTO: the SYN is sent twice and gives no
+    // sample. RFC 6298 section 5.7 then starts the data at RTO = 3 s, so the first window
+    // is acknowledged before any timeout.
+    let mut p = Path::new(cfg(), "newreno", 20_000);
+    p.delay = Dur::from_millis(600);
+    p.run(Time::from_secs_f64(100.0));
+    assert_eq!(p.b.bytes_received(), 20_000);
+    let syns = p.trace.iter().filter(|t| t.1 && t.2.seq == 0).count();
+    assert_eq!(syns, 2);
+    assert_eq!(p.a.stats().timeouts, 0, "{:?}", p.a.stats());
+    assert_eq!(p.a.stats().retransmissions, 0, "{:?}", p.a.stats());
+}
+
 #[test]
 fn blackout_aborts_exactly_after_the_retry_limit() {
     let retries = 4;

@@ -3,6 +3,7 @@
 
 use super::{Ev, Simulation};
 use hetpath_proto::agent::{Agent, Hook};
+use hetpath_proto::packet::Addr;
 use hetpath_proto::rap::Iface;
 use hetpath_proto::{Packet, Time};
 
@@ -15,6 +16,20 @@ pub(super) struct AgentSlot {
     timer: Option<Time>,
     /// A packet its node's outgoing queue had no room for, waiting for that link.
     blocked: Option<(usize, Packet)>,
+    /// Links whose full queue it was told of when it last sent: it has more for them.
+    waiting: Vec<usize>,
+}
+
+/// Stands in a slot while its agent is out being polled.
+struct Vacant;
+
+impl Agent for Vacant {
+    fn hooks(&self) -> (bool, bool) {
+        (false, false)
+    }
+    fn handle_packet(&mut self, _: Time, _: Hook, p: Packet, _: &Iface) -> Option<Packet> {
+        Some(p)
+    }
 }
 
 impl Simulation {
@@ -38,6 +53,7 @@ impl Simulation {
             iface,
             timer: None,
             blocked: None,
+            waiting: Vec::new(),
         });
         a
     }
@@ -104,25 +120,51 @@ impl Simulation {
     /// A transmission ended on link `l`: agents held back by its full queue go on.
     pub(super) fn unblock_agents(&mut self, l: usize) {
         for a in 0..self.agents.len() {
-            if self.agents[a].blocked.as_ref().is_some_and(|b| b.0 == l) {
+            let s = &self.agents[a];
+            if s.blocked.as_ref().is_some_and(|b| b.0 == l) || s.waiting.contains(&l) {
                 self.touch_agent(a);
             }
         }
     }
 
+    /// The agent's next packet, told which destinations its node's queues have room for;
+    /// notes the full links in `waiting`.
+    fn poll_agent(&mut self, a: usize, now: Time) -> Option<Packet> {
+        let node = self.agents[a].node;
+        let mut agent = std::mem::replace(&mut self.agents[a].agent, Box::new(Vacant));
+        let full = std::cell::RefCell::new(std::mem::take(&mut self.agents[a].waiting));
+        let ready = |dst: Addr| match self.next_hop_to(node, dst) {
+            Some(l) if !self.links[l].has_room(1) => {
+                let mut full = full.borrow_mut();
+                if !full.contains(&l) {
+                    full.push(l);
+                }
+                false
+            }
+            _ => true,
+        };
+        let p = agent.poll_transmit(now, &ready);
+        self.agents[a].agent = agent;
+        self.agents[a].waiting = full.into_inner();
+        p
+    }
+
     /// After any input to an agent: route what it sends and keep its timer queued.
     ///
     /// What an agent sends leaves from its own node, so it is flow-controlled by its
-    /// outgoing queue as a local socket is (Linux: a packet the qdisc refuses stays in
-    /// the socket and is sent later, rather than lost): when the queue of the next hop is
-    /// full the agent is asked for nothing more until that link finishes a transmission.
+    /// outgoing queues as a local socket is (Linux: a packet the qdisc refuses stays in
+    /// the socket and is sent later, rather than lost): it is told which queues are full
+    /// and woken when one of them finishes a transmission. Should it send into a full
+    /// queue anyway (a byte-limited queue with a few bytes left), the packet waits and
+    /// the agent is asked for nothing more until that link has room.
     fn touch_agent(&mut self, a: usize) {
         let now = self.q.now();
         let node = self.agents[a].node;
+        self.agents[a].waiting.clear();
         loop {
             let p = match self.agents[a].blocked.take() {
                 Some((_, p)) => p,
-                None => match self.agents[a].agent.poll_transmit(now) {
+                None => match self.poll_agent(a, now) {
                     Some(mut p) => {
                         p.uid = self.next_uid;
                         self.next_uid += 1;
@@ -140,9 +182,10 @@ impl Simulation {
             self.forward(node, p);
         }
         if let Some(t) = self.agents[a].agent.poll_timeout() {
-            if t <= now && self.agents[a].blocked.is_some() {
-                // Due work is sending (an ACK, a retransmission): the unblocking link
-                // wakes the agent; a timer now would spin at this instant.
+            let held = self.agents[a].blocked.is_some() || !self.agents[a].waiting.is_empty();
+            if t <= now && held {
+                // Due work is sending (an ACK, a retransmission) into a full queue: that
+                // queue's next transmission wakes the agent; a timer now would spin.
                 return;
             }
             let t = t.max(now);

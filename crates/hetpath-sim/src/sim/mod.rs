@@ -425,11 +425,13 @@ impl Simulation {
 
     /// The link direction `node` sends `p` on, if it has a route.
     fn next_hop(&self, node: usize, p: &Packet) -> Option<usize> {
+        self.next_hop_to(node, p.ip.dst)
+    }
+
+    fn next_hop_to(&self, node: usize, dst: Addr) -> Option<usize> {
         match self.mobile_uplink(node) {
             Some(uplink) => uplink,
-            None => {
-                node_of(p.ip.dst).and_then(|d| self.nodes[node].routes.get(d).copied().flatten())
-            }
+            None => node_of(dst).and_then(|d| self.nodes[node].routes.get(d).copied().flatten()),
         }
     }
 
