@@ -53,3 +53,17 @@ def test_json_lines_follow_the_contract() -> None:
     afct = {r["protocol"]: r["ours"] for r in rows if r["experiment"] == "loss0" and r["metric"] == "afct_s"}
     assert all(r["aborted"] == 0 for r in rows if r["experiment"] == "loss0")
     assert afct["tcp-pep"] < afct["cubic"]
+
+
+def test_peps_run_at_both_routers_and_every_transfer_completes() -> None:
+    base = _toml.loads((SCENARIOS / "base.toml").read_text(), "base.toml")
+    doc = _toml.loads(rappep.scenario_text(base, "fairness", "xcp-pep", 1), "x")
+    assert [(a["node"], a["link"]) for a in doc["agent"]] == [("r1", "sat"), ("r2", "rx")]
+    # Section IV: "PEPsal runs at R1 and R2". With heterogeneous side delays and a full
+    # satellite queue, no flow may be left behind by either PEP.
+    result = invoke(["reproduce", "rappep", "--json", "--seeds", "1", "--no-plots", "-q",
+                     "--scenarios", str(SCENARIOS)])
+    assert result.exit_code == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert {r["experiment"] for r in rows} == set(rappep.EXPERIMENTS)
+    assert all(r["aborted"] == 0 for r in rows), [r for r in rows if r["aborted"]]

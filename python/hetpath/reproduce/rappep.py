@@ -43,11 +43,15 @@ QUICK_EXPERIMENTS = ["loss0", "loss1"]
 
 
 def _pep(cc: str, monitored: bool) -> list[dict[str, Any]]:
-    """PEPsal at R1 (integrated PEP; see docs/reproductions/rappep.md for why not R2 too)."""
-    agent: dict[str, Any] = {"kind": "split-pep", "node": "r1", "cc": cc}
-    if monitored:
-        agent["link"] = "sat"
-    return [agent]
+    """Section IV: "PEPsal runs at R1 and R2" with the same algorithm, each watching the
+    link it sends data over (R1 the satellite hop, R2 the receiver's side)."""
+    agents = []
+    for node, link in (("r1", "sat"), ("r2", "rx")):
+        agent: dict[str, Any] = {"kind": "split-pep", "node": node, "cc": cc}
+        if monitored:
+            agent["link"] = link
+        agents.append(agent)
+    return agents
 
 
 def _router(kind: str) -> list[dict[str, Any]]:
