@@ -323,3 +323,7 @@ impl Agent for SplitPep {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "split_tests.rs"]
+mod tests;
