@@ -231,6 +231,7 @@ def run_task(task: Task) -> list[dict[str, Any]]:
             "completed": completed,
             "aborted": bool(f["aborted"]),
             "completion_s": f["completion_s"],
+            "sender_done_s": f.get("sender_done_s"),
             "goodput_bps": f["goodput_bps"],
             "retransmissions": f["retransmissions"],
             "timeouts": f["timeouts"],

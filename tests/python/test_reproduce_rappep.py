@@ -67,3 +67,18 @@ def test_peps_run_at_both_routers_and_every_transfer_completes() -> None:
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert {r["experiment"] for r in rows} == set(rappep.EXPERIMENTS)
     assert all(r["aborted"] == 0 for r in rows), [r for r in rows if r["aborted"]]
+
+
+def test_time_series_of_the_figures_are_filled() -> None:
+    from hetpath import sweep as sweep_mod
+
+    base = _toml.loads((SCENARIOS / "base.toml").read_text(), "base.toml")
+    text = rappep.scenario_text(base, "loss0", "xcp-pep", 1)
+    task = sweep_mod.Task((("experiment", "loss0"),), "xcp-pep", 1, text, "base.toml")
+    s = rappep.time_series(task)
+    util = s["utilization"]["utilization"]
+    # The satellite hop carries the five transfers: busy, never above its rate (give or
+    # take the one 1500-byte packet a 100 ms sample can catch at its edge: 1.2%).
+    assert len(util) > 10 and util.max() <= 1.015 and util.mean() > 0.3
+    assert set(s["share"]["flow"]) == set(rappep.FLOWS)
+    assert set(s["cwnd"]["flow"]) == set(rappep.FLOWS)

@@ -114,6 +114,7 @@ fn summary_dict<'py>(py: Python<'py>, s: &Summary) -> PyResult<Bound<'py, PyDict
         x.set_item("bytes_delivered", f.bytes_delivered)?;
         x.set_item("goodput_bps", f.goodput_bps)?;
         x.set_item("completion_s", f.completion_s)?;
+        x.set_item("sender_done_s", f.sender_done_s)?;
         x.set_item("retransmissions", f.retransmissions)?;
         x.set_item("fast_retransmits", f.fast_retransmits)?;
         x.set_item("timeouts", f.timeouts)?;

@@ -20,6 +20,9 @@ pub struct FlowResult {
     pub goodput_bps: f64,
     /// From the flow's start until the receiver had every byte; `None` if unfinished.
     pub completion_s: Option<f64>,
+    /// From the flow's start until the sender had every byte acknowledged: by the
+    /// receiver, or by a PEP that split the connection; `None` if unfinished.
+    pub sender_done_s: Option<f64>,
     pub retransmissions: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,

@@ -83,6 +83,8 @@ struct Flow {
     /// Set for `transport = "ideal"` once the flow has started.
     ideal: Option<Ideal>,
     completion: Option<Time>,
+    /// When the sender had its last byte acknowledged (by a PEP, if one splits the flow).
+    sender_done: Option<Time>,
     aborted: bool,
 }
 
@@ -223,6 +225,7 @@ impl Simulation {
             server: None,
             ideal: None,
             completion: None,
+            sender_done: None,
             aborted: false,
         });
         i
@@ -333,11 +336,13 @@ impl Simulation {
         true
     }
 
-    /// Every flow has a size and has completed or aborted.
+    /// Every flow has a size and has completed (the receiver has every byte and the
+    /// sender knows it) or aborted.
     fn all_done(&self) -> bool {
-        self.flows
-            .iter()
-            .all(|f| f.params.size.is_some() && (f.completion.is_some() || f.aborted))
+        self.flows.iter().all(|f| {
+            let done = f.completion.is_some() && f.sender_done.is_some();
+            f.params.size.is_some() && (done || f.aborted)
+        })
     }
 
     fn dispatch(&mut self, now: Time, ev: Ev) {
@@ -546,6 +551,7 @@ impl Simulation {
             ideal.receiver.handle_segment(seg.seq, seg.len);
             if flow.completion.is_none() && ideal.receiver.complete() {
                 flow.completion = Some(now);
+                flow.sender_done = Some(now);
             }
             return;
         }
@@ -689,17 +695,22 @@ impl Simulation {
                 _ => {}
             }
         }
-        if !self.conns[c].is_client {
-            let f = self.conns[c].flow;
-            let flow = &mut self.flows[f];
-            if flow.completion.is_none()
+        let f = self.conns[c].flow;
+        let flow = &mut self.flows[f];
+        let conn = &self.conns[c].conn;
+        if self.conns[c].is_client {
+            if flow.sender_done.is_none()
                 && flow
                     .params
                     .size
-                    .is_some_and(|n| self.conns[c].conn.bytes_received() >= n)
+                    .is_some_and(|n| conn.sender().bytes_acked() >= n)
             {
-                flow.completion = Some(now);
+                flow.sender_done = Some(now);
             }
+        } else if flow.completion.is_none()
+            && flow.params.size.is_some_and(|n| conn.bytes_received() >= n)
+        {
+            flow.completion = Some(now);
         }
         if again {
             return self.touch(c);
@@ -813,6 +824,7 @@ impl Simulation {
                         0.0
                     },
                     completion_s: f.completion.map(|t| t.since(p.start).as_secs_f64()),
+                    sender_done_s: f.sender_done.map(|t| t.since(p.start).as_secs_f64()),
                     retransmissions: stats.retransmissions,
                     fast_retransmits: stats.fast_retransmits,
                     timeouts: stats.timeouts,
