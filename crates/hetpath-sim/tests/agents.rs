@@ -88,8 +88,18 @@ fn a_pep_shortens_a_geo_transfer_and_hides_the_loss() {
     // The PEP acknowledges early: its sender is done long before the receiver, where an
     // end-to-end sender hears of the last byte only after the receiver has it.
     let done = |s: &hetpath_sim::Summary| s.flows[0].sender_done_s.unwrap();
-    assert!(done(&split) < t(&split) / 2.0, "{} vs {}", done(&split), t(&split));
-    assert!(done(&plain) > t(&plain), "{} vs {}", done(&plain), t(&plain));
+    assert!(
+        done(&split) < t(&split) / 2.0,
+        "{} vs {}",
+        done(&split),
+        t(&split)
+    );
+    assert!(
+        done(&plain) > t(&plain),
+        "{} vs {}",
+        done(&plain),
+        t(&plain)
+    );
 }
 
 #[test]
