@@ -1,20 +1,9 @@
-//! IPsec ESP in transport mode (RFC 4303), modelled by type (DESIGN.md convention 8): the
-//! TCP segment inside an `Esp` body can be read only with the security association it was
-//! sealed under. A proxy on the path holds no SA, so it sees no `Tcp` body to split; this
-//! is the property LIFT and APOHN build on, and why a split PEP passes IPsec untouched.
+//! IPsec ESP in transport mode (RFC 4303), modelled by type: the TCP segment inside an
+//! `Esp` body can be read only with the security association it was sealed under. A
+//! proxy on the path holds no SA, so it sees no `Tcp` body to split; this is the property
+//! LIFT and APOHN build on, and why a split PEP passes IPsec untouched.
 
-use crate::packet::TcpSegment;
-
-/// ESP header: SPI and sequence number (RFC 4303 section 2).
-const ESP_HEADER: u32 = 8;
-/// AES-CBC initialisation vector (RFC 3602 section 3).
-const IV: u32 = 16;
-/// The cipher block the padded payload fills (AES).
-const BLOCK: u32 = 16;
-/// Pad length and next header bytes of the trailer (RFC 4303 section 2.4, 2.5).
-const TRAILER: u32 = 2;
-/// HMAC-SHA1-96 integrity check value (RFC 2404).
-const ICV: u32 = 12;
+use crate::packet::{Esp, TcpSegment};
 
 /// One direction's security association, known only to its two endpoints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -42,26 +31,6 @@ impl SecurityAssociation {
     /// Decrypts an ESP body sealed under this SA; `None` for another SA's.
     pub fn open(&self, esp: Esp) -> Option<TcpSegment> {
         (esp.spi == self.spi).then_some(*esp.inner)
-    }
-}
-
-/// An ESP payload. Only its SPI and sequence number are visible on the path.
-#[derive(Clone, PartialEq, Eq, Debug)]
-pub struct Esp {
-    pub spi: u32,
-    pub seq: u32,
-    inner: Box<TcpSegment>,
-}
-
-impl Esp {
-    /// Bytes after the IP header: ESP header, IV, the TCP segment and trailer padded to
-    /// the cipher block, and the ICV.
-    pub fn len(&self) -> u32 {
-        let plain = self.inner.header_len() + self.inner.len + TRAILER;
-        ESP_HEADER + IV + plain.div_ceil(BLOCK) * BLOCK + ICV
-    }
-    pub fn is_empty(&self) -> bool {
-        false
     }
 }
 

@@ -5,11 +5,10 @@
 //! 64-bit offsets from the connection's initial sequence number, so they never wrap in
 //! the protocol machines; `wire` folds them to 32 bits when a packet is written out.
 //!
-//! `Body` is the place where later encapsulations go (ESP, LIFT, SBP, ...): an agent that
+//! `Body` is the place where later encapsulations go (ESP, LIFT, SBP, ...): a machine that
 //! cannot read a body's inner headers simply gets no `Tcp` variant to match on
-//! (DESIGN.md convention 8).
+//! (encryption is modelled by type: docs/architecture.md).
 
-use crate::esp::Esp;
 use crate::time::Dur;
 use std::fmt;
 
@@ -21,6 +20,13 @@ impl Addr {
     pub const fn octets(self) -> [u8; 4] {
         self.0.to_be_bytes()
     }
+}
+
+/// One end of a transport connection: an address and a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Endpoint {
+    pub addr: Addr,
+    pub port: u16,
 }
 
 impl fmt::Debug for Addr {
@@ -143,6 +149,11 @@ pub struct TcpSegment {
     pub sack: SackList,
     /// Router-assisted congestion control: the request on data, the echo on ACKs.
     pub rap: Option<RouterFeedback>,
+    /// The window-scale shift its sender applies to `window` on the wire (RFC 7323
+    /// section 2.3): the sender's own announced shift once both ends offered scaling, else
+    /// 0. Stamped by the sending connection, so a capture writes the window field exactly
+    /// as that sender would.
+    pub wscale: u8,
 }
 
 impl TcpSegment {
@@ -298,11 +309,42 @@ pub enum Body {
     },
 }
 
-/// An IP packet in the simulator.
+/// ESP header: SPI and sequence number (RFC 4303 section 2).
+const ESP_HEADER: u32 = 8;
+/// AES-CBC initialisation vector (RFC 3602 section 3).
+const ESP_IV: u32 = 16;
+/// The cipher block the padded payload fills (AES).
+const ESP_BLOCK: u32 = 16;
+/// Pad length and next header bytes of the trailer (RFC 4303 sections 2.4, 2.5).
+const ESP_TRAILER: u32 = 2;
+/// HMAC-SHA1-96 integrity check value (RFC 2404).
+const ESP_ICV: u32 = 12;
+
+/// An IPsec ESP payload in transport mode (RFC 4303): a TCP segment only the security
+/// association's endpoints can read (see `esp`). Only the SPI and the sequence number are
+/// visible on the path.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Esp {
+    pub spi: u32,
+    pub seq: u32,
+    pub(crate) inner: Box<TcpSegment>,
+}
+
+impl Esp {
+    /// Bytes after the IP header: ESP header, IV, the TCP segment and trailer padded to
+    /// the cipher block, and the ICV.
+    pub fn len(&self) -> u32 {
+        let plain = self.inner.header_len() + self.inner.len + ESP_TRAILER;
+        ESP_HEADER + ESP_IV + plain.div_ceil(ESP_BLOCK) * ESP_BLOCK + ESP_ICV
+    }
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// An IP packet: typed headers, virtual payload.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct Packet {
-    /// Unique per run, assigned by whoever creates the packet; used in traces.
-    pub uid: u64,
     pub ip: IpHeader,
     pub body: Body,
 }
@@ -334,7 +376,6 @@ impl Packet {
     /// A packet of `body` from `src` to `dst` with the default TTL.
     pub fn new(src: Addr, dst: Addr, body: Body) -> Packet {
         Packet {
-            uid: 0,
             ip: IpHeader {
                 src,
                 dst,

@@ -1,10 +1,12 @@
 //! Packet capture: one pcap file per link direction, fed by the links' taps. The files
-//! are opened here, outside the engine; the engine only calls the tap.
+//! are opened here, outside the engine; the engine only calls the tap. Each TCP segment
+//! carries the window shift its sender applies, so the window field is written as that
+//! sender (a host, or a PEP's leg) would write it.
 
+use crate::link::Frame;
 use crate::sim::Simulation;
 use hetpath_proto::wire::{PcapWriter, WireCtx};
-use hetpath_proto::{Addr, Packet, Time};
-use std::collections::HashMap;
+use hetpath_proto::Time;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
@@ -33,13 +35,18 @@ pub fn file_name(link: &str, from: &str, to: &str) -> String {
     format!("{}_{}-{}.pcap", clean(link), clean(from), clean(to))
 }
 
+/// The encoding context of one captured packet.
+fn wire_ctx(f: &Frame) -> WireCtx {
+    let wscale = f.packet.as_tcp().map_or(0, |s| s.wscale);
+    WireCtx::new(0, 0, wscale).with_ident(f.uid as u16)
+}
+
 /// Creates `dir` and attaches a pcap writer to every link direction of `sim`.
 pub fn attach(sim: &mut Simulation, dir: &Path) -> io::Result<Captures> {
     std::fs::create_dir_all(dir)?;
-    let scales: Arc<HashMap<(Addr, u16), u8>> = Arc::new(sim.window_scales());
     let mut files = Vec::new();
-    for i in 0..sim.links().len() {
-        let l = &sim.links()[i].params;
+    let dirs: Vec<_> = sim.dirs().map(|(d, l)| (d, l.params.clone())).collect();
+    for (d, l) in dirs {
         let path = dir.join(file_name(
             &l.name,
             sim.node_name(l.from),
@@ -47,16 +54,11 @@ pub fn attach(sim: &mut Simulation, dir: &Path) -> io::Result<Captures> {
         ));
         let w = PcapWriter::new(BufWriter::new(File::create(&path)?))?;
         let writer: Writer = Arc::new(Mutex::new((w, None)));
-        let (tap, scales) = (writer.clone(), scales.clone());
-        sim.link_mut(i).capture = Some(Box::new(move |t: Time, p: &Packet| {
-            let wscale = p
-                .as_tcp()
-                .and_then(|s| scales.get(&(p.ip.src, s.src_port)))
-                .copied()
-                .unwrap_or(0);
+        let tap = writer.clone();
+        sim.dir_mut(d).capture = Some(Box::new(move |t: Time, f: &Frame| {
             let mut g = tap.lock().unwrap_or_else(|e| e.into_inner());
             if g.1.is_none() {
-                if let Err(e) = g.0.write_packet(t, p, &WireCtx::new(0, 0, wscale)) {
+                if let Err(e) = g.0.write_packet(t, &f.packet, &wire_ctx(f)) {
                     g.1 = Some(e.to_string());
                 }
             }

@@ -4,17 +4,16 @@
 //! it; `Simulation::summary` and `series` give the results. The engine reads no clock
 //! and draws randomness only from per-component seeded streams (`rng`).
 
-pub mod bus;
 pub mod capture;
 pub mod channel;
 pub mod engine;
-pub mod ideal;
 pub mod link;
 pub mod mobility;
 pub mod results;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod units;
 
 pub use results::Summary;
 pub use scenario::{load, ScenarioError};

@@ -7,17 +7,26 @@
 //! direction. Memory is bounded by the queue limit plus the bandwidth-delay product.
 
 use crate::channel::Channel;
+use crate::sim::NodeId;
 use hetpath_proto::{Dur, Packet, Time};
 use std::collections::VecDeque;
 
-pub use crate::scenario::units::QueueLimit;
+pub use crate::units::QueueLimit;
+
+/// A packet in the network, with the identity the simulator gave it when it entered
+/// (the IP identification in captures).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub uid: u64,
+    pub packet: Packet,
+}
 
 /// Where a link direction goes and how fast.
 #[derive(Debug, Clone)]
 pub struct LinkParams {
     pub name: String,
-    pub from: usize,
-    pub to: usize,
+    pub from: NodeId,
+    pub to: NodeId,
     pub rate_bps: u64,
     pub delay: Dur,
     pub queue: QueueLimit,
@@ -41,12 +50,12 @@ pub struct LinkDir {
     channel: Box<dyn Channel>,
     /// Effective rate seen by IP: nominal rate times the channel's rate factor.
     ip_rate_bps: u64,
-    queue: VecDeque<Packet>,
+    queue: VecDeque<Frame>,
     queue_bytes: u64,
     /// The packet being serialised, if any.
-    transmitting: Option<Packet>,
+    transmitting: Option<Frame>,
     /// Packets propagating: (arrival time, packet).
-    wire: VecDeque<(Time, Packet)>,
+    wire: VecDeque<(Time, Frame)>,
     up: bool,
     /// Bumped when the link goes down, so pending events for lost packets are ignored.
     pub generation: u64,
@@ -56,7 +65,7 @@ pub struct LinkDir {
 }
 
 /// A tap that sees each packet as its transmission starts.
-pub type CaptureTap = Box<dyn FnMut(Time, &Packet) + Send>;
+pub type CaptureTap = Box<dyn FnMut(Time, &Frame) + Send>;
 
 /// What the caller must schedule after an operation on a link direction.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -71,10 +80,8 @@ pub struct Wakeups {
 #[derive(Debug, Default)]
 pub struct TxDone {
     pub wake: Wakeups,
-    /// The uid of the packet that finished, if one was being serialised.
-    pub uid: Option<u64>,
     /// The packet, if the channel lost it.
-    pub lost: Option<Packet>,
+    pub lost: Option<Frame>,
 }
 
 impl LinkDir {
@@ -109,6 +116,10 @@ impl LinkDir {
     pub fn is_up(&self) -> bool {
         self.up
     }
+    /// A packet is being serialised.
+    pub fn transmitting(&self) -> bool {
+        self.transmitting.is_some()
+    }
 
     /// Whether the queue would take a packet of `size` bytes now.
     pub fn has_room(&self, size: u32) -> bool {
@@ -122,8 +133,8 @@ impl LinkDir {
     /// full; the packet being serialised does not count against the limit.
     // The packet comes back by value on a drop: boxing it would allocate on a hot path.
     #[allow(clippy::result_large_err)]
-    pub fn enqueue(&mut self, now: Time, p: Packet) -> Result<Wakeups, Packet> {
-        let size = p.size() as u64;
+    pub fn enqueue(&mut self, now: Time, p: Frame) -> Result<Wakeups, Frame> {
+        let size = p.packet.size() as u64;
         if !self.has_room(size as u32) {
             self.stats.drops += 1;
             return Err(p);
@@ -143,7 +154,7 @@ impl LinkDir {
         let Some(p) = self.queue.pop_front() else {
             return Wakeups::default();
         };
-        let size = p.size();
+        let size = p.packet.size();
         self.queue_bytes -= size as u64;
         let dur = Dur::serialization(size as u64, self.ip_rate_bps);
         self.stats.tx_packets += 1;
@@ -165,8 +176,7 @@ impl LinkDir {
         let Some(p) = self.transmitting.take() else {
             return TxDone::default();
         };
-        let size = p.size();
-        let uid = Some(p.uid);
+        let size = p.packet.size();
         let dur = Dur::serialization(size as u64, self.ip_rate_bps);
         let was_empty = self.wire.is_empty();
         let mut lost = None;
@@ -180,11 +190,11 @@ impl LinkDir {
         if was_empty {
             wake.arrival = self.wire.front().map(|e| e.0);
         }
-        TxDone { wake, uid, lost }
+        TxDone { wake, lost }
     }
 
     /// The head of the wire FIFO arrives; returns it and the next arrival time.
-    pub fn on_arrival(&mut self, now: Time) -> (Option<Packet>, Option<Time>) {
+    pub fn on_arrival(&mut self, now: Time) -> (Option<Frame>, Option<Time>) {
         match self.wire.front() {
             Some((t, _)) if *t <= now => {
                 let (_, p) = self.wire.pop_front().unwrap();
@@ -196,9 +206,9 @@ impl LinkDir {
 
     /// Empties the queue (a wireless interface whose peer is gone drops what waits);
     /// returns the packets, counted as lost.
-    pub fn flush(&mut self) -> Vec<Packet> {
+    pub fn flush(&mut self) -> Vec<Frame> {
         self.queue_bytes = 0;
-        let lost: Vec<Packet> = self.queue.drain(..).collect();
+        let lost: Vec<Frame> = self.queue.drain(..).collect();
         self.stats.lost_packets += lost.len() as u64;
         lost
     }
@@ -206,14 +216,14 @@ impl LinkDir {
     /// Takes the link direction down or up. Going down loses what is on the wire and
     /// being serialised (returned); the queue holds (DropTail still applies). Coming up
     /// resumes.
-    pub fn set_up(&mut self, now: Time, up: bool) -> (Wakeups, Vec<Packet>) {
+    pub fn set_up(&mut self, now: Time, up: bool) -> (Wakeups, Vec<Frame>) {
         if up == self.up {
             return (Wakeups::default(), Vec::new());
         }
         self.up = up;
         if !up {
             self.generation += 1;
-            let lost: Vec<Packet> = self
+            let lost: Vec<Frame> = self
                 .wire
                 .drain(..)
                 .map(|e| e.1)

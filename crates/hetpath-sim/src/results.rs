@@ -1,7 +1,8 @@
 //! What a run produces: the summary (per flow, per link) and columnar time series that
-//! the Python layer turns into DataFrames (DESIGN.md convention 9).
+//! the Python layer turns into DataFrames.
 
 use crate::link::{LinkDir, LinkStats};
+use crate::sim::DirId;
 use hetpath_proto::tcp::Connection;
 use hetpath_proto::Time;
 
@@ -106,10 +107,10 @@ impl Series {
         s.bytes_delivered.push(delivered);
     }
 
-    pub fn push_link(&mut self, now: Time, link: usize, l: &LinkDir) {
+    pub fn push_link(&mut self, now: Time, link: DirId, l: &LinkDir) {
         let s = &mut self.links;
         s.time_s.push(now.as_secs_f64());
-        s.link.push(link as u32);
+        s.link.push(link.0);
         s.queue_pkts.push(l.queue_len() as u64);
         s.queue_bytes.push(l.queue_bytes());
         s.tx_bytes.push(l.stats.tx_bytes);

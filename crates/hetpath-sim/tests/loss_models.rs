@@ -83,8 +83,8 @@ fn an_outage_mid_packet_does_not_speed_the_link_up() {
     let mut sim = hetpath_sim::load(&text, "t.toml", None).unwrap();
     let starts = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let tap = starts.clone();
-    sim.link_mut(0).capture = Some(Box::new(move |t, p| {
-        tap.lock().unwrap().push((t, p.size()))
+    sim.dir_mut(hetpath_sim::sim::DirId(0)).capture = Some(Box::new(move |t, f| {
+        tap.lock().unwrap().push((t, f.packet.size()))
     }));
     sim.run(&mut |_, _| true);
     let starts = starts.lock().unwrap();

@@ -136,8 +136,8 @@ fn retransmission_times(protocol: &str, until: u32) -> (hetpath_sim::Summary, Ve
     let mut sim = hetpath_sim::load(&text, "t.toml", Some(1)).unwrap();
     let sends: Arc<Mutex<Vec<(f64, u64)>>> = Arc::default();
     let tap = sends.clone();
-    sim.link_mut(0).capture = Some(Box::new(move |now, p| {
-        if let Body::Tcp(seg) = &p.body {
+    sim.dir_mut(hetpath_sim::sim::DirId(0)).capture = Some(Box::new(move |now, f| {
+        if let Body::Tcp(seg) = &f.packet.body {
             if seg.len > 0 {
                 tap.lock().unwrap().push((now.as_secs_f64(), seg.seq));
             }

@@ -1,10 +1,12 @@
 //! A router running XCP, VCP or MPCP on one outgoing interface (seed 004 section II): it
 //! watches the packets routed there and writes its feedback into their headers. The
-//! computation lives in `rap`; this adapter only connects it to the forwarding path.
+//! computation lives in `rap`; this machine only connects it to the forwarding path. It
+//! watches its interface 0.
 
-use super::{Agent, Hook};
+use crate::ids::IfaceId;
+use crate::machine::{At, Hooks, Machine, NodeView, Verdict};
 use crate::packet::{Body, Packet, RouterFeedback};
-use crate::rap::{load_code, Iface, LoadMonitor, XcpRouter};
+use crate::rap::{load_code, LoadMonitor, XcpRouter};
 use crate::time::Time;
 
 pub enum RouterKind {
@@ -19,6 +21,8 @@ pub struct RapRouter {
     kind: RouterKind,
 }
 
+const WATCHED: IfaceId = IfaceId(0);
+
 impl RapRouter {
     pub fn new(kind: RouterKind) -> RapRouter {
         RapRouter { kind }
@@ -28,45 +32,43 @@ impl RapRouter {
     }
 }
 
-impl Agent for RapRouter {
-    fn hooks(&self) -> (bool, bool) {
-        (false, true)
+impl Machine for RapRouter {
+    fn hooks(&self) -> Hooks {
+        Hooks {
+            departure: true,
+            ..Hooks::default()
+        }
     }
 
-    fn handle_packet(
-        &mut self,
-        now: Time,
-        hook: Hook,
-        mut p: Packet,
-        iface: &Iface,
-    ) -> Option<Packet> {
-        if hook != Hook::Departure {
-            return Some(p);
-        }
+    fn handle_packet(&mut self, now: Time, at: At, mut p: Packet, node: &dyn NodeView) -> Verdict {
+        let At::Departure(i) = at else {
+            return Verdict::Pass(p);
+        };
+        let iface = node.iface(i);
         let size = p.size();
         if let RouterKind::Load(m) = &mut self.kind {
-            m.on_packet(now, size, iface); // every packet loads the link
+            m.on_packet(now, size, &iface); // every packet loads the link
         }
         let Body::Tcp(seg) = &mut p.body else {
             if let RouterKind::Xcp(r) = &mut self.kind {
-                r.on_unmarked(now, size, iface);
+                r.on_unmarked(now, size, &iface);
             }
-            return Some(p);
+            return Verdict::Pass(p);
         };
         // Only data carries a request; an ACK's field is the echo on its way back.
         match (&mut self.kind, &mut seg.rap) {
             (RouterKind::Xcp(r), Some(RouterFeedback::Xcp(h))) if seg.len > 0 => {
-                r.on_packet(now, size, h, iface)
+                r.on_packet(now, size, h, &iface)
             }
             // Other traffic loads the link too (ns-2 xcpq.cc counts all input).
-            (RouterKind::Xcp(r), _) => r.on_unmarked(now, size, iface),
+            (RouterKind::Xcp(r), _) => r.on_unmarked(now, size, &iface),
             (RouterKind::Load(m), Some(RouterFeedback::Load { code, bits })) if seg.len > 0 => {
                 // VCP section 3.1: a router only raises the code to its own level.
                 *code = (*code).max(load_code(m.load(), *bits));
             }
             _ => {}
         }
-        Some(p)
+        Verdict::Pass(p)
     }
 
     fn poll_timeout(&self) -> Option<Time> {
@@ -76,10 +78,11 @@ impl Agent for RapRouter {
         }
     }
 
-    fn handle_timeout(&mut self, now: Time, iface: &Iface) {
+    fn handle_timeout(&mut self, now: Time, node: &dyn NodeView) {
+        let iface = node.iface(WATCHED);
         match &mut self.kind {
-            RouterKind::Xcp(r) => r.handle_timeout(now, iface),
-            RouterKind::Load(m) => m.handle_timeout(now, iface),
+            RouterKind::Xcp(r) => r.handle_timeout(now, &iface),
+            RouterKind::Load(m) => m.handle_timeout(now, &iface),
         }
     }
 }

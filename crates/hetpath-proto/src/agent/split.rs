@@ -14,15 +14,18 @@
 //! finds no TCP header to split and lets them through (see `esp`).
 //!
 //! RAPPEP (seed 004 section III) is this PEP with `xcp-pep` or `mpcp-pep` as controller:
-//! the PEP then watches its outgoing interface with a traffic monitor (RTM) and hands the
-//! monitor's output to its connections' controllers (RC) on each ACK, instead of reading
-//! feedback from the ACK.
+//! the PEP then watches its outgoing interface (its interface 0) with a traffic monitor
+//! (RTM) and hands the monitor's output to its connections' controllers (RC) on each ACK,
+//! instead of reading feedback from the ACK.
 
-use super::{Agent, Hook};
-use crate::cc::{self, Feedback};
-use crate::packet::{Addr, Body, Packet, TcpFlags, TcpSegment, XcpHeader};
-use crate::rap::{Iface, LoadConfig, LoadMonitor, RateMeasure, XcpRouter, XcpRouterConfig};
-use crate::tcp::{Connection, Endpoint, State, TcpConfig};
+use crate::cc::{self, Algorithm, RapMonitor};
+use crate::ids::IfaceId;
+use crate::machine::{At, Hooks, Machine, NodeView, Transmit, Verdict};
+use crate::packet::{Body, Endpoint, Packet, TcpFlags, TcpSegment, XcpHeader};
+use crate::rap::{
+    Feedback, Iface, LoadConfig, LoadMonitor, RateMeasure, XcpRouter, XcpRouterConfig,
+};
+use crate::tcp::{Connection, State, TcpConfig};
 use crate::time::{Dur, Time};
 use std::collections::{HashMap, VecDeque};
 
@@ -30,8 +33,8 @@ use std::collections::{HashMap, VecDeque};
 pub struct SplitConfig {
     /// TCP settings of both legs; `recv_buffer` is overridden by `buffer`.
     pub tcp: TcpConfig,
-    /// The controller of the PEP's legs (`cc::by_name`).
-    pub cc: String,
+    /// The controller of the PEP's legs.
+    pub cc: Algorithm,
     /// Bytes the PEP holds per direction and leg: the receive buffer of the leg it reads
     /// and the send buffer of the leg it writes.
     pub buffer: u64,
@@ -79,30 +82,27 @@ pub struct SplitPep {
 const UNLIMITED_DEMAND: i64 = i64::MAX / 4;
 
 impl SplitPep {
-    /// Fails if the controller name is unknown.
-    pub fn new(cfg: SplitConfig) -> Result<SplitPep, String> {
-        if cc::by_name(&cfg.cc, cfg.tcp.cc_config()).is_none() {
-            return Err(format!("unknown congestion controller {:?}", cfg.cc));
-        }
-        let monitor = match cfg.cc.as_str() {
-            "xcp-pep" => Some(Monitor::Xcp(XcpRouter::new(XcpRouterConfig {
+    /// A PEP whose traffic monitor, if its controller needs one, watches its interface 0.
+    pub fn new(cfg: SplitConfig) -> SplitPep {
+        let monitor = match cfg.cc.rap_monitor() {
+            Some(RapMonitor::Xcp) => Some(Monitor::Xcp(XcpRouter::new(XcpRouterConfig {
                 measure: RateMeasure::Departures,
                 fixed_interval: Some(cfg.monitor_interval),
                 ..Default::default()
             }))),
-            "mpcp-pep" => Some(Monitor::Load(LoadMonitor::new(LoadConfig {
+            Some(RapMonitor::Load) => Some(Monitor::Load(LoadMonitor::new(LoadConfig {
                 measure: RateMeasure::Departures,
                 ..Default::default()
             }))),
-            _ => None,
+            None => None,
         };
-        Ok(SplitPep {
+        SplitPep {
             cfg,
             splits: Vec::new(),
             index: HashMap::new(),
             monitor,
             turn: 0,
-        })
+        }
     }
 
     /// Both legs of every connection split so far, as (near, far).
@@ -115,8 +115,7 @@ impl SplitPep {
             recv_buffer: self.cfg.buffer,
             ..self.cfg.tcp
         };
-        let cc = cc::by_name(&self.cfg.cc, tcp.cc_config()).expect("checked in new");
-        (tcp, cc)
+        (tcp, self.cfg.cc.build(tcp.cc_config()))
     }
 
     fn open(&mut self, opener: Endpoint, responder: Endpoint, syn: &TcpSegment) {
@@ -231,19 +230,26 @@ fn pump(from: &mut Connection, to: &mut Connection, buffer: u64, fin_relayed: &m
     }
 }
 
-impl Agent for SplitPep {
-    fn hooks(&self) -> (bool, bool) {
-        (true, self.monitor.is_some())
+/// The interface a RAPPEP monitor watches.
+const WATCHED: IfaceId = IfaceId(0);
+
+impl Machine for SplitPep {
+    fn hooks(&self) -> Hooks {
+        Hooks {
+            arrival: true,
+            departure: self.monitor.is_some(),
+            ..Hooks::default()
+        }
     }
 
-    fn handle_packet(&mut self, now: Time, hook: Hook, p: Packet, iface: &Iface) -> Option<Packet> {
-        if hook == Hook::Departure {
-            self.observe(now, &p, iface);
-            return Some(p);
+    fn handle_packet(&mut self, now: Time, at: At, p: Packet, node: &dyn NodeView) -> Verdict {
+        if let At::Departure(i) = at {
+            self.observe(now, &p, &node.iface(i));
+            return Verdict::Pass(p);
         }
         // ESP, tunnels and anything else without a readable TCP header pass untouched.
         let Body::Tcp(seg) = &p.body else {
-            return Some(p);
+            return Verdict::Pass(p);
         };
         let src = Endpoint {
             addr: p.ip.src,
@@ -262,17 +268,17 @@ impl Agent for SplitPep {
                 }
             }
             self.relay(i);
-            return None;
+            return Verdict::Consume;
         }
         if seg.flags.contains(TcpFlags::SYN) && !seg.flags.contains(TcpFlags::ACK) {
             self.open(src, dst, seg);
-            return None;
+            return Verdict::Consume;
         }
         // A connection that began before the PEP did, or a stray segment: not ours.
-        Some(p)
+        Verdict::Pass(p)
     }
 
-    fn poll_transmit(&mut self, now: Time, ready: &dyn Fn(Addr) -> bool) -> Option<Packet> {
+    fn poll_transmit(&mut self, now: Time, node: &dyn NodeView) -> Option<Transmit> {
         // Connections take turns, as sockets sharing a device queue do: polling from the
         // first every time would let it starve the others whenever the queue is full.
         let n = self.splits.len();
@@ -280,12 +286,12 @@ impl Agent for SplitPep {
             let i = (self.turn + k) % n;
             let s = &mut self.splits[i];
             for leg in [&mut s.near, &mut s.far] {
-                if !ready(leg.remote().addr) {
+                if !node.ready(leg.remote().addr) {
                     continue;
                 }
                 if let Some(p) = leg.poll_transmit(now) {
                     self.turn = (i + 1) % n;
-                    return Some(p);
+                    return Some(Transmit::route(p));
                 }
             }
         }
@@ -306,10 +312,10 @@ impl Agent for SplitPep {
             .min()
     }
 
-    fn handle_timeout(&mut self, now: Time, iface: &Iface) {
+    fn handle_timeout(&mut self, now: Time, node: &dyn NodeView) {
         match &mut self.monitor {
-            Some(Monitor::Xcp(r)) => r.handle_timeout(now, iface),
-            Some(Monitor::Load(m)) => m.handle_timeout(now, iface),
+            Some(Monitor::Xcp(r)) => r.handle_timeout(now, &node.iface(WATCHED)),
+            Some(Monitor::Load(m)) => m.handle_timeout(now, &node.iface(WATCHED)),
             None => {}
         }
         for i in 0..self.splits.len() {

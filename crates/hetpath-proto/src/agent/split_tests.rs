@@ -1,20 +1,18 @@
-//! The split PEP between two real TCP endpoints on a scripted path: client -10 ms- PEP
+//! The split PEP between two real hosts on the shared test driver: client -10 ms- PEP
 //! -10 ms- server, no loss, explicit times. The PEP sees every packet at its node.
 
 use super::*;
 use crate::esp::SecurityAssociation;
+use crate::host::Listener;
+use crate::ids::ConnId;
 use crate::packet::Addr;
+use crate::testing::{Net, NoNode};
 
 const MSS: u32 = 1000;
-const CLIENT: Endpoint = Endpoint {
-    addr: Addr(1),
-    port: 40_000,
-};
-const SERVER: Endpoint = Endpoint {
-    addr: Addr(2),
-    port: 80,
-};
-const HOP: Dur = Dur::from_millis(10);
+const CLIENT: usize = 0;
+const PEP: usize = 1;
+const SERVER: usize = 2;
+const PORT: u16 = 80;
 
 fn tcp_cfg() -> TcpConfig {
     TcpConfig {
@@ -23,228 +21,179 @@ fn tcp_cfg() -> TcpConfig {
     }
 }
 
-fn conn(cfg: TcpConfig) -> Box<dyn cc::CongestionControl> {
-    cc::by_name("newreno", cfg.cc_config()).unwrap()
+fn pep(buffer: u64) -> SplitPep {
+    SplitPep::new(SplitConfig {
+        tcp: tcp_cfg(),
+        cc: Algorithm::NewReno,
+        buffer,
+        monitor_interval: Dur::from_millis(100),
+    })
 }
 
-struct Bench {
-    client: Connection,
-    /// Created on the first SYN to reach the server.
-    server: Option<Connection>,
-    server_reads: bool,
-    /// The server closes its side as soon as it is connected (a half-close).
-    server_closes_first: bool,
-    pep: SplitPep,
-    now: Time,
-    /// (arrival, packet, arrives at the PEP rather than at an end).
-    flight: Vec<(Time, Packet, bool)>,
-    /// Windows the PEP advertised to the client.
-    windows_to_client: Vec<u64>,
-}
-
-impl Bench {
-    fn new(bytes: u64, buffer: u64) -> Bench {
-        let mut client = Connection::connect(tcp_cfg(), conn(tcp_cfg()), CLIENT, SERVER);
-        client.write(bytes);
-        let pep = SplitPep::new(SplitConfig {
-            tcp: tcp_cfg(),
-            cc: "newreno".into(),
-            buffer,
-            monitor_interval: Dur::from_millis(100),
-        })
+/// The client writes `bytes` (and does not close yet) through a PEP holding `buffer`.
+fn bench(bytes: u64, buffer: u64, server_reads: bool) -> (Net, ConnId) {
+    let mut net = Net::line(3, Dur::from_millis(10));
+    net.nodes[PEP].machines.push(Box::new(pep(buffer)));
+    net.host(SERVER).listen(
+        PORT,
+        Listener {
+            auto_read: server_reads,
+            ..Listener::new(tcp_cfg(), Algorithm::NewReno)
+        },
+    );
+    let server = Endpoint {
+        addr: Addr(SERVER as u32 + 1),
+        port: PORT,
+    };
+    let client = net.host(CLIENT);
+    let c = client
+        .connect(server, tcp_cfg(), &Algorithm::NewReno, None)
         .unwrap();
-        Bench {
-            client,
-            server: None,
-            server_reads: true,
-            server_closes_first: false,
-            pep,
-            now: Time::ZERO,
-            flight: Vec::new(),
-            windows_to_client: Vec::new(),
-        }
-    }
+    client.write(c, bytes);
+    (net, c)
+}
 
-    fn server(&self) -> &Connection {
-        self.server.as_ref().expect("server accepted")
-    }
+fn server_conn(net: &Net) -> &Connection {
+    net.conn(SERVER, net.accepted(SERVER).expect("the server accepted"))
+}
 
-    /// Sends what everyone has to send; the PEP's own packets leave toward their end.
-    fn transmit(&mut self) {
-        let now = self.now;
-        while let Some(p) = self.client.poll_transmit(now) {
-            self.flight.push((now + HOP, p, true));
-        }
-        if let Some(s) = &mut self.server {
-            while let Some(p) = s.poll_transmit(now) {
-                self.flight.push((now + HOP, p, true));
-            }
-        }
-        while let Some(p) = self.pep.poll_transmit(now, &|_| true) {
-            if p.ip.dst == CLIENT.addr {
-                self.windows_to_client.push(p.as_tcp().unwrap().window);
-            }
-            self.flight.push((now + HOP, p, false));
-        }
-    }
-
-    fn deliver(&mut self, p: Packet, at_pep: bool) {
-        let now = self.now;
-        if at_pep {
-            let iface = Iface::default();
-            if let Some(p) = self.pep.handle_packet(now, Hook::Arrival, p, &iface) {
-                self.flight.push((now + HOP, p, false)); // not split: forwarded
-            }
-            return;
-        }
-        let seg = match &p.body {
-            Body::Tcp(s) => s.clone(),
-            _ => return,
-        };
-        if p.ip.dst == CLIENT.addr {
-            self.client.handle_segment(now, &seg);
-        } else if let Some(s) = &mut self.server {
-            s.handle_segment(now, &seg);
-        } else if seg.flags.contains(TcpFlags::SYN) {
-            let mut s = Connection::accept(tcp_cfg(), conn(tcp_cfg()), SERVER, CLIENT, &seg);
-            s.set_auto_read(false);
-            self.server = Some(s);
-        }
-    }
-
-    /// Runs until nothing is in flight and no timer is due before `until`.
-    fn run(&mut self, until: Time) {
-        loop {
-            if let Some(s) = &mut self.server {
-                if self.server_reads {
-                    s.read(u64::MAX);
-                }
-                let done = s.peer_finished() || self.server_closes_first;
-                if done && s.state() == State::Established {
-                    s.close();
-                }
-            }
-            self.transmit();
-            let next_packet = self.flight.iter().map(|f| f.0).min();
-            let timers = [
-                self.client.poll_timeout(),
-                self.server.as_ref().and_then(|s| s.poll_timeout()),
-                self.pep.poll_timeout(),
-            ];
-            let Some(t) = timers.into_iter().flatten().chain(next_packet).min() else {
-                return;
-            };
-            if t > until {
-                return;
-            }
-            self.now = t.max(self.now);
-            if let Some(i) = self.flight.iter().position(|f| f.0 <= self.now) {
-                let (_, p, at_pep) = self.flight.remove(i);
-                self.deliver(p, at_pep);
-                continue;
-            }
-            let now = self.now;
-            self.client.handle_timeout(now);
-            if let Some(s) = &mut self.server {
-                s.handle_timeout(now);
-            }
-            self.pep.handle_timeout(now, &Iface::default());
-        }
-    }
+/// The states of the PEP's two legs.
+fn legs(net: &Net) -> (State, State) {
+    let (near, far) = net
+        .machine::<SplitPep>(PEP, 0)
+        .connections()
+        .next()
+        .unwrap();
+    (near.state(), far.state())
 }
 
 #[test]
 fn relays_every_byte_and_a_close_from_either_side_closes_both_legs() {
+    use State::*;
     for server_first in [false, true] {
-        let mut b = Bench::new(300_000, 50_000);
-        b.server_closes_first = server_first;
-        b.run(Time::from_secs_f64(1.0));
+        let (mut net, c) = bench(300_000, 50_000, true);
+        if server_first {
+            // The server closes as soon as it has accepted: a half-close.
+            net.run(Time::from_secs_f64(0.025));
+            let s = net.accepted(SERVER).unwrap();
+            net.host(SERVER).close(s);
+        }
+        net.run(Time::from_secs_f64(1.0));
         // A half-close passes through: the client hears the server's FIN while it is
         // still sending, and goes on.
-        assert_eq!(b.client.peer_finished(), server_first);
-        b.client.close();
-        b.run(Time::from_secs_f64(60.0));
-        assert_eq!(b.server().bytes_received(), 300_000);
-        assert_eq!(
-            b.client.state(),
-            State::Closed,
-            "server first: {server_first}"
-        );
-        assert_eq!(
-            b.server().state(),
-            State::Closed,
-            "server first: {server_first}"
-        );
-        let (near, far) = b.pep.connections().next().unwrap();
-        assert_eq!((near.state(), far.state()), (State::Closed, State::Closed));
+        assert_eq!(net.conn(CLIENT, c).peer_finished(), server_first);
+        net.host(CLIENT).close(c);
+        net.run(Time::from_secs_f64(60.0));
+        assert_eq!(server_conn(&net).bytes_received(), 300_000);
+        // Whoever closed first lingers in TIME-WAIT; each leg closes toward its end as
+        // that end did.
+        let (client, server) = (net.conn(CLIENT, c).state(), server_conn(&net).state());
+        let want = if server_first {
+            (Closed, TimeWait)
+        } else {
+            (TimeWait, Closed)
+        };
+        assert_eq!((client, server), want, "server first: {server_first}");
+        // Near leg toward the client, far leg toward the server: the mirror images.
+        assert_eq!(legs(&net), (want.1, want.0), "server first: {server_first}");
         // Transparent: the server saw the client's address and port.
-        assert_eq!(b.server().remote(), CLIENT);
+        assert_eq!(server_conn(&net).remote(), net.conn(CLIENT, c).local());
     }
 }
 
 #[test]
 fn a_full_buffer_closes_the_window_of_the_leg_that_fills_it() {
     let buffer = 20_000;
-    let mut b = Bench::new(1_000_000, buffer);
-    b.server_reads = false;
-    b.run(Time::from_secs_f64(10.0));
+    let (mut net, c) = bench(1_000_000, buffer, false);
+    net.run(Time::from_secs_f64(10.0));
     // What left the client is held by the server's receive buffer and the PEP's two
     // buffers; the PEP told the client to stop.
     let held = tcp_cfg().recv_buffer + 2 * buffer;
-    let acked = b.client.sender().bytes_acked();
+    let acked = net.conn(CLIENT, c).sender().bytes_acked();
     assert!(acked <= held, "{acked} acked, {held} can be held");
-    assert_eq!(b.windows_to_client.last(), Some(&0));
+    let mut to_client = net.trace.iter().filter(|s| s.from == PEP && s.to == CLIENT);
+    assert_eq!(to_client.next_back().map(|s| s.seg().window), Some(0));
     // Once the server reads, everything arrives.
-    b.server_reads = true;
-    b.client.close();
-    b.run(Time::from_secs_f64(200.0));
-    assert_eq!(b.server().bytes_received(), 1_000_000);
-    assert_eq!(b.client.state(), State::Closed);
+    net.host(CLIENT).close(c);
+    let s = net.accepted(SERVER).unwrap();
+    for _ in 0..200 {
+        net.host(SERVER).read(s, u64::MAX);
+        let t = net.now + Dur::from_secs(1);
+        net.run(t);
+    }
+    assert_eq!(server_conn(&net).bytes_received(), 1_000_000);
+    assert_eq!(net.conn(CLIENT, c).state(), State::TimeWait);
 }
 
 #[test]
 fn a_reset_on_either_side_resets_the_other() {
     for server_resets in [true, false] {
-        let mut b = Bench::new(1_000_000, 50_000);
-        b.run(Time::from_secs_f64(0.5));
-        assert!(b.server().bytes_received() > 0);
+        let (mut net, c) = bench(1_000_000, 50_000, true);
+        net.run(Time::from_secs_f64(0.5));
+        assert!(server_conn(&net).bytes_received() > 0);
         if server_resets {
-            b.server.as_mut().unwrap().reset();
+            let s = net.accepted(SERVER).unwrap();
+            net.host(SERVER).reset(s);
         } else {
-            b.client.reset();
+            net.host(CLIENT).reset(c);
         }
-        b.run(Time::from_secs_f64(5.0));
+        net.run(Time::from_secs_f64(5.0));
+        let states = (net.conn(CLIENT, c).state(), server_conn(&net).state());
         assert_eq!(
-            b.client.state(),
-            State::Aborted,
+            states,
+            (State::Aborted, State::Aborted),
             "server resets: {server_resets}"
         );
-        assert_eq!(
-            b.server().state(),
-            State::Aborted,
-            "server resets: {server_resets}"
-        );
+        assert_eq!(legs(&net), (State::Aborted, State::Aborted));
     }
 }
 
 #[test]
 fn esp_packets_pass_untouched() {
-    let mut pep = Bench::new(0, 50_000).pep;
+    let mut pep = pep(50_000);
     let seg = TcpSegment {
-        src_port: CLIENT.port,
-        dst_port: SERVER.port,
-        seq: 0,
-        ack: 0,
+        src_port: 40_000,
+        dst_port: PORT,
         flags: TcpFlags::SYN,
         window: 65_535,
-        len: 0,
-        syn_options: None,
-        sack: Default::default(),
-        rap: None,
+        ..Default::default()
     };
     let esp = SecurityAssociation::new(0x1000).seal(1, seg);
-    let p = Packet::new(CLIENT.addr, SERVER.addr, Body::Esp(esp));
-    let out = pep.handle_packet(Time::ZERO, Hook::Arrival, p.clone(), &Iface::default());
-    assert_eq!(out, Some(p));
+    let p = Packet::new(Addr(1), Addr(3), Body::Esp(esp));
+    match pep.handle_packet(Time::ZERO, At::Arrival, p.clone(), &NoNode) {
+        Verdict::Pass(out) => assert_eq!(out, p),
+        Verdict::Consume => panic!("the PEP took an ESP packet"),
+    }
     assert_eq!(pep.connections().count(), 0);
+}
+
+#[test]
+fn an_esp_transfer_through_the_pep_reaches_the_server_end_to_end() {
+    let mut net = Net::line(3, Dur::from_millis(10));
+    net.nodes[PEP].machines.push(Box::new(pep(50_000)));
+    net.host(SERVER)
+        .listen(PORT, Listener::new(tcp_cfg(), Algorithm::NewReno));
+    net.host(SERVER).add_sa(0x1001, 0x1000);
+    let server = Endpoint {
+        addr: Addr(3),
+        port: PORT,
+    };
+    let client = net.host(CLIENT);
+    let c = client
+        .connect(
+            server,
+            tcp_cfg(),
+            &Algorithm::NewReno,
+            Some((0x1001, 0x1000)),
+        )
+        .unwrap();
+    client.write(c, 100_000);
+    client.close(c);
+    net.run(Time::from_secs_f64(60.0));
+    assert_eq!(server_conn(&net).bytes_received(), 100_000);
+    assert_eq!(net.machine::<SplitPep>(PEP, 0).connections().count(), 0);
+    assert!(net
+        .trace
+        .iter()
+        .all(|s| s.packet.protocol() == crate::packet::proto::ESP));
 }

@@ -16,22 +16,31 @@
 //! place of flight_size as the RFC allows), with fast convergence (section 4.7). Timeout:
 //! the same ssthresh, cwnd = 1 MSS, and the next epoch uses K = 0, W_max = cwnd_epoch
 //! (section 4.8). The first epoch after a slow start that ended without loss does the same
-//! (section 4.10). Slow start is RFC 5681's; HyStart++ is not implemented.
+//! (section 4.10). Slow start is RFC 5681's; HyStart++ is not implemented. C and beta_cubic
+//! are parameters (`CubicConfig`).
 //!
 //! Per-ACK cost is O(1): f64 is used only for the cubic function and K (one `cbrt` per
 //! epoch); window growth uses integer remainders so no fraction of a byte is lost.
 
 use super::*;
 
-/// C, in segments per second cubed (section 5.1).
-const C: f64 = 0.4;
-/// beta_cubic = 7/10 (section 4.6), as a fraction for byte arithmetic and as f64.
-const BETA_NUM: u64 = 7;
-const BETA_DEN: u64 = 10;
-const BETA: f64 = BETA_NUM as f64 / BETA_DEN as f64;
-/// alpha_cubic = 3(1-beta)/(1+beta) = 9/17 (section 4.3), over the common denominator.
-const ALPHA_NUM: u64 = 3 * (BETA_DEN - BETA_NUM);
-const ALPHA_DEN: u64 = BETA_DEN + BETA_NUM;
+/// beta_cubic is held as a fraction of this denominator, for byte arithmetic.
+const BETA_DEN: u64 = 1_000_000;
+
+/// CUBIC's parameters (RFC 9438 section 5: both are configurable).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubicConfig {
+    /// C, in segments per second cubed (section 5.1: 0.4).
+    pub c: f64,
+    /// beta_cubic, the multiplicative decrease factor (section 4.6: 0.7); kept to 1e-6.
+    pub beta: f64,
+}
+
+impl Default for CubicConfig {
+    fn default() -> CubicConfig {
+        CubicConfig { c: 0.4, beta: 0.7 }
+    }
+}
 
 /// State of one congestion-avoidance stage.
 #[derive(Debug, Clone)]
@@ -42,7 +51,7 @@ struct Epoch {
     k: f64,
     /// The plateau of this stage's curve, in segments.
     w_max: f64,
-    /// W_est in bytes, and the remainder of its growth (units of 1/(ALPHA_DEN*cwnd) byte).
+    /// W_est in bytes, and the remainder of its growth (units of 1/(alpha_den*cwnd) byte).
     w_est: u64,
     est_rem: u128,
     /// Remainder of the cubic growth (units of 1/cwnd byte).
@@ -51,6 +60,13 @@ struct Epoch {
 
 #[derive(Debug, Clone)]
 pub struct Cubic {
+    c: f64,
+    /// beta_cubic = beta_num / BETA_DEN, and as f64.
+    beta_num: u64,
+    beta: f64,
+    /// alpha_cubic = 3(1-beta)/(1+beta) (section 4.3) = alpha_num / alpha_den.
+    alpha_num: u64,
+    alpha_den: u64,
     mss: u32,
     cwnd: u64,
     ssthresh: u64,
@@ -64,7 +80,17 @@ pub struct Cubic {
 
 impl Cubic {
     pub fn new(cfg: CcConfig) -> Cubic {
+        Cubic::with_config(cfg, CubicConfig::default())
+    }
+
+    pub fn with_config(cfg: CcConfig, p: CubicConfig) -> Cubic {
+        let beta_num = (p.beta * BETA_DEN as f64).round() as u64;
         Cubic {
+            c: p.c,
+            beta_num,
+            beta: beta_num as f64 / BETA_DEN as f64,
+            alpha_num: 3 * (BETA_DEN - beta_num),
+            alpha_den: BETA_DEN + beta_num,
             mss: cfg.mss,
             cwnd: cfg.initial_window,
             ssthresh: cfg.initial_ssthresh,
@@ -85,7 +111,7 @@ impl Cubic {
             self.cwnd_prior = self.cwnd;
         }
         let (w_max, k) = if self.w_max > cwnd_epoch {
-            (self.w_max, ((self.w_max - cwnd_epoch) / C).cbrt())
+            (self.w_max, ((self.w_max - cwnd_epoch) / self.c).cbrt())
         } else {
             // No usable W_max (first stage, after a timeout, or the window already regained
             // it): K = 0 and W_max = cwnd_epoch (sections 4.8, 4.10).
@@ -104,13 +130,14 @@ impl Cubic {
     /// W_cubic(t) of Figure 1, in bytes.
     fn w_cubic(&self, ep: &Epoch, t: f64) -> f64 {
         let d = t - ep.k;
-        (C * d * d * d + ep.w_max) * self.mss as f64
+        (self.c * d * d * d + ep.w_max) * self.mss as f64
     }
 
     /// ssthresh = max(cwnd * beta_cubic, 2 MSS) (section 4.6).
     fn reduced(&self) -> u64 {
-        (self.cwnd / BETA_DEN * BETA_NUM + self.cwnd % BETA_DEN * BETA_NUM / BETA_DEN)
-            .max(2 * self.mss as u64)
+        let (b, d) = (self.beta_num as u128, BETA_DEN as u128);
+        let cwnd = self.cwnd as u128;
+        ((cwnd / d * b + cwnd % d * b / d).min(u64::MAX as u128) as u64).max(2 * self.mss as u64)
     }
 }
 
@@ -137,12 +164,12 @@ impl CongestionControl for Cubic {
         let cwnd = self.cwnd.max(1);
         // Section 4.3, Figure 4: W_est += alpha_cubic * segments_acked / cwnd.
         let alpha = if ep.w_est >= self.cwnd_prior {
-            ALPHA_DEN
+            self.alpha_den
         } else {
-            ALPHA_NUM
+            self.alpha_num
         };
         ep.est_rem += alpha as u128 * self.mss as u128 * ack.credit as u128;
-        let den = ALPHA_DEN as u128 * cwnd as u128;
+        let den = self.alpha_den as u128 * cwnd as u128;
         let inc = ep.est_rem / den;
         ep.est_rem -= inc * den;
         ep.w_est = ep.w_est.saturating_add(inc.min(u64::MAX as u128) as u64);
@@ -173,7 +200,7 @@ impl CongestionControl for Cubic {
     fn on_congestion_event(&mut self, _ev: &CongestionEvent) {
         let cwnd_seg = self.segments(self.cwnd);
         self.w_max = if cwnd_seg < self.w_max {
-            cwnd_seg * (1.0 + BETA) / 2.0
+            cwnd_seg * (1.0 + self.beta) / 2.0
         } else {
             cwnd_seg
         };
@@ -198,6 +225,10 @@ impl CongestionControl for Cubic {
 mod tests {
     use super::super::testing::*;
     use super::*;
+
+    /// The RFC 9438 defaults the tests reason with.
+    const C: f64 = 0.4;
+    const BETA: f64 = 0.7;
 
     const M: u64 = MSS as u64;
 

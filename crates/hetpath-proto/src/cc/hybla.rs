@@ -24,6 +24,19 @@ use super::*;
 
 /// The paper's reference RTT, also Linux's default `rtt0`.
 pub const RTT0: Dur = Dur::from_millis(25);
+
+/// Hybla's parameter: the reference RTT (Linux's `rtt0` module parameter; ns-3 uses
+/// 50 ms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HyblaConfig {
+    pub rtt0: Dur,
+}
+
+impl Default for HyblaConfig {
+    fn default() -> HyblaConfig {
+        HyblaConfig { rtt0: RTT0 }
+    }
+}
 /// Fixed-point shift for rho.
 const RHO_SHIFT: u32 = 16;
 const RHO_ONE: u64 = 1 << RHO_SHIFT;

@@ -1,5 +1,5 @@
-//! Congestion control: one trait, one algorithm per file, selected by name
-//! (DESIGN.md convention 4).
+//! Congestion control: one trait, one algorithm per file, selected by name or by an
+//! `Algorithm` that carries the algorithm's own parameters (docs/architecture.md).
 //!
 //! The controller owns `cwnd` and `ssthresh` and nothing else. Loss *recovery* (which
 //! segment to retransmit, window inflation during fast recovery, the SACK scoreboard) lives
@@ -10,11 +10,16 @@
 //! ACK (classic per-ACK counting, RFC 5681 section 3.1) or the bytes newly acknowledged,
 //! capped at L*MSS (Appropriate Byte Counting, RFC 3465). Controllers never look at the
 //! counting mode, so every controller supports both.
+//!
+//! Router-assisted controllers (XCP, VCP, MPCP) also own their connection's receiving
+//! side of the protocol: the feedback read on arriving data and echoed on the next ACK.
 
 use crate::packet::RouterFeedback;
+use crate::rap::{self, Feedback};
 use crate::time::{Dur, Time};
 use std::fmt;
 
+mod algorithm;
 mod cubic;
 mod hybla;
 mod mpcp;
@@ -26,18 +31,19 @@ mod vcp;
 mod westwood;
 mod xcp;
 
-pub use cubic::Cubic;
-pub use hybla::Hybla;
-pub use mpcp::Mpcp;
+pub use algorithm::{Algorithm, RapMonitor, NAMES};
+pub use cubic::{Cubic, CubicConfig};
+pub use hybla::{Hybla, HyblaConfig};
+pub use mpcp::{Mpcp, MpcpConfig};
 pub use newreno::NewReno;
-pub use radio::TcpRadio;
+pub use radio::{RadioConfig, TcpRadio};
 pub use reno::Reno;
 pub use tahoe::Tahoe;
 pub use vcp::Vcp;
 pub use westwood::WestwoodPlus;
 pub use xcp::Xcp;
 
-/// Parameters every controller starts from.
+/// Parameters every controller starts from; each algorithm's own are in its `*Config`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CcConfig {
     /// Sender maximum segment size in bytes (payload).
@@ -46,11 +52,6 @@ pub struct CcConfig {
     pub initial_window: u64,
     /// Initial slow-start threshold in bytes; `u64::MAX` means "arbitrarily high".
     pub initial_ssthresh: u64,
-    /// TCP-radio only: grow the window one segment per ACK (seed 003 Table 3) instead of
-    /// holding it (the text of section 5.2, the default).
-    pub radio_growth: bool,
-    /// MPCP only: packets n over which one load-factor code is spread (2 or 3).
-    pub mpcp_packets: u8,
 }
 
 impl CcConfig {
@@ -59,8 +60,6 @@ impl CcConfig {
             mss,
             initial_window: rfc5681_initial_window(mss),
             initial_ssthresh: u64::MAX,
-            radio_growth: false,
-            mpcp_packets: 2,
         }
     }
 }
@@ -121,16 +120,6 @@ pub struct CongestionEvent {
     pub repeat: bool,
 }
 
-/// Congestion feedback for router-assisted controllers (seed 004): decoded from the echo
-/// on an ACK, or handed over by a RAPPEP agent from its local traffic monitor.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Feedback {
-    /// XCP: change the window by this many bytes.
-    Window(i64),
-    /// A load factor: demand over capacity (1.0 keeps the bottleneck exactly full).
-    Load(f64),
-}
-
 /// A congestion controller. Hooks are named after the events that call them; optional
 /// hooks have empty defaults.
 pub trait CongestionControl: fmt::Debug + Send {
@@ -164,43 +153,22 @@ pub trait CongestionControl: fmt::Debug + Send {
     }
     /// Router-assisted: feedback arrived (echoed on an ACK, or from a local monitor).
     fn on_feedback(&mut self, _now: Time, _fb: Feedback) {}
+    /// Router-assisted, sending side: an ACK came back carrying the receiver's echo.
+    fn on_echo(&mut self, now: Time, fb: &RouterFeedback) {
+        self.on_feedback(now, rap::decode(fb));
+    }
+    /// Router-assisted, receiving side: the data segment starting at `seq` arrived with
+    /// the routers' feedback, to be returned on the next ACK (`take_echo`).
+    fn on_data_feedback(&mut self, _seq: u64, _fb: &RouterFeedback) {}
+    /// Router-assisted, receiving side: the feedback to put on the ACK being sent now.
+    fn take_echo(&mut self) -> Option<RouterFeedback> {
+        None
+    }
 }
 
-/// The controller names accepted by `by_name`, in documentation order.
-pub const NAMES: &[&str] = &[
-    "tahoe",
-    "reno",
-    "newreno",
-    "westwood+",
-    "cubic",
-    "hybla",
-    "tcp-radio",
-    "xcp",
-    "vcp",
-    "mpcp",
-    "xcp-pep",
-    "mpcp-pep",
-];
-
-/// Builds a controller from its scenario name.
+/// Builds a controller from its scenario name with its default parameters.
 pub fn by_name(name: &str, cfg: CcConfig) -> Option<Box<dyn CongestionControl>> {
-    Some(match name {
-        "tahoe" => Box::new(Tahoe::new(cfg)),
-        "reno" => Box::new(Reno::new(cfg)),
-        "newreno" => Box::new(NewReno::new(cfg)),
-        "westwood+" | "westwoodplus" | "westwood" => Box::new(WestwoodPlus::new(cfg)),
-        "cubic" => Box::new(Cubic::new(cfg)),
-        "hybla" => Box::new(Hybla::new(cfg)),
-        "tcp-radio" => Box::new(TcpRadio::new(cfg)),
-        "xcp" => Box::new(Xcp::new(cfg)),
-        "vcp" => Box::new(Vcp::new(cfg)),
-        "mpcp" => Box::new(Mpcp::new(cfg)),
-        // RAPPEP's controllers (seed 004 section III-B): feedback from the agent's
-        // traffic monitor, nothing on the wire, and losses do not shrink the window.
-        "xcp-pep" => Box::new(Xcp::pep(cfg)),
-        "mpcp-pep" => Box::new(Mpcp::pep(cfg)),
-        _ => return None,
-    })
+    Algorithm::by_name(name).map(|a| a.build(cfg))
 }
 
 /// RFC 5681 equation (4): ssthresh = max(FlightSize / 2, 2*SMSS).
@@ -246,8 +214,6 @@ pub(crate) mod testing {
             mss: MSS,
             initial_window: 2 * MSS as u64,
             initial_ssthresh: u64::MAX,
-            radio_growth: false,
-            mpcp_packets: 2,
         }
     }
 
@@ -277,15 +243,6 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_name_builds() {
-        for n in NAMES {
-            let cc = by_name(n, CcConfig::new(1460)).unwrap();
-            assert_eq!(cc.cwnd(), rfc5681_initial_window(1460), "{n}");
-        }
-        assert!(by_name("vegas", CcConfig::new(1460)).is_none());
-    }
 
     #[test]
     fn avoidance_adds_one_mss_per_window() {

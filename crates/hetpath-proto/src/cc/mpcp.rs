@@ -2,7 +2,7 @@
 //! Protocol", ACM CCR 39(5), 2009) and RAPPEP's MPCP-PEP controller (seed 004 section
 //! III-B).
 //!
-//! MPCP spreads a code of 2n bits over n packets (n = `CcConfig::mpcp_packets`, 2 or 3),
+//! MPCP spreads a code of 2n bits over n packets (n = `MpcpConfig::packets`, 2 or 3),
 //! so the sender learns the load factor to one of 4^n - 1 levels instead of VCP's three
 //! (`rap::load` gives the quantisation, `rap::echo` the reassembly). It keeps VCP's
 //! structure (MI in low load, AI in high load, MD in overload, the same regions, RTT
@@ -27,6 +27,7 @@
 
 use super::vcp::{Core, Policy, BETA};
 use super::*;
+use crate::rap::Echo;
 
 /// MI gain kappa in xi(rho) = kappa * (1 - rho) / rho (MLCP's form; VCP's `k_`).
 pub const KAPPA: f64 = 0.25;
@@ -53,19 +54,40 @@ pub fn beta(rho: f64) -> f64 {
     (1.0 / rho).clamp(BETA_MIN, BETA)
 }
 
+/// MPCP's parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MpcpConfig {
+    /// Packets n over which one load-factor code of 2n bits is spread (2 or 3).
+    pub packets: u8,
+}
+
+impl Default for MpcpConfig {
+    fn default() -> MpcpConfig {
+        MpcpConfig { packets: 2 }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Mpcp {
     core: Core,
     /// Code width 2n; `None` for the PEP controller.
     bits: Option<u8>,
+    mss: u32,
+    echo: Echo,
 }
 
 impl Mpcp {
     pub fn new(cfg: CcConfig) -> Mpcp {
-        let n = cfg.mpcp_packets.clamp(1, MAX_PACKETS);
+        Mpcp::with_config(cfg, MpcpConfig::default())
+    }
+
+    pub fn with_config(cfg: CcConfig, m: MpcpConfig) -> Mpcp {
+        let n = m.packets.clamp(1, MAX_PACKETS);
         Mpcp {
             core: Core::new(cfg, policy(true)),
             bits: Some(2 * n),
+            mss: cfg.mss,
+            echo: Echo::default(),
         }
     }
 
@@ -74,6 +96,8 @@ impl Mpcp {
         Mpcp {
             core: Core::new(cfg, policy(false)),
             bits: None,
+            mss: cfg.mss,
+            echo: Echo::default(),
         }
     }
 }
@@ -119,6 +143,12 @@ impl CongestionControl for Mpcp {
             self.core.on_feedback(now, lf);
         }
     }
+    fn on_data_feedback(&mut self, seq: u64, fb: &RouterFeedback) {
+        self.echo.on_segment(seq, self.mss, fb);
+    }
+    fn take_echo(&mut self) -> Option<RouterFeedback> {
+        self.echo.take()
+    }
 }
 
 #[cfg(test)]
@@ -130,12 +160,15 @@ mod tests {
 
     const M: u64 = MSS as u64;
 
-    fn with_window(cwnd_mss: u64, packets: u8) -> CcConfig {
+    fn window(cwnd_mss: u64) -> CcConfig {
         CcConfig {
             initial_window: cwnd_mss * M,
-            mpcp_packets: packets,
             ..cfg()
         }
+    }
+
+    fn mpcp(cwnd_mss: u64, packets: u8) -> Mpcp {
+        Mpcp::with_config(window(cwnd_mss), MpcpConfig { packets })
     }
 
     fn at(ms: u64) -> Time {
@@ -161,7 +194,7 @@ mod tests {
     #[test]
     fn requests_carry_2n_bits_and_pep_sends_nothing() {
         for (n, bits) in [(2, 4), (3, 6)] {
-            let cc = Mpcp::new(with_window(2, n));
+            let cc = mpcp(2, n);
             assert_eq!(
                 cc.request(Dur::ZERO),
                 Some(RouterFeedback::Load { code: 1, bits })
@@ -179,7 +212,7 @@ mod tests {
     fn finer_levels_give_larger_mi_at_lower_load() {
         // n = 2, rtt = t_rho: the MI factor of each low-load level, codes 1..=8.
         let gains: Vec<f64> = (1..=8)
-            .map(|code| gain(&mut Mpcp::new(with_window(100, 2)), 200, load_of(code, 4)))
+            .map(|code| gain(&mut mpcp(100, 2), 200, load_of(code, 4)))
             .collect();
         for w in gains.windows(2) {
             assert!(w[0] >= w[1], "{gains:?}");
@@ -193,18 +226,18 @@ mod tests {
             "{gains:?}"
         );
         // VCP reads every low-load level as 1 + 0.0625; MPCP at rho = 0.75 is still faster.
-        let vcp = gain(&mut Vcp::new(with_window(100, 2)), 200, load_of(1, 2));
+        let vcp = gain(&mut Vcp::new(window(100)), 200, load_of(1, 2));
         assert!((vcp - 1.0625).abs() < 0.001);
         assert!(gains[7] > vcp);
         // n = 3 resolves 0.7875 (code 32) apart from 0.7125 (code 29): different steps.
-        let a = gain(&mut Mpcp::new(with_window(100, 3)), 200, load_of(29, 6));
-        let b = gain(&mut Mpcp::new(with_window(100, 3)), 200, load_of(32, 6));
+        let a = gain(&mut mpcp(100, 3), 200, load_of(29, 6));
+        let b = gain(&mut mpcp(100, 3), 200, load_of(32, 6));
         assert!(a > b && b > 1.0, "{a} {b}");
     }
 
     #[test]
     fn high_load_is_vcp_ai() {
-        let mut cc = Mpcp::new(with_window(20, 2));
+        let mut cc = mpcp(20, 2);
         round(&mut cc, 0, 200, load_of(load_code(0.93, 4), 4));
         assert!((cc.cwnd() as f64 - 21_000.0).abs() < 60.0, "{}", cc.cwnd());
     }
@@ -212,7 +245,7 @@ mod tests {
     #[test]
     fn md_factor_follows_the_overload() {
         for (lf, want) in [(1.05, 0.875), (1.6, 0.625), (3.0, 0.5)] {
-            let mut cc = Mpcp::pep(with_window(80, 2));
+            let mut cc = Mpcp::pep(window(80));
             cc.on_feedback(at(0), Feedback::Load(lf));
             assert_eq!(cc.cwnd(), (80_000.0 * want) as u64, "{lf}");
             // Frozen for t_rho: a second overload reading does nothing.
@@ -224,11 +257,11 @@ mod tests {
 
     #[test]
     fn pep_ignores_losses_and_raw_reacts() {
-        let mut pep = Mpcp::pep(with_window(40, 2));
+        let mut pep = Mpcp::pep(window(40));
         pep.on_congestion_event(&loss(0, 40 * M, 600));
         pep.on_rto(&loss(1, 40 * M, 600));
         assert_eq!((pep.cwnd(), pep.ssthresh()), (40 * M, u64::MAX));
-        let mut raw = Mpcp::new(with_window(40, 2));
+        let mut raw = mpcp(40, 2);
         raw.on_congestion_event(&loss(0, 40 * M, 600));
         assert_eq!(raw.cwnd(), 20 * M);
         raw.on_rto(&loss(1, 20 * M, 600));
@@ -239,14 +272,14 @@ mod tests {
     fn pep_is_not_rtt_scaled() {
         // rho = 0.5: xi = 0.25. PEP applies it per RTT whatever the RTT; raw MPCP per t_rho.
         for srtt in [50, 600] {
-            let mut pep = Mpcp::pep(with_window(40, 2));
+            let mut pep = Mpcp::pep(window(40));
             assert!((gain(&mut pep, srtt, 0.5) - 1.25).abs() < 1e-3, "{srtt}");
         }
-        let mut raw = Mpcp::new(with_window(40, 2));
+        let mut raw = mpcp(40, 2);
         let g = gain(&mut raw, 50, 0.5);
         assert!((g - 1.25f64.powf(0.25)).abs() < 1e-3, "{g}");
         // AI: one MSS per RTT.
-        let mut pep = Mpcp::pep(with_window(40, 2));
+        let mut pep = Mpcp::pep(window(40));
         round(&mut pep, 0, 50, 0.9);
         assert!(
             (pep.cwnd() as f64 - 41_000.0).abs() < 30.0,
@@ -257,14 +290,14 @@ mod tests {
 
     #[test]
     fn packets_out_of_range_are_clamped_and_inputs_sane() {
-        let bits = |n| match Mpcp::new(with_window(2, n)).request(Dur::ZERO) {
+        let bits = |n| match mpcp(2, n).request(Dur::ZERO) {
             Some(RouterFeedback::Load { bits, .. }) => bits,
             _ => 0,
         };
         assert_eq!((bits(0), bits(9)), (2, 8));
         assert_eq!((xi(0.0), xi(f64::NAN), xi(2.0)), (XI_MAX, XI_MAX, 0.0));
         assert_eq!((beta(f64::INFINITY), beta(0.0)), (BETA_MIN, BETA));
-        let mut cc = Mpcp::new(with_window(2, 2));
+        let mut cc = mpcp(2, 2);
         for lf in [f64::NAN, -1.0, f64::INFINITY, 0.0] {
             cc.on_feedback(at(0), Feedback::Load(lf));
             cc.on_ack(&ack(0, u64::MAX, 0));

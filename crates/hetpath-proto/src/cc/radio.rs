@@ -11,10 +11,17 @@
 //!
 //! Growth: Table 3 writes `cwnd = cwnd + 1` per ACK while the text says "the congestion
 //! window value is no longer increased when the acknowledgments arrive". The text is the
-//! default (`radio_growth = false`); `radio_growth = true` follows the table, adding one
-//! segment per ACK (docs/model-notes.md).
+//! default (`growth = false`); `growth = true` follows the table, adding one segment per
+//! ACK (docs/model-notes.md).
 
 use super::*;
+
+/// TCP-radio's parameter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RadioConfig {
+    /// Grow one segment per ACK (Table 3) instead of holding the window (the text).
+    pub growth: bool,
+}
 
 #[derive(Debug, Clone)]
 pub struct TcpRadio {
@@ -24,9 +31,13 @@ pub struct TcpRadio {
 
 impl TcpRadio {
     pub fn new(cfg: CcConfig) -> TcpRadio {
+        TcpRadio::with_config(cfg, RadioConfig::default())
+    }
+
+    pub fn with_config(cfg: CcConfig, r: RadioConfig) -> TcpRadio {
         TcpRadio {
             cwnd: cfg.initial_window.max(cfg.mss as u64),
-            growth: cfg.radio_growth,
+            growth: r.growth,
         }
     }
 }
@@ -79,11 +90,13 @@ mod tests {
             initial_window: 10 * MSS as u64,
             ..cfg()
         });
-        let mut growing = TcpRadio::new(CcConfig {
-            initial_window: 10 * MSS as u64,
-            radio_growth: true,
-            ..cfg()
-        });
+        let mut growing = TcpRadio::with_config(
+            CcConfig {
+                initial_window: 10 * MSS as u64,
+                ..cfg()
+            },
+            RadioConfig { growth: true },
+        );
         for i in 0..5 {
             fixed.on_ack(&ack(i, MSS as u64, 2000));
             growing.on_ack(&ack(i, MSS as u64, 2000));

@@ -22,6 +22,7 @@
 
 use super::*;
 use crate::packet::XcpHeader;
+use crate::rap::Echo;
 
 /// Largest window, bytes (1 TiB: far above any simulated bandwidth-delay product).
 pub const MAX_CWND: u64 = 1 << 40;
@@ -35,6 +36,8 @@ pub struct Xcp {
     ssthresh: u64,
     /// RAPPEP: no header on the wire, losses ignored.
     pep: bool,
+    /// The receiving side: feedback read on data, returned on the next ACK.
+    echo: Echo,
 }
 
 impl Xcp {
@@ -45,6 +48,7 @@ impl Xcp {
             cwnd: cfg.initial_window.clamp(cfg.mss.max(1) as u64, MAX_CWND),
             ssthresh: u64::MAX,
             pep: false,
+            echo: Echo::default(),
         }
     }
 
@@ -109,6 +113,12 @@ impl CongestionControl for Xcp {
         if let Feedback::Window(h) = fb {
             self.apply(h);
         }
+    }
+    fn on_data_feedback(&mut self, seq: u64, fb: &RouterFeedback) {
+        self.echo.on_segment(seq, self.mss, fb);
+    }
+    fn take_echo(&mut self) -> Option<RouterFeedback> {
+        self.echo.take()
     }
 }
 

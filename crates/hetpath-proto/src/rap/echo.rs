@@ -33,6 +33,12 @@ struct Chain {
 }
 
 impl Echo {
+    /// The data segment starting at sequence offset `seq` (data starts at 1) arrived
+    /// carrying `fb`; segments are numbered in units of the receiver's `mss`.
+    pub fn on_segment(&mut self, seq: u64, mss: u32, fb: &RouterFeedback) {
+        self.on_data(seq.saturating_sub(1) / mss.max(1) as u64, fb);
+    }
+
     /// Data segment number `index` (its offset in segments) arrived carrying `fb`.
     pub fn on_data(&mut self, index: u64, fb: &RouterFeedback) {
         match *fb {

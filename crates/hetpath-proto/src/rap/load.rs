@@ -242,6 +242,7 @@ mod tests {
             rate_bps: 10_000_000,
             queue_bytes,
             tx_bytes,
+            ..Iface::default()
         }
     }
 

@@ -1,6 +1,7 @@
 //! Router-assisted congestion control (seed 004 section II): what routers running XCP,
 //! VCP or MPCP compute from their outgoing interface, and how a receiver echoes it. The
-//! end-host controllers are in `cc` (`xcp`, `vcp`, `mpcp` and RAPPEP's `-pep` forms).
+//! end-host controllers are in `cc` (`xcp`, `vcp`, `mpcp` and RAPPEP's `-pep` forms); they
+//! own the echo (`Echo`) of the receiving side.
 
 pub mod echo;
 pub mod load;
@@ -10,20 +11,17 @@ pub use echo::Echo;
 pub use load::{load_code, load_of, LoadConfig, LoadMonitor};
 pub use xcp_router::{XcpRouter, XcpRouterConfig};
 
-use crate::cc::Feedback;
+pub use crate::iface::Iface;
 use crate::packet::RouterFeedback;
 
-/// What a router (or a RAPPEP traffic monitor) can see of the outgoing interface it
-/// watches, at the moment it looks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Iface {
-    /// Capacity seen by IP, bit/s.
-    pub rate_bps: u64,
-    /// Bytes waiting in the queue (not counting the one being serialised).
-    pub queue_bytes: u64,
-    /// Bytes the interface has put on the wire so far (monotonic; counted as each
-    /// packet starts serialisation).
-    pub tx_bytes: u64,
+/// Congestion feedback for router-assisted controllers (seed 004): decoded from the echo
+/// on an ACK, or handed over by a RAPPEP machine from its local traffic monitor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Feedback {
+    /// XCP: change the window by this many bytes.
+    Window(i64),
+    /// A load factor: demand over capacity (1.0 keeps the bottleneck exactly full).
+    Load(f64),
 }
 
 /// Which traffic rate a router's estimator counts: the bytes offered to the queue (XCP,

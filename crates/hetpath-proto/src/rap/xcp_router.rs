@@ -291,7 +291,8 @@ fn ratio(a: f64, b: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::{CcConfig, CongestionControl, Feedback, Xcp};
+    use crate::cc::{CcConfig, CongestionControl, Xcp};
+    use crate::rap::Feedback;
 
     const MS: u64 = 1_000_000;
     const PKT: u32 = 1500;
@@ -305,6 +306,7 @@ mod tests {
             rate_bps: mbps * 1_000_000,
             queue_bytes: queue,
             tx_bytes: tx,
+            ..Iface::default()
         }
     }
 

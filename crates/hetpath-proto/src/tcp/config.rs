@@ -1,5 +1,6 @@
 //! TCP endpoint configuration. Defaults follow the RFCs; every value is a scenario key.
 
+use super::freeze::RestoreMode;
 use crate::cc::rfc5681_initial_window;
 use crate::time::Dur;
 
@@ -70,15 +71,12 @@ pub struct TcpConfig {
     pub rto: RtoConfig,
     /// Receive buffer in bytes; the advertised window is what is free of it.
     pub recv_buffer: u64,
-    /// TCP-radio's window growth (see `cc::TcpRadio`); ignored by other controllers.
-    pub radio_growth: bool,
+    /// How long TIME-WAIT lasts: 2 MSL (RFC 9293 section 3.4.2: MSL = 2 minutes).
+    pub time_wait: Dur,
     /// ILC-TCP (seed 002 section 3.3.4): on a retransmission timeout, ask the node's
-    /// State Manager (`Event::WhatShouldTcpDo`) before acting, and obey its answer.
-    pub ask_on_timeout: bool,
-    /// ILC-TCP: what RESTORE resends (see `Sender::restore`).
-    pub restore_go_back_n: bool,
-    /// MPCP: packets over which one load-factor code is spread (see `cc::Mpcp`).
-    pub mpcp_packets: u8,
+    /// State Manager (`Event::WhatShouldTcpDo`) before acting, obey its answer, and
+    /// resend this way on RESTORE (see `tcp/freeze.rs`). `None`: standard TCP.
+    pub ilc: Option<RestoreMode>,
 }
 
 impl TcpConfig {
@@ -96,10 +94,8 @@ impl TcpConfig {
             dupthresh: 3,
             rto: RtoConfig::default(),
             recv_buffer: 16 << 20,
-            radio_growth: false,
-            ask_on_timeout: false,
-            restore_go_back_n: true,
-            mpcp_packets: 2,
+            time_wait: Dur::from_secs(240),
+            ilc: None,
         }
     }
 
@@ -117,8 +113,6 @@ impl TcpConfig {
             mss: self.mss,
             initial_window: self.initial_window,
             initial_ssthresh: self.initial_ssthresh,
-            radio_growth: self.radio_growth,
-            mpcp_packets: self.mpcp_packets,
         }
     }
 }

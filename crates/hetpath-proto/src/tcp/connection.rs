@@ -1,37 +1,59 @@
 //! A TCP endpoint as a sans-IO state machine: `handle_segment`, `poll_transmit`,
-//! `poll_timeout`, `handle_timeout`, `poll_event` (DESIGN.md convention 1).
+//! `poll_timeout`, `handle_timeout`, `poll_event` (docs/architecture.md, "The machine
+//! contract").
 //!
-//! It owns a `Sender` and a `Receiver` and adds the connection state: the three-way
-//! handshake with SYN retries (RFC 9293 section 3.5), FIN exchange, RST and aborts.
-//! Sequence numbers are 64-bit offsets from each side's ISN: the SYN is 0, data starts at 1.
+//! It owns a `Sender` and a `Receiver` and adds the connection state of RFC 9293 section
+//! 3.3.2: the three-way handshake with SYN retries (section 3.5), the FIN exchange with
+//! its closing states, RST and aborts. Sequence numbers are 64-bit offsets from each
+//! side's ISN: the SYN is 0, data starts at 1.
+//!
+//! Deviation, documented in docs/model-notes.md: no TCB is ever deleted. A connection in
+//! CLOSED stays silent, except that it acknowledges a retransmitted FIN as TIME-WAIT
+//! would, rather than answering with a reset.
 
 use super::config::TcpConfig;
 use super::receiver::Receiver;
 use super::recovery::AckInput;
 use super::sender::{Expiry, Outgoing, Sender, SenderStats};
-use crate::cc::{CongestionControl, Feedback};
-use crate::crosslayer::Advice;
-use crate::packet::{Addr, Packet, SackList, SynOptions, TcpFlags, TcpSegment};
-use crate::rap::{self, Echo};
+use crate::cc::CongestionControl;
+use crate::packet::{Endpoint, Packet, SackList, SynOptions, TcpFlags, TcpSegment};
+use crate::rap::Feedback;
 use crate::time::{Dur, Time};
 use std::collections::VecDeque;
 
-/// One end of a connection: an address and a port.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Endpoint {
-    pub addr: Addr,
-    pub port: u16,
-}
-
+/// The connection states of RFC 9293 section 3.3.2 (LISTEN belongs to the host).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
+    /// Active open: our SYN is out.
     SynSent,
+    /// Passive open: the peer's SYN arrived and our SYN-ACK is out.
     SynReceived,
     Established,
-    /// Both FINs sent and acknowledged.
+    /// We closed first: our FIN is queued or sent and not yet acknowledged.
+    FinWait1,
+    /// We closed first and our FIN is acknowledged: waiting for the peer's.
+    FinWait2,
+    /// The peer closed first; we may still send.
+    CloseWait,
+    /// Both closed at once: the peer's FIN arrived before ours was acknowledged.
+    Closing,
+    /// The peer closed first, then we did: waiting for the ACK of our FIN.
+    LastAck,
+    /// We closed first and both FINs are acknowledged: lingering 2 MSL to acknowledge a
+    /// retransmitted FIN.
+    TimeWait,
     Closed,
-    /// Gave up (retry limit) or was reset.
+    /// CLOSED after an abort: the retry limit was exceeded, the peer reset the
+    /// connection, or the application aborted it (RFC 9293 section 3.10.5). Kept apart
+    /// from `Closed` so that drivers can tell a failed transfer.
     Aborted,
+}
+
+impl State {
+    /// Both SYNs exchanged: data, ACKs and their timers are live.
+    pub fn is_synchronized(self) -> bool {
+        !matches!(self, State::SynSent | State::SynReceived | State::Aborted)
+    }
 }
 
 /// Things the driver may want to know, in the order they happened.
@@ -46,7 +68,7 @@ pub enum Event {
     },
     /// The peer finished sending (its FIN arrived in order).
     PeerFinished,
-    /// Our data and FIN are acknowledged and the peer has finished.
+    /// Our data and FIN are acknowledged and the peer has finished (TIME-WAIT or CLOSED).
     Closed,
     /// The retry limit was exceeded or the peer reset the connection.
     Aborted,
@@ -63,8 +85,8 @@ pub struct Connection {
     local: Endpoint,
     remote: Endpoint,
     state: State,
-    cfg: TcpConfig,
-    sender: Sender,
+    pub(super) cfg: TcpConfig,
+    pub(super) sender: Sender,
     receiver: Receiver,
     /// SYN (or SYN-ACK) transmissions so far, and when the last one left.
     syn_sent: u32,
@@ -72,10 +94,14 @@ pub struct Connection {
     syn_due: bool,
     syn_deadline: Option<Time>,
     peer_sack: bool,
+    /// The window-scale shift the peer announced (0: none, so no scaling either way).
+    peer_wscale: u8,
+    /// The peer's FIN arrived before we closed (we are the passive closer).
+    peer_closed_first: bool,
+    /// When TIME-WAIT ends.
+    time_wait_deadline: Option<Time>,
     send_rst: bool,
-    events: VecDeque<Event>,
-    /// Router feedback read on arriving data, to return on the next ACK.
-    echo: Echo,
+    pub(super) events: VecDeque<Event>,
 }
 
 impl Connection {
@@ -121,9 +147,11 @@ impl Connection {
             syn_due: true,
             syn_deadline: None,
             peer_sack: false,
+            peer_wscale: 0,
+            peer_closed_first: false,
+            time_wait_deadline: None,
             send_rst: false,
             events: VecDeque::new(),
-            echo: Echo::default(),
         }
     }
 
@@ -137,6 +165,7 @@ impl Connection {
             if o.mss > 0 {
                 self.sender.cfg.mss = self.sender.cfg.mss.min(o.mss as u32);
             }
+            self.peer_wscale = o.window_scale;
         }
         self.sender.on_window_update(syn.window);
         self.receiver.on_syn(self.cfg.sack && self.peer_sack);
@@ -148,9 +177,11 @@ impl Connection {
     pub fn write(&mut self, bytes: u64) {
         self.sender.write(bytes);
     }
-    /// No more data: a FIN follows the last byte.
+    /// No more data: a FIN follows the last byte (RFC 9293 section 3.10.4 CLOSE). Before
+    /// the connection is established the close waits for it, as in SYN-RECEIVED.
     pub fn close(&mut self) {
         self.sender.fin_queued = true;
+        self.advance_close();
     }
     /// Lets the application read on its own schedule (bounded buffer, back-pressure).
     pub fn set_auto_read(&mut self, on: bool) {
@@ -179,16 +210,18 @@ impl Connection {
         if self.state == State::Aborted {
             return;
         }
-        if self.state == State::Closed {
-            // Our last ACK was lost and the peer resends its FIN: acknowledge it again, as
-            // TIME-WAIT would (RFC 9293 section 3.10.7.4); hetpath keeps no 2MSL timer.
+        if seg.flags.contains(TcpFlags::RST) {
+            return self.on_reset(seg);
+        }
+        if matches!(self.state, State::TimeWait | State::Closed) {
+            // RFC 9293 section 3.10.7.4: in TIME-WAIT the only thing that can arrive is a
+            // retransmission of the peer's FIN: acknowledge it and restart the 2 MSL wait.
             if seg.flags.contains(TcpFlags::FIN) {
                 self.receiver.request_ack();
+                if self.state == State::TimeWait {
+                    self.time_wait_deadline = Some(now + self.cfg.time_wait);
+                }
             }
-            return;
-        }
-        if seg.flags.contains(TcpFlags::RST) {
-            self.abort(false);
             return;
         }
         let syn = seg.flags.contains(TcpFlags::SYN);
@@ -221,11 +254,10 @@ impl Connection {
         if let Some(fb) = &seg.rap {
             if seg.len > 0 {
                 // Router-assisted control: data carries the routers' feedback forward...
-                let index = seg.seq.saturating_sub(1) / self.cfg.mss.max(1) as u64;
-                self.echo.on_data(index, fb);
+                self.sender.cc.on_data_feedback(seg.seq, fb);
             } else if seg.flags.contains(TcpFlags::ACK) {
-                // ...and pure ACKs carry it back to the sender.
-                self.sender.cc.on_feedback(now, rap::decode(fb));
+                // ...and pure ACKs carry the receiver's echo back to the sender.
+                self.sender.cc.on_echo(now, fb);
             }
         }
         if seg.len > 0 || seg.flags.contains(TcpFlags::FIN) {
@@ -233,6 +265,7 @@ impl Connection {
             self.receiver
                 .on_segment(now, seg.seq, seg.len, seg.flags.contains(TcpFlags::FIN));
             if !was_finished && self.receiver.fin_received() {
+                self.peer_closed_first = !self.sender.fin_queued;
                 self.events.push_back(Event::PeerFinished);
             }
         } else if seg.seq < self.receiver.rcv_nxt() && !syn {
@@ -249,7 +282,38 @@ impl Connection {
                 self.events.push_back(Event::RecoveryStarted);
             }
         }
-        self.check_closed();
+        self.advance_close();
+        if self.state == State::TimeWait && self.time_wait_deadline.is_none() {
+            self.time_wait_deadline = Some(now + self.cfg.time_wait);
+        }
+    }
+
+    /// RFC 9293 section 3.10.7: a reset is acted on only if it is acceptable.
+    fn on_reset(&mut self, seg: &TcpSegment) {
+        let acceptable = match self.state {
+            // Section 3.10.7.3: only with an ACK of our SYN.
+            State::SynSent => seg.flags.contains(TcpFlags::ACK) && seg.ack == 1,
+            // Section 3.10.7.4: its sequence number must be in the receive window.
+            _ => {
+                let (nxt, wnd) = (self.receiver.rcv_nxt(), self.receiver.window());
+                if wnd == 0 {
+                    seg.seq == nxt
+                } else {
+                    nxt <= seg.seq && seg.seq < nxt.saturating_add(wnd)
+                }
+            }
+        };
+        if !acceptable {
+            return;
+        }
+        match self.state {
+            // Both sides were done: the reset only ends the wait.
+            State::Closing | State::LastAck | State::TimeWait | State::Closed => {
+                self.state = State::Closed;
+                self.time_wait_deadline = None;
+            }
+            _ => self.abort(false),
+        }
     }
 
     fn take_syn_rtt(&mut self, now: Time) {
@@ -269,20 +333,39 @@ impl Connection {
         self.syn_deadline = None;
         self.syn_due = false;
         self.events.push_back(Event::Connected);
+        self.advance_close();
     }
 
-    fn check_closed(&mut self) {
-        if self.state == State::Established
-            && self.receiver.fin_received()
-            && self.sender.all_acked()
-            && self.sender.fin_queued
-        {
-            self.state = State::Closed;
+    /// The closing states of RFC 9293 section 3.3.2 (Figure 6), derived from who has
+    /// closed and what is acknowledged: a CLOSE moves ESTABLISHED to FIN-WAIT-1 and
+    /// CLOSE-WAIT to LAST-ACK (section 3.10.4); the peer's FIN moves ESTABLISHED to
+    /// CLOSE-WAIT, FIN-WAIT-1 to CLOSING and FIN-WAIT-2 to TIME-WAIT, and the ACK of our
+    /// FIN moves FIN-WAIT-1 to FIN-WAIT-2, CLOSING to TIME-WAIT and LAST-ACK to CLOSED
+    /// (section 3.10.7.4, fifth and eighth steps).
+    fn advance_close(&mut self) {
+        if !self.state.is_synchronized() || self.state == State::Closed {
+            return;
+        }
+        let ours = self.sender.fin_queued;
+        let acked = ours && self.sender.all_acked();
+        let theirs = self.receiver.fin_received();
+        let next = match (ours, acked, theirs) {
+            (false, _, false) => State::Established,
+            (false, _, true) => State::CloseWait,
+            (true, false, false) => State::FinWait1,
+            (true, true, false) => State::FinWait2,
+            (true, false, true) if self.peer_closed_first => State::LastAck,
+            (true, false, true) => State::Closing,
+            (true, true, true) if self.peer_closed_first => State::Closed,
+            (true, true, true) => State::TimeWait,
+        };
+        if next != self.state && matches!(next, State::TimeWait | State::Closed) {
             self.events.push_back(Event::Closed);
         }
+        self.state = next;
     }
 
-    fn abort(&mut self, send_rst: bool) {
+    pub(super) fn abort(&mut self, send_rst: bool) {
         self.state = State::Aborted;
         self.send_rst = send_rst;
         self.events.push_back(Event::Aborted);
@@ -293,12 +376,13 @@ impl Connection {
         let seg = match self.state {
             State::Aborted if self.send_rst => {
                 self.send_rst = false;
+                // RFC 9293 section 3.10.5: <SEQ=SND.NXT><CTL=RST>.
                 let mut s = self.segment(TcpFlags::RST | TcpFlags::ACK, self.sender.snd_max);
                 s.ack = self.receiver.rcv_nxt();
                 s
             }
             State::SynSent | State::SynReceived if self.syn_due => self.syn_segment(now),
-            State::Established | State::Closed => self.data_or_ack(now)?,
+            s if s.is_synchronized() => self.data_or_ack(now)?,
             _ => return None,
         };
         Some(Packet::tcp(self.local.addr, self.remote.addr, seg))
@@ -317,6 +401,7 @@ impl Connection {
         let mut s = self.segment(flags, 0);
         s.ack = self.receiver.rcv_nxt();
         s.window = self.receiver.window().min(65_535); // RFC 7323 section 2.2: unscaled
+        s.wscale = 0;
         s.syn_options = Some(SynOptions {
             mss: self.cfg.mss.min(65_535) as u16,
             sack_permitted: self.cfg.sack,
@@ -347,9 +432,20 @@ impl Connection {
         s.window = window;
         s.sack = sack;
         if s.len == 0 {
-            s.rap = self.echo.take();
+            s.rap = self.sender.cc.take_echo();
         }
         Some(s)
+    }
+
+    /// The window-scale shift in effect for what we send: ours, once both ends offered
+    /// the option (RFC 7323 section 2.2).
+    fn wire_shift(&self) -> u8 {
+        let own = self.cfg.window_scale();
+        if own > 0 && self.peer_wscale > 0 {
+            own
+        } else {
+            0
+        }
     }
 
     fn segment(&self, flags: TcpFlags, seq: u64) -> TcpSegment {
@@ -364,6 +460,7 @@ impl Connection {
             syn_options: None,
             sack: SackList::default(),
             rap: None,
+            wscale: self.wire_shift(),
         }
     }
 
@@ -371,14 +468,15 @@ impl Connection {
     pub fn poll_timeout(&self) -> Option<Time> {
         match self.state {
             State::SynSent | State::SynReceived => self.syn_deadline,
-            State::Established | State::Closed => {
-                let t = self.sender.poll_timeout();
-                match (t, self.receiver.ack_deadline()) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                }
-            }
             State::Aborted => None,
+            _ => [
+                self.sender.poll_timeout(),
+                self.receiver.ack_deadline(),
+                self.time_wait_deadline,
+            ]
+            .into_iter()
+            .flatten()
+            .min(),
         }
     }
 
@@ -396,16 +494,21 @@ impl Connection {
                     }
                 }
             }
-            State::Established | State::Closed => {
+            State::Aborted => {}
+            _ => {
+                if self.time_wait_deadline.is_some_and(|d| d <= now) {
+                    // RFC 9293 section 3.10.8: the 2 MSL wait is over.
+                    self.time_wait_deadline = None;
+                    self.state = State::Closed;
+                }
                 self.receiver.on_ack_timer(now);
                 let expiry = self.sender.handle_timeout(now);
                 self.on_expiry(expiry);
             }
-            State::Aborted => {}
         }
     }
 
-    fn on_expiry(&mut self, e: Expiry) {
+    pub(super) fn on_expiry(&mut self, e: Expiry) {
         let ev = match e {
             Expiry::None => return,
             Expiry::Abort => return self.abort(true),
@@ -417,30 +520,11 @@ impl Connection {
         self.events.push_back(ev);
     }
 
-    /// The State Manager's answer to `Event::WhatShouldTcpDo`; ignored if none is pending.
-    pub fn handle_advice(&mut self, now: Time, advice: Advice) {
-        if !matches!(self.state, State::Established | State::Closed) {
-            return;
-        }
-        let frozen = self.sender.frozen();
-        let e = self.sender.on_advice(now, advice);
-        self.on_expiry(e);
-        if !frozen && self.sender.frozen() {
-            self.events.push_back(Event::Frozen);
-        }
-    }
-
-    /// Router-assisted feedback obtained locally rather than from an ACK: a RAPPEP agent
-    /// hands its traffic monitor's output to its own connections (seed 004 section III-B).
+    /// Router-assisted feedback obtained locally rather than from an ACK: a RAPPEP
+    /// machine hands its traffic monitor's output to its own connections (seed 004
+    /// section III-B).
     pub fn handle_feedback(&mut self, now: Time, fb: Feedback) {
         self.sender.cc.on_feedback(now, fb);
-    }
-
-    /// RESTORE from the State Manager; ignored unless frozen.
-    pub fn handle_restore(&mut self) {
-        if self.sender.restore(self.cfg.restore_go_back_n) {
-            self.events.push_back(Event::Restored);
-        }
     }
 
     pub fn poll_event(&mut self) -> Option<Event> {

@@ -10,8 +10,10 @@ mod rtt;
 mod scoreboard;
 mod sender;
 
+pub use crate::packet::Endpoint;
 pub use config::{DelayedAck, RtoConfig, TcpConfig};
-pub use connection::{Connection, Endpoint, Event, State};
+pub use connection::{Connection, Event, State};
+pub use freeze::RestoreMode;
 pub use receiver::Receiver;
 pub use recovery::{AckInput, AckOutcome};
 pub use rtt::RttEstimator;

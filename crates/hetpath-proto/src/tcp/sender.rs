@@ -276,7 +276,7 @@ impl Sender {
         if self.board.is_empty() {
             return Expiry::None; // nothing outstanding: a stale timer (RFC 6298 section 5.2)
         }
-        if self.cfg.ask_on_timeout {
+        if self.cfg.ilc.is_some() {
             self.awaiting_advice = true;
             return Expiry::Ask;
         }

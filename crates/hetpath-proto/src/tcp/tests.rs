@@ -1,46 +1,18 @@
-//! Two-endpoint tests: a client and a server joined by a scripted path (fixed delay and
-//! serialisation, and a drop rule), with explicit times (DESIGN.md convention 12).
+//! TCP tests in explicit time. Two hosts on the shared test driver (`testing::Net`) for
+//! whole transfers; segment scripts between two bare connections for the RFC 9293 rules
+//! that whole transfers only touch in passing (closing states, resets, persist backoff).
 
 use super::*;
-use crate::cc;
-use crate::crosslayer::Advice;
-use crate::packet::{Addr, Packet, TcpSegment};
+use crate::agent::{Collaboration, StateManager};
+use crate::cc::{self, Algorithm};
+use crate::crosslayer::Signal;
+use crate::host::Listener;
+use crate::ids::ConnId;
+use crate::packet::{Addr, Packet, TcpFlags, TcpSegment};
+use crate::testing::Net;
 use crate::time::{Dur, Time};
 
 const MSS: u32 = 1000;
-
-/// Decides, per a->b data segment (index, segment), whether the path drops it.
-type DropRule = Box<dyn FnMut(u64, &TcpSegment) -> bool>;
-
-struct Path {
-    a: Connection,
-    b: Connection,
-    /// (arrival, to_b, segment)
-    flight: Vec<(Time, bool, TcpSegment)>,
-    now: Time,
-    delay: Dur,
-    /// Serialisation time per packet of the a->b direction (a bottleneck of sorts).
-    per_packet: Dur,
-    link_free: Time,
-    /// Data segments a->b seen so far (first transmissions and retransmissions).
-    sent_ab: u64,
-    drop: DropRule,
-    /// Configuration of the server, created on the first SYN.
-    server: TcpConfig,
-    server_reads: bool,
-    trace: Vec<(Time, bool, TcpSegment)>,
-    /// ILC-TCP hook: both directions are cut during [down, up); a timeout of `a` is
-    /// answered FREEZE inside that span and PROCEED_NORMALLY outside it, and RESTORE
-    /// comes at `up`, as a State Manager hearing the link layer would do.
-    outage: Option<(Time, Time)>,
-    /// Times at which `a` handed out data segments (before any serialisation backlog).
-    a_sent: Vec<(Time, u64)>,
-    /// Events of `a` consumed by the ILC hook, with their times.
-    a_events: Vec<(Time, Event)>,
-    /// (cwnd, rto) of `a` when it froze and just after it was restored.
-    frozen_state: Option<(u64, Dur)>,
-    restored_state: Option<(u64, Dur)>,
-}
 
 fn cfg() -> TcpConfig {
     TcpConfig {
@@ -49,188 +21,66 @@ fn cfg() -> TcpConfig {
     }
 }
 
-impl Path {
-    fn new(cfg_a: TcpConfig, cc_name: &str, bytes: u64) -> Path {
-        let ea = Endpoint {
-            addr: Addr(1),
-            port: 1000,
-        };
-        let eb = Endpoint {
-            addr: Addr(2),
-            port: 80,
-        };
-        let mut a = Connection::connect(
-            cfg_a,
-            cc::by_name(cc_name, cfg_a.cc_config()).unwrap(),
-            ea,
-            eb,
-        );
-        a.write(bytes);
-        a.close();
-        // The server is created on the first SYN; a placeholder until then.
-        let b = Connection::connect(
-            cfg(),
-            cc::by_name("newreno", cfg().cc_config()).unwrap(),
-            eb,
-            ea,
-        );
-        Path {
-            a,
-            b,
-            flight: Vec::new(),
-            now: Time::ZERO,
-            delay: Dur::from_millis(50),
-            per_packet: Dur::from_micros(800),
-            link_free: Time::ZERO,
-            sent_ab: 0,
-            drop: Box::new(|_, _| false),
-            server: cfg(),
-            server_reads: true,
-            trace: Vec::new(),
-            outage: None,
-            a_sent: Vec::new(),
-            a_events: Vec::new(),
-            frozen_state: None,
-            restored_state: None,
-        }
-    }
-
-    fn cut(&self, t: Time) -> bool {
-        self.outage.is_some_and(|(down, up)| down <= t && t < up)
-    }
-
-    fn drain(&mut self) {
-        while let Some(p) = self.a.poll_transmit(self.now) {
-            let seg = tcp(p);
-            let start = self.link_free.max(self.now);
-            self.link_free = start + self.per_packet;
-            let n = self.sent_ab;
-            if seg.len > 0 {
-                self.sent_ab += 1;
-                self.a_sent.push((self.now, seg.seq));
-            }
-            self.trace.push((start, true, seg.clone()));
-            if !(self.cut(start) || seg.len > 0 && (self.drop)(n, &seg)) {
-                self.flight.push((self.link_free + self.delay, true, seg));
-            }
-        }
-        if self.b.state() != State::SynSent {
-            while let Some(p) = self.b.poll_transmit(self.now) {
-                if !self.cut(self.now) {
-                    self.flight.push((self.now + self.delay, false, tcp(p)));
-                }
-            }
-        }
-    }
-
-    /// The State Manager's side of the ILC hook (see `outage`).
-    fn state_manager(&mut self) {
-        let Some((_, up)) = self.outage else {
-            return;
-        };
-        let snapshot = |c: &Connection| (c.sender().cwnd(), c.sender().rtt().rto());
-        while let Some(ev) = self.a.poll_event() {
-            self.a_events.push((self.now, ev));
-            match ev {
-                Event::WhatShouldTcpDo => {
-                    let advice = if self.cut(self.now) {
-                        Advice::Freeze
-                    } else {
-                        Advice::ProceedNormally
-                    };
-                    self.a.handle_advice(self.now, advice);
-                }
-                Event::Frozen => self.frozen_state = Some(snapshot(&self.a)),
-                _ => {}
-            }
-        }
-        if self.now >= up && self.a.sender().frozen() {
-            self.a.handle_restore();
-            self.restored_state = Some(snapshot(&self.a));
-        }
-    }
-
-    /// Runs until both sides are closed or aborted, or `limit` passes.
-    fn run(&mut self, limit: Time) {
-        for _ in 0..1_000_000 {
-            self.drain();
-            let next_pkt = self.flight.iter().map(|f| f.0).min();
-            let restore = self
-                .outage
-                .filter(|_| self.a.sender().frozen())
-                .map(|(_, up)| up.max(self.now));
-            let next = [
-                next_pkt,
-                self.a.poll_timeout(),
-                self.b.poll_timeout(),
-                restore,
-            ]
-            .into_iter()
-            .flatten()
-            .min();
-            let Some(t) = next else { return };
-            if t > limit {
-                return;
-            }
-            self.now = self.now.max(t);
-            if let Some(i) = self.flight.iter().position(|f| f.0 == t) {
-                let (_, to_b, seg) = self.flight.remove(i);
-                if self.cut(t) {
-                    continue; // lost on the cut link
-                }
-                if to_b {
-                    if self.b.state() == State::SynSent {
-                        let c = self.server;
-                        self.b = Connection::accept(
-                            c,
-                            cc::by_name("newreno", c.cc_config()).unwrap(),
-                            self.b.local(),
-                            self.b.remote(),
-                            &seg,
-                        );
-                        self.b.set_auto_read(self.server_reads);
-                    } else {
-                        self.b.handle_segment(self.now, &seg);
-                    }
-                } else {
-                    self.a.handle_segment(self.now, &seg);
-                }
-            } else {
-                self.a.handle_timeout(self.now);
-                self.b.handle_timeout(self.now);
-            }
-            self.state_manager();
-            if self.b.peer_finished() && self.b.state() == State::Established {
-                self.b.close();
-            }
-        }
-        panic!("drive loop did not settle");
-    }
-
-    fn events(&mut self) -> Vec<Event> {
-        std::iter::from_fn(|| self.a.poll_event()).collect()
-    }
+fn server() -> Listener {
+    Listener::new(cfg(), Algorithm::NewReno)
 }
 
-fn tcp(p: Packet) -> TcpSegment {
-    p.as_tcp().unwrap().clone()
+/// Node 0 sends `bytes` to node 1 over 50 ms each way, 0.8 ms per packet from 0 to 1.
+fn path(client: TcpConfig, cc: &str, bytes: u64) -> (Net, ConnId) {
+    path_to(client, cc, server(), bytes)
+}
+
+fn path_to(client: TcpConfig, cc: &str, server: Listener, bytes: u64) -> (Net, ConnId) {
+    let mut net = Net::line(2, Dur::from_millis(50));
+    net.hops[0].per_packet[0] = Dur::from_micros(800);
+    let c = net.transfer(0, 1, (client, cc), server, bytes);
+    (net, c)
+}
+
+fn drop_data(net: &mut Net, rule: impl FnMut(u64, &TcpSegment) -> bool + 'static) {
+    net.hops[0].drop[0] = Some(Box::new(rule));
+}
+
+fn received(net: &Net) -> u64 {
+    net.accepted(1)
+        .map_or(0, |s| net.conn(1, s).bytes_received())
+}
+
+/// Transmission starts of the data segments node 0 sent with sequence number `seq`.
+fn sends_of(net: &Net, seq: u64) -> Vec<Time> {
+    net.trace
+        .iter()
+        .filter(|s| s.from == 0 && s.seg().seq == seq && s.seg().len > 0)
+        .map(|s| s.start)
+        .collect()
+}
+
+fn secs(t: f64) -> Time {
+    Time::from_secs_f64(t)
 }
 
 #[test]
 fn clean_transfer_delivers_everything_and_closes() {
-    let mut p = Path::new(cfg(), "newreno", 200_000);
-    p.run(Time::from_secs_f64(100.0));
-    assert_eq!(p.b.bytes_received(), 200_000);
-    assert_eq!(p.a.state(), State::Closed);
-    assert_eq!(p.b.state(), State::Closed);
-    assert_eq!(p.a.stats().retransmissions, 0);
-    assert_eq!(p.events().first(), Some(&Event::Connected));
+    let (mut net, c) = path(cfg(), "newreno", 200_000);
+    net.run(secs(100.0));
+    assert_eq!(received(&net), 200_000);
+    // RFC 9293 Figure 5: the active closer lingers in TIME-WAIT, the passive one closes.
+    assert_eq!(net.conn(0, c).state(), State::TimeWait);
+    assert_eq!(net.conn(1, net.accepted(1).unwrap()).state(), State::Closed);
+    assert_eq!(net.conn(0, c).stats().retransmissions, 0);
+    assert_eq!(
+        net.tcp_events(0).first().map(|e| e.1),
+        Some(Event::Connected)
+    );
     // RTT ~ 100 ms plus queueing; the estimator saw it.
-    let srtt = p.a.sender().rtt().srtt().unwrap();
+    let srtt = net.conn(0, c).sender().rtt().srtt().unwrap();
     assert!(
         srtt >= Dur::from_millis(100) && srtt < Dur::from_millis(300),
         "{srtt:?}"
     );
+    // After 2 MSL, TIME-WAIT ends.
+    net.run(secs(1_000.0));
+    assert_eq!(net.conn(0, c).state(), State::Closed);
 }
 
 #[test]
@@ -241,28 +91,31 @@ fn single_loss_is_repaired_by_fast_retransmit_in_every_mode() {
         ("reno", false),
         ("tahoe", false),
     ] {
-        let mut p = Path::new(TcpConfig { sack, ..cfg() }, name, 100_000);
-        p.drop = Box::new(|n, _| n == 20);
-        p.run(Time::from_secs_f64(100.0));
-        assert_eq!(p.b.bytes_received(), 100_000, "{name} sack={sack}");
-        let s = *p.a.stats();
+        let (mut net, c) = path(TcpConfig { sack, ..cfg() }, name, 100_000);
+        drop_data(&mut net, |n, _| n == 20);
+        net.run(secs(100.0));
+        assert_eq!(received(&net), 100_000, "{name} sack={sack}");
+        let s = *net.conn(0, c).stats();
         assert_eq!(
             (s.fast_retransmits, s.timeouts),
             (1, 0),
             "{name} sack={sack}: {s:?}"
         );
-        assert!(p.events().contains(&Event::RecoveryStarted));
+        assert!(net
+            .tcp_events(0)
+            .iter()
+            .any(|e| e.1 == Event::RecoveryStarted));
     }
 }
 
 #[test]
 fn newreno_repairs_three_losses_in_one_window_without_timeout() {
     for sack in [false, true] {
-        let mut p = Path::new(TcpConfig { sack, ..cfg() }, "newreno", 100_000);
-        p.drop = Box::new(|n, _| n == 30 || n == 33 || n == 36);
-        p.run(Time::from_secs_f64(100.0));
-        assert_eq!(p.b.bytes_received(), 100_000);
-        let s = *p.a.stats();
+        let (mut net, c) = path(TcpConfig { sack, ..cfg() }, "newreno", 100_000);
+        drop_data(&mut net, |n, _| n == 30 || n == 33 || n == 36);
+        net.run(secs(100.0));
+        assert_eq!(received(&net), 100_000);
+        let s = *net.conn(0, c).stats();
         assert_eq!(
             (s.fast_retransmits, s.timeouts, s.retransmissions),
             (1, 0, 3),
@@ -273,11 +126,11 @@ fn newreno_repairs_three_losses_in_one_window_without_timeout() {
 
 #[test]
 fn sack_sender_never_resends_sacked_data() {
-    let mut p = Path::new(cfg(), "newreno", 100_000);
-    p.drop = Box::new(|n, _| (40..44).contains(&n));
-    p.run(Time::from_secs_f64(100.0));
-    assert_eq!(p.b.bytes_received(), 100_000);
-    assert_eq!(p.a.stats().retransmissions, 4, "{:?}", p.a.stats());
+    let (mut net, c) = path(cfg(), "newreno", 100_000);
+    drop_data(&mut net, |n, _| (40..44).contains(&n));
+    net.run(secs(100.0));
+    assert_eq!(received(&net), 100_000);
+    assert_eq!(net.conn(0, c).stats().retransmissions, 4);
 }
 
 /// Three ACKs repeating the cumulative ACK, with no SACK blocks, as a receiver sends for
@@ -290,11 +143,10 @@ fn fast_retransmits_after_bare_duplicate_acks(sack: bool) -> u64 {
     s.write(10 * MSS as u64);
     let now = Time::ZERO;
     while s.poll_segment(now).is_some() {}
-    let window = 65_535;
     for _ in 0..4 {
         let input = AckInput {
             ack: 1,
-            window,
+            window: 65_535,
             sack: &[],
             carries_data: false,
         };
@@ -315,14 +167,18 @@ fn after_a_syn_timeout_the_data_rto_is_three_seconds() {
     // A 1.2 s round trip outlasts the 1 s initial RTO: the SYN is sent twice and gives no
     // sample. RFC 6298 section 5.7 then starts the data at RTO = 3 s, so the first window
     // is acknowledged before any timeout.
-    let mut p = Path::new(cfg(), "newreno", 20_000);
-    p.delay = Dur::from_millis(600);
-    p.run(Time::from_secs_f64(100.0));
-    assert_eq!(p.b.bytes_received(), 20_000);
-    let syns = p.trace.iter().filter(|t| t.1 && t.2.seq == 0).count();
+    let mut net = Net::line(2, Dur::from_millis(600));
+    let c = net.transfer(0, 1, (cfg(), "newreno"), server(), 20_000);
+    net.run(secs(100.0));
+    assert_eq!(received(&net), 20_000);
+    let syns = net
+        .trace
+        .iter()
+        .filter(|s| s.from == 0 && s.seg().flags.contains(TcpFlags::SYN))
+        .count();
     assert_eq!(syns, 2);
-    assert_eq!(p.a.stats().timeouts, 0, "{:?}", p.a.stats());
-    assert_eq!(p.a.stats().retransmissions, 0, "{:?}", p.a.stats());
+    let s = net.conn(0, c).stats();
+    assert_eq!((s.timeouts, s.retransmissions), (0, 0), "{s:?}");
 }
 
 #[test]
@@ -330,23 +186,17 @@ fn blackout_aborts_exactly_after_the_retry_limit() {
     let retries = 4;
     let mut c = cfg();
     c.rto.data_retries = retries;
-    let mut p = Path::new(c, "newreno", 1_000_000);
-    p.drop = Box::new(|n, _| n >= 10);
-    p.run(Time::from_secs_f64(10_000.0));
-    let s = *p.a.stats();
-    assert_eq!(p.a.state(), State::Aborted);
+    let (mut net, conn) = path(c, "newreno", 1_000_000);
+    drop_data(&mut net, |n, _| n >= 10);
+    net.run(secs(10_000.0));
+    let s = *net.conn(0, conn).stats();
+    assert_eq!(net.conn(0, conn).state(), State::Aborted);
     assert_eq!(s.timeouts, retries as u64 + 1, "{s:?}");
-    let ev = p.events();
-    assert_eq!(ev.last(), Some(&Event::Aborted));
-    // The RTO doubled between retransmissions of the first lost segment.
-    let resend: Vec<Time> = p
-        .trace
-        .iter()
-        .filter(|t| t.1 && t.2.seq == 1 + 10 * MSS as u64)
-        .map(|t| t.0)
-        .collect();
+    assert_eq!(net.tcp_events(0).last().map(|e| e.1), Some(Event::Aborted));
+    // The RTO doubled between retransmissions of the first lost segment; the first gap
+    // runs from the original send.
+    let resend = sends_of(&net, 1 + 10 * MSS as u64);
     assert_eq!(resend.len(), retries as usize + 1);
-    // The first gap runs from the original send; backoff shows between retransmissions.
     let gaps: Vec<f64> = resend
         .windows(2)
         .skip(1)
@@ -362,15 +212,10 @@ fn without_backoff_rto_stays_constant() {
     let mut c = cfg();
     c.rto.backoff = false;
     c.rto.data_retries = 5;
-    let mut p = Path::new(c, "newreno", 1_000_000);
-    p.drop = Box::new(|n, _| n >= 10);
-    p.run(Time::from_secs_f64(10_000.0));
-    let resend: Vec<Time> = p
-        .trace
-        .iter()
-        .filter(|t| t.1 && t.2.seq == 1 + 10 * MSS as u64)
-        .map(|t| t.0)
-        .collect();
+    let (mut net, _) = path(c, "newreno", 1_000_000);
+    drop_data(&mut net, |n, _| n >= 10);
+    net.run(secs(10_000.0));
+    let resend = sends_of(&net, 1 + 10 * MSS as u64);
     let gaps: Vec<f64> = resend
         .windows(2)
         .skip(1)
@@ -386,82 +231,88 @@ fn without_backoff_rto_stays_constant() {
 fn lost_syns_are_retried_then_the_connection_aborts() {
     let mut c = cfg();
     c.rto.syn_retries = 3;
-    let mut p = Path::new(c, "newreno", 1000);
-    // Drop every SYN: intercept by never delivering anything a->b.
-    p.delay = Dur::from_secs(1_000_000);
-    p.run(Time::from_secs_f64(1000.0));
-    assert_eq!(p.a.state(), State::Aborted);
-    let syns = p.trace.iter().filter(|t| t.1).count();
-    assert_eq!(syns, 4);
+    // Nothing arrives within the run.
+    let mut net = Net::line(2, Dur::from_secs(1_000_000));
+    let conn = net.transfer(0, 1, (c, "newreno"), server(), 1000);
+    net.run(secs(1000.0));
+    assert_eq!(net.conn(0, conn).state(), State::Aborted);
+    assert_eq!(net.trace.iter().filter(|s| s.from == 0).count(), 4);
     // 1 + 2 + 4 s between SYNs, then 8 s until giving up.
-    assert_eq!(p.now, Time::from_secs_f64(15.0));
+    assert_eq!(net.now, secs(15.0));
 }
 
 #[test]
 fn closed_receive_window_is_probed_and_transfer_resumes() {
-    let mut p = Path::new(cfg(), "newreno", 50_000);
-    p.server = TcpConfig {
-        recv_buffer: 5_000,
-        ..cfg()
+    let server = Listener {
+        tcp: TcpConfig {
+            recv_buffer: 5_000,
+            ..cfg()
+        },
+        auto_read: false,
+        ..server()
     };
-    p.server_reads = false;
-    p.run(Time::from_secs_f64(20.0));
+    let (mut net, c) = path_to(cfg(), "newreno", server, 50_000);
+    net.run(secs(20.0));
     assert_eq!(
-        p.b.bytes_received(),
+        received(&net),
         5_000,
         "the window closed at the buffer size"
     );
-    assert!(p.a.stats().window_probes >= 2, "{:?}", p.a.stats());
-    assert_eq!(p.a.stats().timeouts, 0);
+    assert!(net.conn(0, c).stats().window_probes >= 2);
+    assert_eq!(net.conn(0, c).stats().timeouts, 0);
     // The application reads: the window reopens and the transfer completes.
+    let s = net.accepted(1).unwrap();
     for _ in 0..100 {
-        p.b.read(u64::MAX);
-        let t = p.now + Dur::from_secs(1);
-        p.run(t);
+        net.host(1).read(s, u64::MAX);
+        let t = net.now + Dur::from_secs(1);
+        net.run(t);
     }
-    assert_eq!(p.b.bytes_received(), 50_000);
-    assert_eq!(p.a.state(), State::Closed);
+    assert_eq!(received(&net), 50_000);
+    assert_eq!(net.conn(0, c).state(), State::TimeWait);
 }
 
-/// ILC-TCP (seed 002 Figure 6): a timeout during an outage freezes the sender, which keeps
-/// its window and its unbacked-off RTO and sends nothing while frozen; on RESTORE it
+/// ILC-TCP (seed 002 Figure 6) through its State Manager: the link is cut during [2 s,
+/// 9 s) and the link layer says so. A timeout during the cut freezes the sender, which
+/// keeps its window and its unbacked-off RTO and sends nothing while frozen; on RESTORE it
 /// resends from the first unacknowledged segment: that one alone (`first-segment`), or
 /// the outstanding window in order (`go-back-n`, the default), never new data first.
-fn freeze_through_outage(go_back_n: bool) -> (Path, Time, Vec<u64>) {
-    let (down, up) = (Time::from_secs_f64(2.0), Time::from_secs_f64(9.0));
-    let mut c = cfg();
-    c.ask_on_timeout = true;
-    c.restore_go_back_n = go_back_n;
-    let mut p = Path::new(c, "reno", 20_000_000);
-    p.outage = Some((down, up));
-    p.run(Time::from_secs_f64(1_000.0));
-    assert_eq!(p.b.bytes_received(), 20_000_000);
-    let frozen_at = p
-        .a_events
-        .iter()
-        .find(|e| e.1 == Event::Frozen)
-        .map(|e| e.0)
-        .expect("the outage froze the sender");
+fn freeze_through_outage(mode: RestoreMode) -> (Net, ConnId, Time, Vec<u64>) {
+    let (down, up) = (secs(2.0), secs(9.0));
+    let c = TcpConfig {
+        ilc: Some(mode),
+        ..cfg()
+    };
+    let (mut net, conn) = path(c, "reno", 20_000_000);
+    net.nodes[0].machines.push(Box::new(StateManager::new(
+        Collaboration::LinkOnly,
+        true,
+        true,
+    )));
+    net.hops[0].cut = Some((down, up));
+    net.signal_at(down, 0, Signal::LinkNotOk);
+    net.signal_at(up, 0, Signal::LinkOk);
+    let snapshot = |net: &Net| {
+        let s = net.conn(0, conn).sender();
+        (s.cwnd(), s.rtt().rto())
+    };
+    net.run(up - Dur::from_nanos(1));
+    let frozen = snapshot(&net);
+    net.run(up);
+    assert_eq!(snapshot(&net), frozen, "window and RTO are as they were");
+    net.run(secs(1_000.0));
+    assert_eq!(received(&net), 20_000_000);
+    let at = |ev: Event| net.tcp_events(0).iter().find(|e| e.1 == ev).map(|e| e.0);
+    let frozen_at = at(Event::Frozen).expect("the outage froze the sender");
     assert!(frozen_at > down && frozen_at < up);
-    let (cwnd, rto) = p.frozen_state.unwrap();
-    assert_eq!(
-        p.restored_state,
-        Some((cwnd, rto)),
-        "window and RTO are as they were"
-    );
     assert!(
-        cwnd > 4 * MSS as u64,
+        frozen.0 > 4 * MSS as u64,
         "the window had grown before the outage"
     );
-    assert_eq!(p.a.stats().freezes, 1);
-    let restored_at = p
-        .a_events
-        .iter()
-        .find(|e| e.1 == Event::Restored)
-        .unwrap()
-        .0;
-    let early_timeout = p
-        .a_events
+    assert_eq!(net.conn(0, conn).stats().freezes, 1);
+    let restored_at = at(Event::Restored).unwrap();
+    assert_eq!(restored_at, up);
+    let early_timeout = net
+        .tcp_events(0)
         .iter()
         .any(|e| matches!(e.1, Event::Timeout { .. }) && e.0 < restored_at);
     assert!(
@@ -469,10 +320,10 @@ fn freeze_through_outage(go_back_n: bool) -> (Path, Time, Vec<u64>) {
         "no standard timeout (window cut, backoff) before RESTORE"
     );
     let sent = |from: Time, to: Time| -> Vec<u64> {
-        p.a_sent
+        net.trace
             .iter()
-            .filter(|t| t.0 >= from && t.0 <= to)
-            .map(|t| t.1)
+            .filter(|s| s.from == 0 && s.seg().len > 0 && s.handed >= from && s.handed <= to)
+            .map(|s| s.seg().seq)
             .collect()
     };
     assert!(
@@ -480,14 +331,11 @@ fn freeze_through_outage(go_back_n: bool) -> (Path, Time, Vec<u64>) {
         "silent while frozen"
     );
     let at_restore = sent(up, up);
-    let highest_before = p
-        .a_sent
-        .iter()
-        .filter(|t| t.0 < up)
-        .map(|t| t.1)
+    let highest_before = sent(Time::ZERO, up - Dur::from_nanos(1))
+        .into_iter()
         .max()
         .unwrap();
-    assert!(!at_restore.is_empty() && at_restore.len() as u64 <= cwnd / MSS as u64);
+    assert!(!at_restore.is_empty() && at_restore.len() as u64 <= frozen.0 / MSS as u64);
     for (k, &seq) in at_restore.iter().enumerate() {
         assert_eq!(
             seq,
@@ -496,37 +344,259 @@ fn freeze_through_outage(go_back_n: bool) -> (Path, Time, Vec<u64>) {
         );
         assert!(seq <= highest_before, "a retransmission, not new data");
     }
-    (p, up, at_restore)
+    (net, conn, up, at_restore)
 }
 
 #[test]
 fn frozen_sender_keeps_window_and_rto_and_resends_the_window_on_restore() {
-    let (_, _, resent) = freeze_through_outage(true);
+    let (_, _, _, resent) = freeze_through_outage(RestoreMode::GoBackN);
     assert!(resent.len() > 1, "go-back-N resends the outstanding window");
 }
 
 #[test]
 fn frozen_sender_restored_by_first_segment_retransmits_once() {
-    let (p, up, resent) = freeze_through_outage(false);
+    let (net, _, up, resent) = freeze_through_outage(RestoreMode::FirstSegment);
     assert_eq!(resent.len(), 1, "only the first unacknowledged segment");
-    let first = resent[0];
-    let before = p.a_sent.iter().filter(|t| t.0 < up && t.1 == first).count();
+    let before = sends_of(&net, resent[0])
+        .into_iter()
+        .filter(|&t| t < up)
+        .count();
     assert_eq!(before, 1, "sent once before the outage, once at RESTORE");
 }
 
 /// With no disconnection, asking on timeouts changes nothing: same segments, same times.
 #[test]
 fn ilc_without_outage_is_its_base_tcp() {
-    let run = |ask: bool| {
-        let mut c = cfg();
-        c.ask_on_timeout = ask;
-        let mut p = Path::new(c, "tahoe", 300_000);
-        p.drop = Box::new(|n, _| n == 30 || n == 31 || n == 60);
-        p.outage = Some((Time::MAX, Time::MAX));
-        p.run(Time::from_secs_f64(1_000.0));
-        p.trace
+    let run = |ilc: bool| {
+        let c = TcpConfig {
+            ilc: ilc.then_some(RestoreMode::GoBackN),
+            ..cfg()
+        };
+        let (mut net, _) = path(c, "tahoe", 300_000);
+        if ilc {
+            net.nodes[0].machines.push(Box::new(StateManager::new(
+                Collaboration::LinkOnly,
+                true,
+                true,
+            )));
+        }
+        drop_data(&mut net, |n, _| n == 30 || n == 31 || n == 60);
+        net.run(secs(1_000.0));
+        net.trace
+            .iter()
+            .map(|s| (s.start, s.from, s.packet.clone()))
+            .collect::<Vec<_>>()
     };
     let (plain, ilc) = (run(false), run(true));
     assert!(!plain.is_empty());
     assert_eq!(plain, ilc);
+}
+
+// ----- segment scripts between two bare connections -----
+
+const T0: Time = Time::ZERO;
+
+fn ep(addr: u32, port: u16) -> crate::packet::Endpoint {
+    crate::packet::Endpoint {
+        addr: Addr(addr),
+        port,
+    }
+}
+
+fn seg(p: Packet) -> TcpSegment {
+    p.as_tcp().unwrap().clone()
+}
+
+fn newreno() -> Box<dyn crate::cc::CongestionControl> {
+    Algorithm::NewReno.build(cfg().cc_config())
+}
+
+/// A client and a server connection after a handshake at time 0.
+fn established() -> (Connection, Connection) {
+    let mut a = Connection::connect(cfg(), newreno(), ep(1, 1000), ep(2, 80));
+    let syn = seg(a.poll_transmit(T0).unwrap());
+    let mut b = Connection::accept(cfg(), newreno(), ep(2, 80), ep(1, 1000), &syn);
+    a.handle_segment(T0, &seg(b.poll_transmit(T0).unwrap()));
+    b.handle_segment(T0, &seg(a.poll_transmit(T0).unwrap()));
+    while a.poll_event().is_some() || b.poll_event().is_some() {}
+    (a, b)
+}
+
+/// Delivers everything `from` has to send now to `to`; returns what was delivered.
+fn flush(now: Time, from: &mut Connection, to: &mut Connection) -> Vec<TcpSegment> {
+    let segs: Vec<TcpSegment> = std::iter::from_fn(|| from.poll_transmit(now).map(seg)).collect();
+    for s in &segs {
+        to.handle_segment(now, s);
+    }
+    segs
+}
+
+fn events(c: &mut Connection) -> Vec<Event> {
+    std::iter::from_fn(|| c.poll_event()).collect()
+}
+
+#[test]
+fn active_and_passive_close_walk_the_rfc_9293_states() {
+    let (mut a, mut b) = established();
+    // Section 3.10.4: CLOSE in ESTABLISHED queues the FIN and enters FIN-WAIT-1.
+    a.close();
+    assert_eq!(a.state(), State::FinWait1);
+    let fin = flush(T0, &mut a, &mut b);
+    assert!(fin[0].flags.contains(TcpFlags::FIN));
+    // Section 3.10.7.4, eighth step: the peer's FIN moves ESTABLISHED to CLOSE-WAIT.
+    assert_eq!(b.state(), State::CloseWait);
+    assert_eq!(events(&mut b), [Event::PeerFinished]);
+    flush(T0, &mut b, &mut a);
+    // Fifth step: the ACK of our FIN moves FIN-WAIT-1 to FIN-WAIT-2.
+    assert_eq!(a.state(), State::FinWait2);
+    // CLOSE in CLOSE-WAIT: LAST-ACK.
+    b.close();
+    assert_eq!(b.state(), State::LastAck);
+    flush(T0, &mut b, &mut a);
+    // FIN-WAIT-2 and the peer's FIN: TIME-WAIT.
+    assert_eq!(a.state(), State::TimeWait);
+    assert!(events(&mut a).contains(&Event::Closed));
+    flush(T0, &mut a, &mut b);
+    // LAST-ACK and the ACK of our FIN: CLOSED.
+    assert_eq!(b.state(), State::Closed);
+    // TIME-WAIT lasts 2 MSL (section 3.10.8, MSL of section 3.4.2).
+    let end = a.poll_timeout().unwrap();
+    assert_eq!(end, T0 + cfg().time_wait);
+    a.handle_timeout(end);
+    assert_eq!(a.state(), State::Closed);
+}
+
+#[test]
+fn a_retransmitted_fin_in_time_wait_is_acknowledged_and_restarts_the_wait() {
+    let (mut a, mut b) = established();
+    a.close();
+    flush(T0, &mut a, &mut b);
+    flush(T0, &mut b, &mut a);
+    b.close();
+    let fin = flush(T0, &mut b, &mut a);
+    assert_eq!(a.state(), State::TimeWait);
+    // Our ACK was lost: the peer sends its FIN again ten seconds later.
+    let _ = a.poll_transmit(T0);
+    let later = T0 + Dur::from_secs(10);
+    a.handle_segment(later, &fin[0]);
+    let ack = seg(a
+        .poll_transmit(later)
+        .expect("the FIN is acknowledged again"));
+    assert_eq!(ack.ack, fin[0].seq + 1);
+    assert_eq!(a.poll_timeout(), Some(later + cfg().time_wait));
+}
+
+#[test]
+fn simultaneous_close_goes_through_closing() {
+    let (mut a, mut b) = established();
+    a.close();
+    b.close();
+    let fa: Vec<TcpSegment> = std::iter::from_fn(|| a.poll_transmit(T0).map(seg)).collect();
+    let fb: Vec<TcpSegment> = std::iter::from_fn(|| b.poll_transmit(T0).map(seg)).collect();
+    for s in &fa {
+        b.handle_segment(T0, s);
+    }
+    for s in &fb {
+        a.handle_segment(T0, s);
+    }
+    // Section 3.10.7.4, eighth step: FIN-WAIT-1 and the peer's FIN before ours is
+    // acknowledged: CLOSING (Figure 13).
+    assert_eq!((a.state(), b.state()), (State::Closing, State::Closing));
+    flush(T0, &mut a, &mut b);
+    flush(T0, &mut b, &mut a);
+    assert_eq!((a.state(), b.state()), (State::TimeWait, State::TimeWait));
+}
+
+fn rst(seq: u64, ack: Option<u64>) -> TcpSegment {
+    TcpSegment {
+        src_port: 80,
+        dst_port: 1000,
+        seq,
+        ack: ack.unwrap_or(0),
+        flags: match ack {
+            Some(_) => TcpFlags::RST | TcpFlags::ACK,
+            None => TcpFlags::RST,
+        },
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_reset_counts_only_inside_the_receive_window() {
+    let (mut a, _) = established();
+    // Section 3.10.7.4: RCV.NXT =< SEG.SEQ < RCV.NXT + RCV.WND.
+    let window = cfg().recv_buffer;
+    a.handle_segment(T0, &rst(1 + window, None));
+    a.handle_segment(T0, &rst(0, None));
+    assert_eq!(a.state(), State::Established, "out of the window: ignored");
+    a.handle_segment(T0, &rst(1 + window - 1, None));
+    assert_eq!(a.state(), State::Aborted);
+    assert_eq!(events(&mut a), [Event::Aborted]);
+}
+
+#[test]
+fn in_syn_sent_only_a_reset_acknowledging_the_syn_counts() {
+    let mut a = Connection::connect(cfg(), newreno(), ep(1, 1000), ep(2, 80));
+    let _ = a.poll_transmit(T0);
+    // Section 3.10.7.3: no ACK, or an unacceptable one: dropped.
+    a.handle_segment(T0, &rst(0, None));
+    a.handle_segment(T0, &rst(0, Some(5)));
+    assert_eq!(a.state(), State::SynSent);
+    a.handle_segment(T0, &rst(0, Some(1)));
+    assert_eq!(a.state(), State::Aborted);
+}
+
+#[test]
+fn a_reset_in_time_wait_only_ends_the_wait() {
+    let (mut a, mut b) = established();
+    a.close();
+    flush(T0, &mut a, &mut b);
+    flush(T0, &mut b, &mut a);
+    b.close();
+    flush(T0, &mut b, &mut a);
+    assert_eq!(a.state(), State::TimeWait);
+    let _ = events(&mut a);
+    a.handle_segment(T0, &rst(2, None));
+    assert_eq!(a.state(), State::Closed);
+    assert!(
+        events(&mut a).is_empty(),
+        "a finished transfer is not aborted"
+    );
+}
+
+#[test]
+fn zero_window_probes_back_off_exponentially_up_to_the_cap() {
+    let (mut a, _) = established();
+    // The peer's buffer is full: it advertises a zero window.
+    let full = TcpSegment {
+        src_port: 80,
+        dst_port: 1000,
+        seq: 1,
+        ack: 1,
+        flags: TcpFlags::ACK,
+        window: 0,
+        ..Default::default()
+    };
+    a.handle_segment(T0, &full);
+    a.write(10_000);
+    assert!(a.poll_transmit(T0).is_none(), "nothing fits a zero window");
+    let mut probes = Vec::new();
+    while probes.len() < 9 {
+        let now = a.poll_timeout().expect("the persist timer is armed");
+        a.handle_timeout(now);
+        let p = seg(a.poll_transmit(now).expect("a probe"));
+        // RFC 9293 section 3.8.6.1: an old sequence number draws the peer's ACK.
+        assert_eq!((p.len, p.seq), (0, 0));
+        probes.push(now);
+        assert!(a.poll_transmit(now).is_none());
+    }
+    let gaps: Vec<u64> = probes
+        .windows(2)
+        .map(|w| w[1].since(w[0]).as_secs_f64().round() as u64)
+        .collect();
+    // The first probe comes one RTO (1 s) after the window closed; SHLD-30: the interval
+    // grows exponentially, here up to 60 s.
+    assert_eq!(probes[0], T0 + Dur::from_secs(1));
+    assert_eq!(gaps, [2, 4, 8, 16, 32, 60, 60, 60]);
+    assert_eq!(a.stats().window_probes, 9);
 }

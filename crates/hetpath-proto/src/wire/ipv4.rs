@@ -207,11 +207,11 @@ pub struct Ipv4Repr {
 }
 
 impl Ipv4Repr {
-    /// The header of a simulator packet: identification from the low 16 bits of `uid`,
-    /// DF set, DSCP 0. Fails if the total length would not fit in 16 bits.
+    /// The header of a simulator packet with identification `ident`, DF set, DSCP 0.
+    /// Fails if the total length would not fit in 16 bits.
     pub fn from_header(
         ip: &IpHeader,
-        uid: u64,
+        ident: u16,
         protocol: u8,
         payload_len: u64,
     ) -> Result<Ipv4Repr, WireError> {
@@ -225,7 +225,7 @@ impl Ipv4Repr {
             protocol,
             dscp: 0,
             ecn: ip.ecn,
-            ident: uid as u16,
+            ident,
             dont_frag: true,
             ttl: ip.ttl,
             payload_len: payload_len as u16,

@@ -69,14 +69,16 @@ pub enum WireError {
 ///
 /// For a packet from A to B: `snd_isn` is A's ISN (added to `seq`); `rcv_isn` is B's ISN,
 /// added to `ack` and to the SACK edges (both name bytes of B's stream that A holds); and
-/// `wscale` is the shift A announced in its SYN (RFC 7323 section 2.2), applied to A's
-/// non-SYN windows. The reverse direction swaps the ISNs and uses B's shift. Shifts above
-/// 14 are treated as 14 (RFC 7323 section 2.3).
+/// `wscale` is the shift A applies to its non-SYN windows (RFC 7323 section 2.2; a
+/// segment carries its sender's in `TcpSegment::wscale`). The reverse direction swaps the
+/// ISNs and uses B's shift. Shifts above 14 are treated as 14 (RFC 7323 section 2.3).
+/// `ident` is the IP identification written on encoding.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WireCtx {
     pub snd_isn: u32,
     pub rcv_isn: u32,
     pub wscale: u8,
+    pub ident: u16,
 }
 
 impl WireCtx {
@@ -85,7 +87,12 @@ impl WireCtx {
             snd_isn,
             rcv_isn,
             wscale,
+            ident: 0,
         }
+    }
+    /// The same mapping, writing IP identification `ident`.
+    pub const fn with_ident(self, ident: u16) -> WireCtx {
+        WireCtx { ident, ..self }
     }
     /// The window shift actually applied: `wscale` capped at 14.
     pub fn window_shift(&self) -> u8 {
@@ -132,12 +139,12 @@ impl PacketRepr {
             // size.
             Body::Mip(_) | Body::Tunnel(_) | Body::Esp(_) => (None, packet.size() as u64 - 20),
         };
-        let ip = Ipv4Repr::from_header(&packet.ip, packet.uid, packet.protocol(), payload_len)?;
+        let ip = Ipv4Repr::from_header(&packet.ip, ctx.ident, packet.protocol(), payload_len)?;
         Ok(PacketRepr { ip, tcp })
     }
 
-    /// Back to a simulator packet; `uid` is the 16-bit IP identification. A body whose
-    /// protocol is not TCP becomes `Body::Raw`.
+    /// Back to a simulator packet (the IP identification stays in `self.ip.ident`). A
+    /// body whose protocol is not TCP becomes `Body::Raw`.
     pub fn to_packet(&self, ctx: &WireCtx) -> Packet {
         let body = match &self.tcp {
             Some(t) => Body::Tcp(t.to_segment(ctx)),
@@ -147,7 +154,6 @@ impl PacketRepr {
             },
         };
         Packet {
-            uid: self.ip.ident as u64,
             ip: self.ip.to_header(),
             body,
         }

@@ -56,6 +56,7 @@ fn arb_segment() -> impl Strategy<Value = TcpSegment> {
                     }),
                     sack,
                     rap: None,
+                    wscale: 0,
                 }
             },
         )
@@ -68,16 +69,8 @@ fn arb_packet() -> impl Strategy<Value = Packet> {
               prop_oneof![0u32..2000, 0u32..70_000])
             .prop_map(|(proto, len)| Body::Raw { proto, len }),
     ];
-    (
-        any::<u64>(),
-        any::<u32>(),
-        any::<u32>(),
-        any::<u8>(),
-        arb_ecn(),
-        body,
-    )
-        .prop_map(|(uid, src, dst, ttl, ecn, body)| Packet {
-            uid,
+    (any::<u32>(), any::<u32>(), any::<u8>(), arb_ecn(), body).prop_map(
+        |(src, dst, ttl, ecn, body)| Packet {
             ip: IpHeader {
                 src: Addr(src),
                 dst: Addr(dst),
@@ -85,7 +78,8 @@ fn arb_packet() -> impl Strategy<Value = Packet> {
                 ecn,
             },
             body,
-        })
+        },
+    )
 }
 
 fn arb_ctx() -> impl Strategy<Value = WireCtx> {
@@ -93,14 +87,14 @@ fn arb_ctx() -> impl Strategy<Value = WireCtx> {
         any::<u32>(),
         any::<u32>(),
         prop_oneof![0u8..=14, any::<u8>()],
+        any::<u16>(),
     )
-        .prop_map(|(snd, rcv, ws)| WireCtx::new(snd, rcv, ws))
+        .prop_map(|(snd, rcv, ws, ident)| WireCtx::new(snd, rcv, ws).with_ident(ident))
 }
 
 /// What decoding the encoding of `p` must give back.
 fn expected(p: &Packet, ctx: &WireCtx) -> Packet {
     let mut want = p.clone();
-    want.uid &= 0xffff;
     if let Body::Tcp(s) = &mut want.body {
         let m = u32::MAX as u64;
         s.seq &= m;
@@ -114,6 +108,11 @@ fn expected(p: &Packet, ctx: &WireCtx) -> Packet {
         } else {
             let shift = ctx.wscale.min(14);
             (s.window >> shift).min(65535) << shift
+        };
+        s.wscale = if s.flags.contains(TcpFlags::SYN) {
+            0
+        } else {
+            ctx.window_shift()
         };
         let mut sack = SackList::default();
         for b in s.sack.as_slice() {

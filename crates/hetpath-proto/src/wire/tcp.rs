@@ -321,6 +321,11 @@ impl TcpRepr {
             sack,
             // The XCP shim and load-factor codes are not written to captures.
             rap: None,
+            wscale: if self.flags.contains(TcpFlags::SYN) {
+                0
+            } else {
+                ctx.window_shift()
+            },
         }
     }
 

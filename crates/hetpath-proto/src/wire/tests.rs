@@ -54,10 +54,7 @@ fn client_syn() -> Packet {
         syn_options: syn_options(7),
         ..Default::default()
     };
-    Packet {
-        uid: 0x1_0001,
-        ..Packet::tcp(CLIENT, SERVER, seg)
-    }
+    Packet::tcp(CLIENT, SERVER, seg)
 }
 
 fn data_with_sack() -> Packet {
@@ -81,11 +78,9 @@ fn data_with_sack() -> Packet {
         syn_options: None,
         sack,
         rap: None,
+        wscale: C2S.wscale,
     };
-    let mut p = Packet {
-        uid: 0xbeef,
-        ..Packet::tcp(CLIENT, SERVER, seg)
-    };
+    let mut p = Packet::tcp(CLIENT, SERVER, seg);
     p.ip.ecn = Ecn::Ect0;
     p
 }
@@ -99,7 +94,7 @@ fn syn_test_vector() {
         "9c400050", "fffffff0", "00000000", "8002ffff", "be8d0000", // SYN, window 65535
         "020405b4", "01010402", "01030307", // MSS 1460, NOP NOP SACKOK, NOP WS 7
     ));
-    let bytes = encode(&p, &C2S).unwrap();
+    let bytes = encode(&p, &C2S.with_ident(1)).unwrap();
     assert_eq!(bytes, want);
     assert_eq!(bytes.len() as u32, p.size());
 
@@ -112,7 +107,6 @@ fn syn_test_vector() {
     assert_eq!(reference_checksum(&[&pseudo, &tcp]), 0xbe8d);
 
     let mut expect = p.clone();
-    expect.uid = 1;
     if let Body::Tcp(s) = &mut expect.body {
         s.window = 65535;
     }
@@ -127,7 +121,7 @@ fn data_with_sack_test_vector() {
         "9c400050", "0000110d", "12345679", "a0180800", "5d2e0000", // seq wrapped, win 2048
         "01010512", "12345a61", "12345e49", "12346231", "12346619", // NOP NOP SACK x2
     ));
-    let full = encode(&p, &C2S).unwrap();
+    let full = encode(&p, &C2S.with_ident(0xbeef)).unwrap();
     assert_eq!(full.len(), 160);
     assert_eq!(&full[..60], &want_headers[..]);
     assert!(full[60..].iter().all(|&b| b == 0));
@@ -154,7 +148,7 @@ fn data_with_sack_test_vector() {
 
 #[test]
 fn headers_only_emission_matches_full() {
-    let repr = PacketRepr::from_packet(&data_with_sack(), &C2S).unwrap();
+    let repr = PacketRepr::from_packet(&data_with_sack(), &C2S.with_ident(0xbeef)).unwrap();
     assert_eq!(repr.header_len(), 60);
     assert_eq!(repr.buffer_len(), 160);
     let mut head = [0u8; 60];
@@ -215,20 +209,23 @@ pub(super) fn conversation() -> Vec<(Time, Packet, WireCtx)> {
     const ACK: TcpFlags = TcpFlags::ACK;
     let ms = Dur::from_millis;
     let mut out = Vec::new();
-    let mut uid = 100;
+    let mut uid: u16 = 100;
     let mut add = |t: Dur, from_client: bool, s: TcpSegment| {
         let (src, dst, ctx) = if from_client {
             (CLIENT, SERVER, C2S)
         } else {
             (SERVER, CLIENT, S2C)
         };
+        let mut s = s;
+        if !s.flags.contains(TcpFlags::SYN) {
+            s.wscale = ctx.wscale;
+        }
         let mut p = Packet::tcp(src, dst, s);
-        p.uid = uid;
-        uid += 1;
         if p.as_tcp().is_some_and(|s| s.len > 0) {
             p.ip.ecn = Ecn::Ect0;
         }
-        out.push((Time::ZERO + t, p, ctx));
+        out.push((Time::ZERO + t, p, ctx.with_ident(uid)));
+        uid += 1;
     };
     let syn = TcpSegment {
         syn_options: syn_options(7),
@@ -268,11 +265,11 @@ pub(super) fn conversation() -> Vec<(Time, Packet, WireCtx)> {
     };
     for (i, proto) in [crate::packet::proto::ESP, 253].into_iter().enumerate() {
         let raw = Packet {
-            uid: 900 + i as u64,
             ip,
             body: Body::Raw { proto, len: 64 },
         };
-        out.push((Time::ZERO + ms(80 + i as u64), raw, WireCtx::default()));
+        let ctx = WireCtx::default().with_ident(900 + i as u16);
+        out.push((Time::ZERO + ms(80 + i as u64), raw, ctx));
     }
     out
 }
@@ -307,7 +304,6 @@ fn raw_body_is_ip_header_plus_zeros() {
         ecn: Ecn::Ect1,
     };
     let p = Packet {
-        uid: 7,
         ip,
         body: Body::Raw { proto: 50, len: 10 },
     };
@@ -322,6 +318,7 @@ fn raw_body_is_ip_header_plus_zeros() {
 #[test]
 fn ack_field_is_zero_without_ack_flag() {
     let mut s = seg(5, 77, TcpFlags::RST, 0, 0);
+    s.wscale = C2S.wscale;
     let bytes = encode(&Packet::tcp(CLIENT, SERVER, s.clone()), &C2S).unwrap();
     assert_eq!(&bytes[28..32], &[0, 0, 0, 0]);
     s.ack = 0;
@@ -571,11 +568,9 @@ fn tshark_accepts_edge_cases() {
     )
     .unwrap();
     for (i, s) in segs.iter().enumerate() {
-        let p = Packet {
-            uid: i as u64,
-            ..Packet::tcp(CLIENT, SERVER, s.clone())
-        };
-        w.write_packet(Time(i as u64 * 1000), &p, &ctx).unwrap();
+        let p = Packet::tcp(CLIENT, SERVER, s.clone());
+        w.write_packet(Time(i as u64 * 1000), &p, &ctx.with_ident(i as u16))
+            .unwrap();
     }
     let path = tshark_dir().join("edge.pcap");
     std::fs::write(&path, w.into_inner()).unwrap();

@@ -22,7 +22,7 @@ pub struct BerSpec {
 }
 
 impl BerSpec {
-    pub(super) fn validate(&self, prefix: &str) -> Result<(), String> {
+    pub(super) fn validate(&self, prefix: &str) -> Result<(), ChannelError> {
         check_prob(prefix, "ber", self.ber)
     }
 

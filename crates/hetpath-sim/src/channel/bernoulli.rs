@@ -18,7 +18,7 @@ pub struct BernoulliSpec {
 }
 
 impl BernoulliSpec {
-    pub(super) fn validate(&self, prefix: &str) -> Result<(), String> {
+    pub(super) fn validate(&self, prefix: &str) -> Result<(), ChannelError> {
         check_prob(prefix, "p", self.p)
     }
 

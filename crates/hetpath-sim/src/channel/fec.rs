@@ -76,28 +76,37 @@ pub enum FecInner {
 }
 
 impl FecSpec {
-    pub(super) fn validate(&self, prefix: &str) -> Result<(), String> {
+    pub(super) fn validate(&self, prefix: &str) -> Result<(), ChannelError> {
         let (n, k, d) = (self.n, self.k, self.depth);
         if !(1..=255).contains(&n) {
-            return Err(format!(
-                "{prefix}.n = {n}: expected a codeword length in 1..=255 (8-bit symbols)"
+            return Err(ChannelError::invalid(
+                format!("{prefix}.n"),
+                n,
+                "expected a codeword length in 1..=255 (8-bit symbols)",
             ));
         }
         if k == 0 || k >= n {
-            return Err(format!("{prefix}.k = {k}: expected 0 < k < n = {n}"));
+            return Err(ChannelError::invalid(
+                format!("{prefix}.k"),
+                k,
+                format!("expected 0 < k < n = {n}"),
+            ));
         }
         if !(1..=65535).contains(&d) {
-            return Err(format!(
-                "{prefix}.depth = {d}: expected an interleaving depth in 1..=65535"
+            return Err(ChannelError::invalid(
+                format!("{prefix}.depth"),
+                d,
+                "expected an interleaving depth in 1..=65535",
             ));
         }
         match (self.ber, &self.inner) {
             (Some(ber), None) => BerSpec { ber }.validate(prefix),
             (None, Some(FecInner::Ber(b))) => b.validate(&format!("{prefix}.inner")),
             (None, Some(FecInner::GilbertElliott(g))) => g.validate(&format!("{prefix}.inner")),
-            _ => Err(format!(
-                "{prefix}: a fec channel needs exactly one of `ber` and `inner`"
-            )),
+            _ => Err(ChannelError::Shape {
+                table: prefix.to_string(),
+                what: "a fec channel needs exactly one of `ber` and `inner`",
+            }),
         }
     }
 

@@ -4,7 +4,7 @@ use super::super::testutil::*;
 use super::*;
 use crate::channel::fec_math::{binomial_tail, mixed_failure_table};
 use crate::rng::stream;
-use crate::scenario::units::Duration;
+use crate::units::Duration;
 
 fn iid(n: u32, k: u32, depth: u32, ber: f64) -> FecSpec {
     FecSpec {

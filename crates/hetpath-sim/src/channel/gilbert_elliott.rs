@@ -22,7 +22,7 @@
 use super::spec::{check_positive, check_prob};
 use super::*;
 use crate::rng::uniform;
-use crate::scenario::units::Duration;
+use crate::units::Duration;
 use serde::Deserialize;
 
 /// `{ model = "gilbert-elliott", t_good = "1s", t_bad = "50ms" }`
@@ -47,7 +47,7 @@ pub struct GilbertElliottSpec {
 }
 
 impl GilbertElliottSpec {
-    pub(super) fn validate(&self, prefix: &str) -> Result<(), String> {
+    pub(super) fn validate(&self, prefix: &str) -> Result<(), ChannelError> {
         check_positive(prefix, "t_good", self.t_good)?;
         check_positive(prefix, "t_bad", self.t_bad)?;
         check_prob(prefix, "loss_good", self.loss_good)?;

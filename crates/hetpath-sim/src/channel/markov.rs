@@ -32,7 +32,7 @@
 use super::spec::{check_positive, check_prob};
 use super::*;
 use crate::rng::uniform;
-use crate::scenario::units::Duration;
+use crate::units::Duration;
 use rand_core::SeedableRng;
 use serde::Deserialize;
 
@@ -68,22 +68,27 @@ pub struct BlockCode {
 }
 
 impl MarkovSpec {
-    pub(super) fn validate(&self, prefix: &str) -> Result<(), String> {
+    pub(super) fn validate(&self, prefix: &str) -> Result<(), ChannelError> {
         check_prob(prefix, "alpha", self.alpha)?;
         check_prob(prefix, "beta", self.beta)?;
         check_prob(prefix, "loss_good", self.loss_good)?;
         check_prob(prefix, "loss_bad", self.loss_bad)?;
         if self.alpha + self.beta <= 0.0 {
-            return Err(format!("{prefix}.alpha + {prefix}.beta = 0: the chain never moves; expected a positive sum"));
+            return Err(ChannelError::invalid(
+                format!("{prefix}.alpha + {prefix}.beta"),
+                0,
+                "the chain never moves; expected a positive sum",
+            ));
         }
         if let Some(d) = self.slot {
             check_positive(prefix, "slot", d)?;
         }
         if let Some(c) = self.fec {
             if c.k == 0 || c.k > c.n {
-                return Err(format!(
-                    "{prefix}.fec = {{ n = {}, k = {} }}: expected 0 < k <= n",
-                    c.n, c.k
+                return Err(ChannelError::invalid(
+                    format!("{prefix}.fec"),
+                    format!("{{ n = {}, k = {} }}", c.n, c.k),
+                    "expected 0 < k <= n",
                 ));
             }
         }
@@ -371,6 +376,10 @@ mod tests {
             fec: Some(BlockCode { n: 100, k: 200 }),
             ..s
         };
-        assert!(bad.validate("channel").unwrap_err().contains("0 < k <= n"));
+        assert!(bad
+            .validate("channel")
+            .unwrap_err()
+            .to_string()
+            .contains("0 < k <= n"));
     }
 }

@@ -37,8 +37,8 @@ pub use fec::{Fec, FecInner, FecSpec};
 pub use fec_math::binomial_tail;
 pub use gilbert_elliott::{GilbertElliott, GilbertElliottSpec};
 pub use markov::{Markov, MarkovSpec};
-pub use spec::ChannelSpec;
-pub use trace::{Trace, TraceData, TraceSpec};
+pub use spec::{ChannelError, ChannelSpec};
+pub use trace::{Trace, TraceData, TraceFileError, TraceSpec};
 
 /// A channel model for one link direction.
 pub trait Channel: fmt::Debug + Send {

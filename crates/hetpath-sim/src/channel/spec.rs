@@ -6,8 +6,9 @@
 //! and loads trace files; `build` turns a validated spec into a running model.
 
 use super::*;
-use crate::scenario::units::Duration;
+use crate::units::Duration;
 use serde::Deserialize;
+use std::fmt;
 use std::path::Path;
 
 /// One channel model with its parameters, as written in TOML. See docs/channels.md.
@@ -55,7 +56,7 @@ impl ChannelSpec {
     /// (`channel.p = 1.5: expected a probability in [0, 1]`), and reads trace files,
     /// resolving a relative `file` against `base_dir` (the scenario file's directory).
     /// A file trace is kept in the spec, so `build` never touches the file system.
-    pub fn validate(&self, base_dir: &Path) -> Result<(), String> {
+    pub fn validate(&self, base_dir: &Path) -> Result<(), ChannelError> {
         const P: &str = "channel";
         match self {
             ChannelSpec::None {} => Ok(()),
@@ -108,26 +109,60 @@ impl ChannelSpec {
     }
 }
 
+/// Why a channel table is unusable; each names its key (`channel.p`, `channel.inner.ber`)
+/// and says what was expected.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ChannelError {
+    #[error("{key} = {value}: expected a probability in [0, 1]")]
+    NotAProbability { key: String, value: f64 },
+    #[error("{key} = \"{secs}s\": expected a positive duration")]
+    NotPositive { key: String, secs: f64 },
+    #[error("{key} = {value}: {what}")]
+    Invalid {
+        key: String,
+        value: String,
+        what: String,
+    },
+    /// Keys that go together are missing or clash.
+    #[error("{table}: {what}")]
+    Shape { table: String, what: &'static str },
+}
+
+impl ChannelError {
+    pub(super) fn invalid(
+        key: String,
+        value: impl fmt::Display,
+        what: impl Into<String>,
+    ) -> ChannelError {
+        ChannelError::Invalid {
+            key,
+            value: value.to_string(),
+            what: what.into(),
+        }
+    }
+}
+
 /// `prefix.key = v: expected a probability in [0, 1]` unless `v` is in [0, 1].
-pub(super) fn check_prob(prefix: &str, key: &str, v: f64) -> Result<(), String> {
+pub(super) fn check_prob(prefix: &str, key: &str, v: f64) -> Result<(), ChannelError> {
     if (0.0..=1.0).contains(&v) {
         Ok(())
     } else {
-        Err(format!(
-            "{prefix}.{key} = {v}: expected a probability in [0, 1]"
-        ))
+        Err(ChannelError::NotAProbability {
+            key: format!("{prefix}.{key}"),
+            value: v,
+        })
     }
 }
 
 /// `prefix.key = "0s": expected a positive duration` unless `d` > 0.
-pub(super) fn check_positive(prefix: &str, key: &str, d: Duration) -> Result<(), String> {
+pub(super) fn check_positive(prefix: &str, key: &str, d: Duration) -> Result<(), ChannelError> {
     if d.0 > Dur::ZERO {
         Ok(())
     } else {
-        Err(format!(
-            "{prefix}.{key} = \"{}s\": expected a positive duration",
-            d.0.as_secs_f64()
-        ))
+        Err(ChannelError::NotPositive {
+            key: format!("{prefix}.{key}"),
+            secs: d.0.as_secs_f64(),
+        })
     }
 }
 
@@ -147,7 +182,9 @@ mod tests {
     }
 
     fn check(s: &str) -> Result<(), String> {
-        parse(s)?.validate(Path::new("."))
+        parse(s)?
+            .validate(Path::new("."))
+            .map_err(|e| e.to_string())
     }
 
     #[test]

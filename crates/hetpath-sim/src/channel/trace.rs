@@ -16,7 +16,7 @@
 //! so each transmission costs O(1) amortised (a cursor that only moves forward).
 
 use super::*;
-use crate::scenario::units::Duration;
+use crate::units::Duration;
 use serde::Deserialize;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -79,14 +79,14 @@ impl TraceSpec {
         }
     }
 
-    pub(super) fn validate(&self, prefix: &str, base_dir: &Path) -> Result<(), String> {
+    pub(super) fn validate(&self, prefix: &str, base_dir: &Path) -> Result<(), ChannelError> {
         let data = self.load(prefix, base_dir)?;
         let _ = self.loaded.set(data); // a second validate keeps the first load
         Ok(())
     }
 
     /// Reads and normalises the trace (inline, or from `file` under `base_dir`).
-    pub fn load(&self, prefix: &str, base_dir: &Path) -> Result<Arc<TraceData>, String> {
+    pub fn load(&self, prefix: &str, base_dir: &Path) -> Result<Arc<TraceData>, ChannelError> {
         let data = match (&self.lost, &self.bad, &self.file) {
             (Some(v), None, None) => TraceData::lost(v.clone()),
             (None, Some(v), None) => {
@@ -94,23 +94,24 @@ impl TraceSpec {
                 for (i, (a, b)) in v.iter().enumerate() {
                     let (a, b) = (a.0.as_nanos(), b.0.as_nanos());
                     if b <= a {
-                        return Err(format!(
-                            "{prefix}.bad[{i}] = [\"{}s\", \"{}s\"]: the end must be after the start",
-                            a as f64 * 1e-9,
-                            b as f64 * 1e-9
+                        return Err(ChannelError::invalid(
+                            format!("{prefix}.bad[{i}]"),
+                            format!("[\"{}s\", \"{}s\"]", a as f64 * 1e-9, b as f64 * 1e-9),
+                            "the end must be after the start",
                         ));
                     }
                     ns.push((a, b));
                 }
                 TraceData::bad(ns)
             }
-            (None, None, Some(f)) => {
-                read_file(&base_dir.join(f)).map_err(|e| format!("{prefix}.file = \"{f}\": {e}"))?
-            }
+            (None, None, Some(f)) => read_file(&base_dir.join(f)).map_err(|e| {
+                ChannelError::invalid(format!("{prefix}.file"), format!("\"{f}\""), e.to_string())
+            })?,
             _ => {
-                return Err(format!(
-                    "{prefix}: a trace needs exactly one of `lost`, `bad` and `file`"
-                ))
+                return Err(ChannelError::Shape {
+                    table: prefix.to_string(),
+                    what: "a trace needs exactly one of `lost`, `bad` and `file`",
+                })
             }
         };
         Ok(Arc::new(data))
@@ -134,42 +135,51 @@ impl TraceSpec {
     }
 }
 
+/// Why a trace file could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TraceFileError {
+    #[error("cannot read {path}: {reason}")]
+    Read { path: String, reason: String },
+    /// A bad line: `file:line: what`.
+    #[error("{at}: {what}")]
+    Line { at: String, what: String },
+}
+
 /// Parses a trace file: indices, or `start,end` pairs in seconds, one per line.
-fn read_file(path: &Path) -> Result<TraceData, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+fn read_file(path: &Path) -> Result<TraceData, TraceFileError> {
+    let text = std::fs::read_to_string(path).map_err(|e| TraceFileError::Read {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
     let (mut lost, mut bad) = (Vec::new(), Vec::new());
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let at = || format!("{}:{}", path.display(), i + 1);
+        let bad_line = |what: String| TraceFileError::Line {
+            at: format!("{}:{}", path.display(), i + 1),
+            what,
+        };
         if let Some((a, b)) = line.split_once(',') {
-            let (a, b) = (
-                seconds(a).map_err(|e| format!("{}: {e}", at()))?,
-                seconds(b).map_err(|e| format!("{}: {e}", at()))?,
-            );
+            let (a, b) = (seconds(a).map_err(bad_line)?, seconds(b).map_err(bad_line)?);
             if b <= a {
-                return Err(format!(
-                    "{}: '{line}': the end must be after the start",
-                    at()
-                ));
+                return Err(bad_line(format!(
+                    "'{line}': the end must be after the start"
+                )));
             }
             bad.push((a, b));
         } else {
             let n = line.parse::<u64>().map_err(|_| {
-                format!(
-                    "{}: '{line}' is neither a packet index (a whole number >= 0) nor a 'start,end' pair in seconds",
-                    at()
-                )
+                bad_line(format!(
+                    "'{line}' is neither a packet index (a whole number >= 0) nor a 'start,end' pair in seconds"
+                ))
             })?;
             lost.push(n);
         }
         if !lost.is_empty() && !bad.is_empty() {
-            return Err(format!(
-                "{}: mixes packet indices and time intervals; use one kind per file",
-                at()
+            return Err(bad_line(
+                "mixes packet indices and time intervals; use one kind per file".into(),
             ));
         }
     }
@@ -180,7 +190,8 @@ fn read_file(path: &Path) -> Result<TraceData, String> {
     })
 }
 
-/// A time in a trace file, in ns: seconds ("1.5") or with a unit ("1500ms").
+/// A time in a trace file, in ns: seconds ("1.5") or with a unit ("1500ms"); the error
+/// says why not.
 fn seconds(s: &str) -> Result<u64, String> {
     let s = s.trim();
     match s.parse::<f64>() {
@@ -307,7 +318,7 @@ mod tests {
         s.validate("channel", &dir).unwrap();
         assert_eq!(lost_set(&mut s.build(), 10), vec![1, 3]);
 
-        let err = |f: &str| file(f).validate("channel", &dir).unwrap_err();
+        let err = |f: &str| file(f).validate("channel", &dir).unwrap_err().to_string();
         let e = err("junk.csv");
         assert!(e.contains("junk.csv:3") && e.contains("'three'"), "{e}");
         assert!(e.starts_with("channel.file = \"junk.csv\""), "{e}");

@@ -1,25 +1,27 @@
 //! A mobile host's wireless access: which base station its link layer is associated with
-//! at each instant, and what its link layer reports to the node's cross-layer bus.
+//! at each instant, and how strong each frame it hears is.
 //!
 //! Association follows coverage when the host moves (it keeps its station while inside
 //! that station's reception range and then takes the nearest station in range: a hard
 //! handoff at the cell edge, as 802.11 association does) and a fixed anchor station when
 //! it does not. An explicit disconnection schedule cuts the link on top of either; each
 //! disconnection may end on another station (a handoff with a gap). Every instant at which
-//! the association may change is known in advance (`change_times`), so nothing ticks.
+//! the association may change is known in advance (`change_times`), so nothing ticks. What
+//! the host's link layer makes of association changes and frame power (LINK_OK,
+//! LINK_NOT_OK) is the host's own machine (`hetpath_proto::agent::mobile_ip`).
 
 use super::{Motion, Position, Radio};
-use hetpath_proto::crosslayer::Signal;
+use crate::sim::{DirId, NodeId};
 use hetpath_proto::{Dur, Time};
 
 /// A base station: a node with a wireless link pair to the mobile host.
 #[derive(Debug, Clone)]
 pub struct Station {
-    pub node: usize,
+    pub node: NodeId,
     pub position: Position,
     /// Link directions station -> host and host -> station.
-    pub downlink: usize,
-    pub uplink: usize,
+    pub downlink: DirId,
+    pub uplink: DirId,
 }
 
 /// One scheduled loss of the link: detached during [at, until), then attached to
@@ -41,10 +43,6 @@ pub struct Access {
     applied: usize,
     anchor: usize,
     attached: Option<usize>,
-    /// The link layer's state as last reported (seed 002 Figure 4, `link_state`).
-    link_ok: bool,
-    /// Received power of the last frame from the current station, for the trend.
-    last_power: Option<f64>,
 }
 
 /// Evaluate coverage just after an instant, so that a crossing at `t` counts as done.
@@ -69,16 +67,11 @@ impl Access {
             applied: 0,
             anchor,
             attached: None,
-            link_ok: true,
-            last_power: None,
         }
     }
 
     pub fn attached(&self) -> Option<usize> {
         self.attached
-    }
-    pub fn link_ok(&self) -> bool {
-        self.link_ok
     }
 
     /// Every instant in [0, end] at which the association may change.
@@ -150,53 +143,25 @@ impl Access {
     }
 
     /// Re-evaluates the association at `t`. Returns the previous and the new station if
-    /// it changed, and the link layer's signal (losing the link is LINK_NOT_OK at once;
-    /// LINK_OK waits for a frame, see `on_frame`).
-    pub fn reassociate(
-        &mut self,
-        t: Time,
-    ) -> Option<(Option<usize>, Option<usize>, Option<Signal>)> {
+    /// it changed.
+    pub fn reassociate(&mut self, t: Time) -> Option<(Option<usize>, Option<usize>)> {
         let new = self.choose(t);
         if new == self.attached {
             return None;
         }
         let old = std::mem::replace(&mut self.attached, new);
-        self.last_power = None;
-        let signal = (old.is_some() && self.link_ok).then(|| {
-            self.link_ok = false;
-            Signal::LinkNotOk
-        });
-        Some((old, new, signal))
+        Some((old, new))
     }
 
-    /// A frame from station `s` reached the host at `t`. Its received power is the link
-    /// layer's evidence (seed 002 section 4: "low powered frames are an indication of
-    /// impending link disconnection"). The quality is "deteriorating" (Figure 4:
-    /// LINK_NOT_OK) when a frame is below the warning threshold and weaker than the one
-    /// before it; any other frame means the link is good (LINK_OK after a problem), so a
-    /// host entering a new cell at its weak edge is not held back until it is near the
-    /// station (docs/model-notes.md).
-    pub fn on_frame(&mut self, t: Time, s: usize) -> Option<Signal> {
-        let deteriorating = match &self.motion {
-            Some(m) => {
-                let d = m.position_at(t).distance(self.stations[s].position);
-                let p = self.radio.received_power_w(d);
-                let falling = self.last_power.replace(p).is_some_and(|before| p < before);
-                p < self.radio.warn_threshold_w && falling
-            }
-            None => false,
-        };
-        match (deteriorating, self.link_ok) {
-            (true, true) => {
-                self.link_ok = false;
-                Some(Signal::LinkNotOk)
-            }
-            (false, false) => {
-                self.link_ok = true;
-                Some(Signal::LinkOk)
-            }
-            _ => None,
-        }
+    /// The received power, in watts, of a frame from the station the host is associated
+    /// with at `t`: known for a moving host, whose distance changes (seed 002 section 4:
+    /// "low powered frames are an indication of impending link disconnection"); `None`
+    /// for a host that does not move or is not associated.
+    pub fn frame_power_w(&self, t: Time) -> Option<f64> {
+        let m = self.motion.as_ref()?;
+        let s = self.attached?;
+        let d = m.position_at(t).distance(self.stations[s].position);
+        Some(self.radio.received_power_w(d))
     }
 }
 
@@ -204,12 +169,12 @@ impl Access {
 mod tests {
     use super::*;
 
-    fn station(i: usize, x: f64) -> Station {
+    fn station(i: u32, x: f64) -> Station {
         Station {
-            node: i,
+            node: NodeId(i),
             position: Position::new(x, 0.0),
-            downlink: 2 * i,
-            uplink: 2 * i + 1,
+            downlink: DirId(2 * i),
+            uplink: DirId(2 * i + 1),
         }
     }
     fn s(x: f64) -> Time {
@@ -231,14 +196,12 @@ mod tests {
             d,
         );
         assert_eq!(a.change_times(s(100.0)), vec![Time::ZERO, s(10.0), s(13.0)]);
-        assert_eq!(a.reassociate(Time::ZERO), Some((None, Some(0), None)));
-        assert_eq!(
-            a.reassociate(s(10.0)),
-            Some((Some(0), None, Some(Signal::LinkNotOk)))
-        );
-        assert_eq!(a.reassociate(s(13.0)), Some((None, Some(1), None)));
-        assert_eq!(a.on_frame(s(13.5), 1), Some(Signal::LinkOk));
-        assert_eq!(a.on_frame(s(14.0), 1), None);
+        assert_eq!(a.reassociate(Time::ZERO), Some((None, Some(0))));
+        assert_eq!(a.reassociate(s(10.0)), Some((Some(0), None)));
+        assert_eq!(a.reassociate(s(12.0)), None);
+        assert_eq!(a.reassociate(s(13.0)), Some((None, Some(1))));
+        // A host that does not move hears no change in power.
+        assert_eq!(a.frame_power_w(s(13.5)), None);
     }
 
     #[test]
@@ -261,7 +224,7 @@ mod tests {
         let times = a.change_times(s(100.0));
         let mut seen = vec![];
         for t in times {
-            if let Some((_, new, _)) = a.reassociate(t) {
+            if let Some((_, new)) = a.reassociate(t) {
                 seen.push((t.as_secs_f64(), new));
             }
         }
@@ -272,23 +235,15 @@ mod tests {
             (seen[1].0 - edge).abs() < 1e-6 && seen[1].1 == Some(1),
             "{seen:?}"
         );
-        // A frame from station 0 beyond the warning range is weak: LINK_NOT_OK.
+        // Frames weaken with distance from the station the host is associated with.
         let mut b = Access::new(vec![station(0, 0.0)], a.motion.clone(), radio, 0, vec![]);
         b.reassociate(Time::ZERO);
         let warn = radio.warning_range_m() / 10.0;
-        assert_eq!(b.on_frame(s(warn - 1.0), 0), None);
-        assert_eq!(b.on_frame(s(warn + 1.0), 0), Some(Signal::LinkNotOk));
-        // Driving into station 1's cell at its weak edge: the power rises, the link is good.
-        let m = Motion::new(
-            Position::new(-300.0, 0.0),
-            Time::ZERO,
-            &[(Position::new(0.0, 0.0), 10.0)],
-        )
-        .unwrap();
-        let mut c = Access::new(vec![station(0, 0.0)], Some(m), radio, 0, vec![]);
-        c.reassociate(s(6.0));
-        c.link_ok = false;
-        assert_eq!(c.on_frame(s(6.0), 0), Some(Signal::LinkOk));
-        assert_eq!(c.on_frame(s(7.0), 0), None);
+        let (near, far) = (
+            b.frame_power_w(s(warn - 1.0)),
+            b.frame_power_w(s(warn + 1.0)),
+        );
+        assert!(near.unwrap() > radio.warn_threshold_w);
+        assert!(far.unwrap() < radio.warn_threshold_w);
     }
 }

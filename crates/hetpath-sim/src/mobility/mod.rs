@@ -1,19 +1,21 @@
-//! Mobility: where a mobile node is (`motion`) and what it hears (`propagation`).
+//! Mobility: where a mobile node is (`motion`), what it hears (`propagation`), and which
+//! station it is associated with (`access`).
 
 pub mod motion;
 pub mod propagation;
 
-pub use motion::{Motion, Position};
-pub use propagation::{PathLoss, Radio};
+pub use motion::{Motion, MotionError, Position};
+pub use propagation::{PathLoss, Radio, RadioError};
 pub mod access;
-pub mod mobile_ip;
 
 pub use access::{Access, Disconnection, Station};
-pub use mobile_ip::MobileIp;
 
-/// A mobile host: its node, its wireless access and its Mobile IP machinery.
+use crate::sim::NodeId;
+
+/// A mobile host: its node, its wireless access, and the station of its home network.
+/// Its Mobile IP agents are machines on the nodes (`hetpath_proto::agent::mobile_ip`).
 pub struct MobileHost {
-    pub node: usize,
+    pub node: NodeId,
     pub access: Access,
-    pub mip: MobileIp,
+    pub home: usize,
 }

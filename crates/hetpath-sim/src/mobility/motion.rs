@@ -57,6 +57,17 @@ pub struct Motion {
     segs: Vec<Seg>,
 }
 
+/// Why a path cannot be driven.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MotionError {
+    #[error("motion start {0:?} must have finite coordinates")]
+    NotFinite(Position),
+    #[error("motion waypoint {0} {1:?} must have finite coordinates")]
+    WaypointNotFinite(usize, Position),
+    #[error("motion leg {0} speed must be positive and finite m/s, got {1}")]
+    Speed(usize, f64),
+}
+
 impl Motion {
     /// A node that never moves.
     pub fn stationary(p: Position) -> Motion {
@@ -67,24 +78,22 @@ impl Motion {
     }
 
     /// `legs`: (waypoint, speed in m/s). Leg end times are rounded to the nanosecond.
-    pub fn new(start: Position, depart: Time, legs: &[(Position, f64)]) -> Result<Motion, String> {
+    pub fn new(
+        start: Position,
+        depart: Time,
+        legs: &[(Position, f64)],
+    ) -> Result<Motion, MotionError> {
         if !(start.x.is_finite() && start.y.is_finite()) {
-            return Err(format!(
-                "motion start {start:?} must have finite coordinates"
-            ));
+            return Err(MotionError::NotFinite(start));
         }
         let mut segs = Vec::with_capacity(legs.len());
         let (mut t, mut p) = (depart, start);
         for (i, &(wp, speed)) in legs.iter().enumerate() {
             if !(wp.x.is_finite() && wp.y.is_finite()) {
-                return Err(format!(
-                    "motion waypoint {i} {wp:?} must have finite coordinates"
-                ));
+                return Err(MotionError::WaypointNotFinite(i, wp));
             }
             if !(speed.is_finite() && speed > 0.0) {
-                return Err(format!(
-                    "motion leg {i} speed must be positive and finite m/s, got {speed}"
-                ));
+                return Err(MotionError::Speed(i, speed));
             }
             let t1 = t + Dur::from_secs_f64(p.distance(wp) / speed);
             segs.push(Seg {
@@ -248,7 +257,11 @@ mod tests {
     fn rejects_bad_legs() {
         let o = Position::new(0.0, 0.0);
         let bad = Position::new(f64::INFINITY, 0.0);
-        let err = |start, legs: &[_]| Motion::new(start, Time::ZERO, legs).unwrap_err();
+        let err = |start, legs: &[_]| {
+            Motion::new(start, Time::ZERO, legs)
+                .unwrap_err()
+                .to_string()
+        };
         assert!(err(o, &[(o, 0.0)]).contains("speed"));
         assert!(err(o, &[(o, f64::NAN)]).contains("speed"));
         assert!(err(o, &[(bad, 1.0)]).contains("finite"));

@@ -12,6 +12,15 @@ const SPEED_OF_LIGHT: f64 = 299_792_458.0;
 const MIN_DISTANCE_M: f64 = 1e-3;
 
 /// Which deterministic path-loss model a radio uses.
+/// Why radio parameters are unusable.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RadioError {
+    #[error("radio {name} must be positive and finite, got {value}")]
+    NotPositive { name: &'static str, value: f64 },
+    #[error("radio warn_threshold_w ({warn}) must be >= rx_threshold_w ({rx})")]
+    WarnBelowReception { warn: f64, rx: f64 },
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PathLoss {
     /// Friis free space: power falls with d^2.
@@ -58,7 +67,7 @@ impl Radio {
 
     /// Checks that every parameter is positive and finite and that the warning
     /// threshold is not below the receive threshold (else it could never fire first).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), RadioError> {
         let fields = [
             ("tx_power_w", self.tx_power_w),
             ("frequency_hz", self.frequency_hz),
@@ -70,14 +79,14 @@ impl Radio {
         ];
         for (name, v) in fields {
             if !(v.is_finite() && v > 0.0) {
-                return Err(format!("radio {name} must be positive and finite, got {v}"));
+                return Err(RadioError::NotPositive { name, value: v });
             }
         }
         if self.warn_threshold_w < self.rx_threshold_w {
-            return Err(format!(
-                "radio warn_threshold_w ({}) must be >= rx_threshold_w ({})",
-                self.warn_threshold_w, self.rx_threshold_w
-            ));
+            return Err(RadioError::WarnBelowReception {
+                warn: self.warn_threshold_w,
+                rx: self.rx_threshold_w,
+            });
         }
         Ok(())
     }
@@ -246,13 +255,21 @@ mod tests {
     fn validate_rejects_bad_fields() {
         let mut r = Radio::ns2_default();
         r.tx_power_w = -1.0;
-        let e = r.validate().unwrap_err();
+        let e = r.validate().unwrap_err().to_string();
         assert!(e.contains("tx_power_w"), "{e}");
         let mut r = Radio::ns2_default();
         r.frequency_hz = f64::NAN;
-        assert!(r.validate().unwrap_err().contains("frequency_hz"));
+        assert!(r
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("frequency_hz"));
         let mut r = Radio::ns2_default();
         r.warn_threshold_w = r.rx_threshold_w / 2.0;
-        assert!(r.validate().unwrap_err().contains("warn_threshold_w"));
+        assert!(r
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("warn_threshold_w"));
     }
 }

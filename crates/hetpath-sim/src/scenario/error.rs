@@ -1,13 +1,42 @@
 //! Scenario errors: one line naming the file, the place in it and what was expected.
+//! Inside the loader, a `KeyError` names a key relative to the table being checked; the
+//! builder prefixes the table's place and the file.
 
 use std::fmt;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A scenario that cannot be run, as the user sees it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ScenarioError {
     pub file: String,
     /// Where in the file: a line number and/or a table and key, e.g. "link 'sat': rate".
     pub place: String,
     pub message: String,
+}
+
+/// A bad value under a table: its key (dotted, relative to the table) and what was
+/// expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct KeyError {
+    pub key: String,
+    pub message: String,
+}
+
+impl KeyError {
+    pub fn new(key: impl Into<String>, message: impl fmt::Display) -> KeyError {
+        KeyError {
+            key: key.into(),
+            message: message.to_string(),
+        }
+    }
+
+    /// The same error one table further out: `key` becomes `outer.key`.
+    pub fn under(self, outer: &str) -> KeyError {
+        KeyError {
+            key: join(outer, &self.key),
+            message: self.message,
+        }
+    }
 }
 
 impl ScenarioError {
@@ -17,6 +46,11 @@ impl ScenarioError {
             place: place.into(),
             message: message.into(),
         }
+    }
+
+    /// A `KeyError` under the table at `place` (`place.key: message`).
+    pub fn at(file: &str, place: &str, e: KeyError) -> ScenarioError {
+        ScenarioError::new(file, join(place, &e.key), e.message)
     }
 
     /// Converts a TOML/serde error: the line of its span, and the key written just before
@@ -32,6 +66,15 @@ impl ScenarioError {
             _ => format!("line {line}"),
         };
         ScenarioError::new(file, place, message)
+    }
+}
+
+/// `outer.key`, or either alone if the other is empty.
+fn join(outer: &str, key: &str) -> String {
+    match (outer.is_empty(), key.is_empty()) {
+        (true, _) => key.to_string(),
+        (_, true) => outer.to_string(),
+        _ => format!("{outer}.{key}"),
     }
 }
 
@@ -62,8 +105,6 @@ impl fmt::Display for ScenarioError {
     }
 }
 
-impl std::error::Error for ScenarioError {}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +120,15 @@ mod tests {
             Some("p")
         );
         assert_eq!(key_before("[link]", 3), None);
+    }
+
+    #[test]
+    fn a_key_error_reads_as_one_line_under_its_table() {
+        let e = KeyError::new("beta", "1.5 is outside (0, 1)").under("cc");
+        let s = ScenarioError::at("x.toml", "flow[0] 'f'", e);
+        assert_eq!(
+            s.to_string(),
+            "x.toml: flow[0] 'f'.cc.beta: 1.5 is outside (0, 1)"
+        );
     }
 }

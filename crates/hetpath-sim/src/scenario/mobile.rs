@@ -1,16 +1,18 @@
 //! Builds the `[radio]`, `[[base_station]]` and `[mobile]` tables: the wireless links from
-//! the host to every station, its motion and disconnection schedule, and Mobile IP.
+//! the host to every station, its motion and disconnection schedule, and the Mobile IP
+//! machines (an agent on every station, the mobile node on the host).
 
 use super::build::DEFAULT_QUEUE;
-use super::error::ScenarioError;
+use super::error::{KeyError, ScenarioError};
 use super::spec::{PathLossSpec, RadioSpec, ScenarioFile};
-use crate::channel::{self, ChannelSpec};
+use crate::channel::NoLoss;
 use crate::link::{LinkDir, LinkParams};
 use crate::mobility::{
-    Access, Disconnection, MobileHost, MobileIp, Motion, PathLoss, Position, Radio, Station,
+    Access, Disconnection, MobileHost, Motion, PathLoss, Position, Radio, Station,
 };
 use crate::rng;
-use crate::sim::{node_addr, Simulation};
+use crate::sim::{node_addr, NodeId, Simulation};
+use hetpath_proto::agent::{MobileIpConfig, MobileNode, StationAgent};
 use hetpath_proto::{Dur, Time};
 use std::collections::HashMap;
 
@@ -23,7 +25,7 @@ pub fn build(
     file: &str,
     seed: u64,
     sim: &mut Simulation,
-    nodes: &HashMap<String, usize>,
+    nodes: &HashMap<String, NodeId>,
 ) -> Result<(), ScenarioError> {
     let err = |place: &str, msg: String| ScenarioError::new(file, place, msg);
     let Some(m) = &s.mobile else {
@@ -35,8 +37,8 @@ pub fn build(
         }
         return Ok(());
     };
-    let radio =
-        radio(s.radio.as_ref().cloned().unwrap_or_default()).map_err(|e| err("radio", e))?;
+    let radio = radio(s.radio.as_ref().cloned().unwrap_or_default())
+        .map_err(|e| ScenarioError::at(file, "radio", e))?;
     let lookup = |place: &str, name: &str| {
         nodes
             .get(name)
@@ -74,7 +76,7 @@ pub fn build(
             ));
         }
         let queue = m.queue.unwrap_or(DEFAULT_QUEUE);
-        let mut dir = |from: usize, to: usize| {
+        let dir = |from: NodeId, to: NodeId| {
             let params = LinkParams {
                 name: format!("air/{}", b.node),
                 from,
@@ -83,11 +85,10 @@ pub fn build(
                 delay: m.delay.0,
                 queue,
             };
-            let clean = channel::build(&ChannelSpec::default(), rng::stream(seed, "unused"));
-            sim.add_link_dir(LinkDir::new(params, clean))
+            LinkDir::new(params, Box::new(NoLoss))
         };
-        let downlink = dir(node, host);
-        let uplink = dir(host, node);
+        let link = sim.add_link(dir(node, host), dir(host, node));
+        let [downlink, uplink] = sim.link_dirs(link);
         stations.push(Station {
             node,
             position: Position::new(b.position[0], b.position[1]),
@@ -125,9 +126,9 @@ pub fn build(
             let depart = Time::ZERO + m.depart.map_or(Dur::ZERO, |d| d.0);
             if m.repeat {
                 legs = repeated(start, &legs, depart, s.scenario.duration.0)
-                    .map_err(|e| err("mobile.repeat", e))?;
+                    .map_err(|e| ScenarioError::at(file, "mobile.repeat", e))?;
             }
-            Some(Motion::new(start, depart, &legs).map_err(|e| err("mobile.path", e))?)
+            Some(Motion::new(start, depart, &legs).map_err(|e| err("mobile.path", e.to_string()))?)
         }
     };
     let mut schedule = Vec::new();
@@ -152,7 +153,7 @@ pub fn build(
                 "with count > 1, expected a period longer than duration + jitter".into(),
             ));
         }
-        let name = &s.nodes[host].name;
+        let name = &s.nodes[host.index()].name;
         let mut r = rng::stream(seed, &format!("mobile/{name}/disconnect"));
         // A zero duration is no disconnection at all (seed 002 Table 1's 0 s row).
         for k in 0..d.count as u64 {
@@ -173,19 +174,34 @@ pub fn build(
     if advertise == Dur::ZERO {
         return Err(err("mobile.advertise", "must be greater than zero".into()));
     }
-    let station_addr = stations.iter().map(|s| node_addr(s.node)).collect();
-    let mip = MobileIp::new(node_addr(host), station_addr, home, advertise);
+    let cfg = MobileIpConfig {
+        home_addr: node_addr(host),
+        stations: stations.iter().map(|s| node_addr(s.node)).collect(),
+        home,
+        advertise_every: advertise,
+    };
+    // Each agent advertises with its own seeded phase within the first period.
+    for (k, st) in stations.iter().enumerate() {
+        let name = &s.nodes[st.node.index()].name;
+        let mut r = rng::stream(seed, &format!("mobile/advertise/{name}"));
+        let phase = Dur::from_secs_f64(advertise.as_secs_f64() * rng::uniform(&mut r));
+        let agent = StationAgent::new(cfg.clone(), k, Time::ZERO + phase);
+        sim.add_machine(st.node, vec![st.downlink], Box::new(agent));
+    }
+    let uplinks = stations.iter().map(|s| s.uplink).collect();
+    let mobile_node = MobileNode::new(cfg, radio.warn_threshold_w);
+    sim.add_machine(host, uplinks, Box::new(mobile_node));
     let access = Access::new(stations, motion, radio, home, schedule);
     sim.set_mobile(MobileHost {
         node: host,
         access,
-        mip,
+        home,
     });
     Ok(())
 }
 
 /// `[radio]` over ns-2's defaults; `range`/`warn_range` set the thresholds by distance.
-fn radio(spec: RadioSpec) -> Result<Radio, String> {
+fn radio(spec: RadioSpec) -> Result<Radio, KeyError> {
     let mut r = Radio::ns2_default();
     if let Some(m) = spec.model {
         r.model = match m {
@@ -204,18 +220,25 @@ fn radio(spec: RadioSpec) -> Result<Radio, String> {
     set(spec.antenna_gain, &mut r.antenna_gain);
     set(spec.system_loss, &mut r.system_loss);
     if spec.range.is_some() && spec.rx_threshold_w.is_some() {
-        return Err("give either range or rx_threshold_w, not both".into());
+        return Err(KeyError::new(
+            "range",
+            "give either range or rx_threshold_w, not both",
+        ));
     }
     if spec.warn_range.is_some() && spec.warn_threshold_w.is_some() {
-        return Err("give either warn_range or warn_threshold_w, not both".into());
+        return Err(KeyError::new(
+            "warn_range",
+            "give either warn_range or warn_threshold_w, not both",
+        ));
     }
     let shape = r;
     let by_distance = |d: f64, key: &str| {
         if d.is_finite() && d > 0.0 {
             Ok(shape.received_power_w(d))
         } else {
-            Err(format!(
-                "{key}: expected a positive distance in metres, got {d}"
+            Err(KeyError::new(
+                key,
+                format!("expected a positive distance in metres, got {d}"),
             ))
         }
     };
@@ -229,7 +252,7 @@ fn radio(spec: RadioSpec) -> Result<Radio, String> {
         r.warn_threshold_w = by_distance(d, "warn_range")?;
     }
     set(spec.warn_threshold_w, &mut r.warn_threshold_w);
-    r.validate()?;
+    r.validate().map_err(|e| KeyError::new("", e))?;
     Ok(r)
 }
 
@@ -239,7 +262,7 @@ fn repeated(
     legs: &[(Position, f64)],
     depart: Time,
     horizon: Dur,
-) -> Result<Vec<(Position, f64)>, String> {
+) -> Result<Vec<(Position, f64)>, KeyError> {
     const MAX_LEGS: usize = 100_000;
     let Some(&(_, back_speed)) = legs.last() else {
         return Ok(Vec::new());
@@ -252,16 +275,20 @@ fn repeated(
         let before = t;
         for &(to, speed) in &cycle {
             if !(speed > 0.0 && speed.is_finite()) {
-                return Err(format!("every leg needs a positive speed, got {speed}"));
+                return Err(KeyError::new(
+                    "",
+                    format!("every leg needs a positive speed, got {speed}"),
+                ));
             }
             t += at.distance(to) / speed;
             at = to;
             out.push((to, speed));
         }
         if t == before || out.len() > MAX_LEGS {
-            return Err(
-                "the path must have length, and repeat at most 100000 legs within the run".into(),
-            );
+            return Err(KeyError::new(
+                "",
+                "the path must have length, and repeat at most 100000 legs within the run",
+            ));
         }
     }
     Ok(out)

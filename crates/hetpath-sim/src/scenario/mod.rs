@@ -1,11 +1,16 @@
-//! Scenario files: TOML in, a validated, runnable `Simulation` out.
+//! Scenario files: TOML in, a validated, runnable `Simulation` out. The machines a
+//! scenario can place are registered in `machines`; controllers and their parameters in
+//! `cc`; the papers' TCP variants as `profiles`.
 
-mod agents;
 mod build;
+pub mod cc;
 mod error;
+pub mod machines;
 mod mobile;
+pub mod profiles;
 pub mod spec;
-pub mod units;
+pub mod tcp;
 
-pub use build::{build, load, parse, tcp_config, DEFAULT_QUEUE, DEFAULT_SAMPLE_INTERVAL};
-pub use error::ScenarioError;
+pub use build::{build, load, parse, DEFAULT_CC, DEFAULT_QUEUE, DEFAULT_SAMPLE_INTERVAL};
+pub use error::{KeyError, ScenarioError};
+pub use tcp::tcp_config;

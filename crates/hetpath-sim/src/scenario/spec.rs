@@ -1,8 +1,11 @@
 //! The scenario file as written: serde structures that mirror the TOML, with every table
-//! rejecting unknown keys. `build.rs` turns a parsed file into a runnable simulation.
+//! rejecting unknown keys. `build.rs` turns a parsed file into a runnable simulation;
+//! controllers (`cc.rs`) and machines (`machines.rs`) have their own tagged tables.
 
-use super::units::{Bytes, Duration, QueueLimit, Rate};
+use super::cc::CcSpec;
+use super::machines::AgentSpec;
 use crate::channel::ChannelSpec;
+use crate::units::{Bytes, Duration, QueueLimit, Rate};
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -23,40 +26,9 @@ pub struct ScenarioFile {
     pub base_stations: Vec<BaseStationSpec>,
     /// The mobile host (at most one per scenario).
     pub mobile: Option<MobileSpec>,
-    /// In-network agents: split-connection PEPs and congestion-feedback routers.
+    /// In-network machines: split-connection PEPs and congestion-feedback routers.
     #[serde(default, rename = "agent")]
     pub agents: Vec<AgentSpec>,
-}
-
-/// `[[agent]]`: an in-network agent on a node (see `hetpath_proto::agent`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AgentSpec {
-    pub kind: AgentKind,
-    pub node: String,
-    /// The link the agent watches, in its direction leaving `node`: required for
-    /// routers and for a PEP whose controller reads a traffic monitor.
-    pub link: Option<String>,
-    /// split-pep: the controller of the PEP's own connections.
-    pub cc: Option<String>,
-    /// split-pep: bytes held per direction and leg.
-    pub buffer: Option<Bytes>,
-    /// split-pep: TCP settings of its connections, over `[tcp]`.
-    pub tcp: Option<TcpSpec>,
-    /// split-pep with xcp-pep: the traffic monitor's fixed control interval (default: the
-    /// round trip over `link` for a full-size segment).
-    pub monitor_interval: Option<Duration>,
-    /// vcp-router, mpcp-router: the load-factor measurement interval.
-    pub interval: Option<Duration>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum AgentKind {
-    SplitPep,
-    XcpRouter,
-    VcpRouter,
-    MpcpRouter,
 }
 
 /// `[radio]`: the path-loss model and the thresholds of `mobility::Radio`. `range` and
@@ -216,8 +188,9 @@ pub struct FlowSpec {
     pub name: String,
     pub from: String,
     pub to: String,
-    #[serde(default = "default_cc")]
-    pub cc: String,
+    /// The controller: a name (`cc = "cubic"`) or a table with its parameters
+    /// (`[flow.cc] name = "cubic", beta = 0.7`). Default: the profile's, else newreno.
+    pub cc: Option<CcSpec>,
     pub start: Option<Duration>,
     /// Bytes to transfer; absent means a bulk (unlimited) transfer.
     pub size: Option<Bytes>,
@@ -236,7 +209,7 @@ pub enum Transport {
     /// A TCP connection (`cc` and `[flow.tcp]` apply).
     #[default]
     Tcp,
-    /// The oracle upper bound of seed 003 section 6: see `sim::ideal`.
+    /// The oracle upper bound of seed 003 section 6 (`hetpath_proto::agent::ideal`).
     Ideal,
 }
 
@@ -256,10 +229,6 @@ impl LinkSpec {
             self.ba.as_ref()
         })
     }
-}
-
-fn default_cc() -> String {
-    "newreno".into()
 }
 
 /// `delayed_ack = false` or `delayed_ack = { count = 2, timeout = "200ms" }`.
@@ -337,9 +306,11 @@ impl<'de> Deserialize<'de> for Ssthresh {
 }
 
 /// TCP settings; `[tcp]` gives defaults for every flow, `[flow.tcp]` overrides per flow.
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
+    /// A named set of defaults (`profiles.rs`) that the other keys override.
+    pub profile: Option<String>,
     pub mss: Option<u32>,
     /// Initial window in segments, or "bdp".
     pub iw: Option<IwSpec>,
@@ -357,14 +328,10 @@ pub struct TcpSpec {
     pub syn_retries: Option<u32>,
     pub data_retries: Option<u32>,
     pub recv_buffer: Option<Bytes>,
-    /// TCP-radio only: grow one segment per ACK (Table 3) instead of holding the window.
-    pub radio_growth: Option<bool>,
     /// ILC-TCP: ask a State Manager on timeouts ("link-only", "link-ip" or "off").
     pub ilc: Option<IlcSpec>,
     /// ILC-TCP: what RESTORE resends: "go-back-n" (default) or "first-segment".
     pub ilc_restore: Option<RestoreSpec>,
-    /// MPCP: packets n that carry one load-factor code (2 or 3).
-    pub mpcp_packets: Option<u8>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -387,6 +354,7 @@ impl TcpSpec {
     /// Keys set in `over` win; the rest come from `self`.
     pub fn overridden_by(&self, over: &TcpSpec) -> TcpSpec {
         TcpSpec {
+            profile: over.profile.clone().or_else(|| self.profile.clone()),
             mss: over.mss.or(self.mss),
             iw: over.iw.or(self.iw),
             initial_ssthresh: over.initial_ssthresh.or(self.initial_ssthresh),
@@ -402,10 +370,8 @@ impl TcpSpec {
             syn_retries: over.syn_retries.or(self.syn_retries),
             data_retries: over.data_retries.or(self.data_retries),
             recv_buffer: over.recv_buffer.or(self.recv_buffer),
-            radio_growth: over.radio_growth.or(self.radio_growth),
             ilc: over.ilc.or(self.ilc),
             ilc_restore: over.ilc_restore.or(self.ilc_restore),
-            mpcp_packets: over.mpcp_packets.or(self.mpcp_packets),
         }
     }
 }

@@ -1,4 +1,6 @@
-//! Quantities written with units in scenario files: "10Mbps", "300ms", "5MB", "100pkt".
+//! Quantities written with units in scenario and channel tables: "10Mbps", "300ms",
+//! "5MB", "100pkt". A leaf module: links and channels use these types, and the scenario
+//! layer parses them, without either knowing of the other.
 //!
 //! Each type deserialises from a string with a unit (a bare number is an error: units
 //! are never guessed), and its error says what was expected.
@@ -26,8 +28,37 @@ pub enum QueueLimit {
     Bytes(u64),
 }
 
+/// Why a quantity with a unit could not be read; the text says what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    #[error("'{0}' does not start with a number")]
+    NotANumber(String),
+    #[error("'{0}' is negative or not finite")]
+    Negative(String),
+    #[error("'{text}' has no unit; expected a {what} such as '10{example}' (units: {units})")]
+    NoUnit {
+        text: String,
+        what: &'static str,
+        example: &'static str,
+        units: String,
+    },
+    #[error("'{text}' has an unknown unit '{unit}'; expected a {what} in {units}")]
+    UnknownUnit {
+        text: String,
+        unit: String,
+        what: &'static str,
+        units: String,
+    },
+    #[error("'{0}' is below 1 bps; a link needs a positive rate")]
+    BelowOneBps(String),
+    #[error("'{0}': a queue in packets needs a whole number of at least 1")]
+    NotWholePackets(String),
+    #[error("'{0}' is not a queue size; expected packets ('100pkt') or bytes ('150KB')")]
+    NotAQueue(String),
+}
+
 /// Splits "12.5Mbps" into (12.5, "Mbps"); rejects negatives, NaN and missing numbers.
-fn split(s: &str) -> Result<(f64, &str), String> {
+fn split(s: &str) -> Result<(f64, &str), UnitError> {
     let s = s.trim();
     let cut = s
         .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+')))
@@ -35,33 +66,36 @@ fn split(s: &str) -> Result<(f64, &str), String> {
     let (num, unit) = s.split_at(cut);
     let v: f64 = num
         .parse()
-        .map_err(|_| format!("'{s}' does not start with a number"))?;
+        .map_err(|_| UnitError::NotANumber(s.to_string()))?;
     if !v.is_finite() || v < 0.0 {
-        return Err(format!("'{s}' is negative or not finite"));
+        return Err(UnitError::Negative(s.to_string()));
     }
     Ok((v, unit.trim()))
 }
 
-fn scaled(s: &str, units: &[(&str, f64)], what: &str) -> Result<f64, String> {
+fn scaled(s: &str, units: &[(&'static str, f64)], what: &'static str) -> Result<f64, UnitError> {
     let (v, unit) = split(s)?;
     let names: Vec<&str> = units.iter().map(|u| u.0).collect();
     match units.iter().find(|(u, _)| *u == unit) {
         Some((_, k)) => Ok(v * k),
-        None if unit.is_empty() => Err(format!(
-            "'{s}' has no unit; expected a {what} such as '10{}' (units: {})",
-            names[1.min(names.len() - 1)],
-            names.join(", ")
-        )),
-        None => Err(format!(
-            "'{s}' has an unknown unit '{unit}'; expected a {what} in {}",
-            names.join(", ")
-        )),
+        None if unit.is_empty() => Err(UnitError::NoUnit {
+            text: s.to_string(),
+            what,
+            example: units[1.min(units.len() - 1)].0,
+            units: names.join(", "),
+        }),
+        None => Err(UnitError::UnknownUnit {
+            text: s.to_string(),
+            unit: unit.to_string(),
+            what,
+            units: names.join(", "),
+        }),
     }
 }
 
 impl std::str::FromStr for Rate {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Rate, String> {
+    type Err = UnitError;
+    fn from_str(s: &str) -> Result<Rate, UnitError> {
         let v = scaled(
             s,
             &[
@@ -74,17 +108,15 @@ impl std::str::FromStr for Rate {
             "rate",
         )?;
         if v < 1.0 {
-            return Err(format!(
-                "'{s}' is below 1 bps; a link needs a positive rate"
-            ));
+            return Err(UnitError::BelowOneBps(s.to_string()));
         }
         Ok(Rate(v.round() as u64))
     }
 }
 
 impl std::str::FromStr for Duration {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Duration, String> {
+    type Err = UnitError;
+    fn from_str(s: &str) -> Result<Duration, UnitError> {
         let v = scaled(
             s,
             &[
@@ -101,8 +133,8 @@ impl std::str::FromStr for Duration {
 }
 
 impl std::str::FromStr for Bytes {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Bytes, String> {
+    type Err = UnitError;
+    fn from_str(s: &str) -> Result<Bytes, UnitError> {
         let units = [
             ("B", 1.0),
             ("KB", 1e3),
@@ -118,22 +150,18 @@ impl std::str::FromStr for Bytes {
 }
 
 impl std::str::FromStr for QueueLimit {
-    type Err = String;
-    fn from_str(s: &str) -> Result<QueueLimit, String> {
+    type Err = UnitError;
+    fn from_str(s: &str) -> Result<QueueLimit, UnitError> {
         let (v, unit) = split(s)?;
         if matches!(unit, "pkt" | "pkts" | "packets" | "p") {
             if v.fract() != 0.0 || v < 1.0 {
-                return Err(format!(
-                    "'{s}': a queue in packets needs a whole number of at least 1"
-                ));
+                return Err(UnitError::NotWholePackets(s.to_string()));
             }
             return Ok(QueueLimit::Packets(v as u64));
         }
         s.parse::<Bytes>()
             .map(|b| QueueLimit::Bytes(b.0))
-            .map_err(|_| {
-                format!("'{s}' is not a queue size; expected packets ('100pkt') or bytes ('150KB')")
-            })
+            .map_err(|_| UnitError::NotAQueue(s.to_string()))
     }
 }
 
@@ -189,13 +217,11 @@ mod tests {
 
     #[test]
     fn rejects_bad_input_with_reason() {
-        assert!("-5Mbps".parse::<Rate>().unwrap_err().contains("negative"));
-        assert!("10Mbs"
-            .parse::<Rate>()
-            .unwrap_err()
-            .contains("unknown unit"));
-        assert!("10".parse::<Duration>().unwrap_err().contains("no unit"));
-        assert!("fast".parse::<Rate>().unwrap_err().contains("number"));
+        let msg = |e: UnitError| e.to_string();
+        assert!(msg("-5Mbps".parse::<Rate>().unwrap_err()).contains("negative"));
+        assert!(msg("10Mbs".parse::<Rate>().unwrap_err()).contains("unknown unit"));
+        assert!(msg("10".parse::<Duration>().unwrap_err()).contains("no unit"));
+        assert!(msg("fast".parse::<Rate>().unwrap_err()).contains("number"));
         assert!("0.5pkt".parse::<QueueLimit>().is_err());
     }
 }

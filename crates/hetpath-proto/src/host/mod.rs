@@ -1,0 +1,414 @@
+//! A node's transport stack as one sans-IO machine (after quinn-proto's `Endpoint` beside
+//! its `Connection`): it owns the node's TCP connections and does everything between
+//! them and IP.
+//!
+//! - Demultiplexing by 4-tuple; listeners and accept-on-SYN (RFC 9293 section 3.10.7.2).
+//! - Ephemeral port allocation, so that any number of connections fit.
+//! - IPsec ESP in transport mode: the security associations it holds, sealing what its
+//!   connections send and opening what arrives (`esp`).
+//! - The application on each connection: a sender is driven from outside (`write`,
+//!   `close`); a connection accepted by a listener is a sink that reads everything and
+//!   closes its side once the peer has finished.
+//!
+//! Its driver shows it the packets addressed to its node (`At::Local`) and polls it like
+//! any machine; it reports results as `Event`s (bytes delivered and acknowledged,
+//! connection events), and ILC-TCP's question to the node's State Manager as a signal.
+
+mod timers;
+
+use crate::cc::Algorithm;
+use crate::crosslayer::Signal;
+use crate::esp::SecurityAssociation;
+use crate::ids::ConnId;
+use crate::machine::{At, Event, Hooks, LocalQueue, Machine, NodeView, Transmit, Verdict};
+use crate::packet::{Addr, Body, Endpoint, Packet, TcpFlags, TcpSegment};
+use crate::tcp::{self, Connection, TcpConfig};
+use crate::time::Time;
+use std::collections::{HashMap, VecDeque};
+use timers::Timers;
+
+/// What a listening port accepts connections with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Listener {
+    pub tcp: TcpConfig,
+    pub cc: Algorithm,
+    /// The accepting application reads data as it arrives (a sink). Off: it reads only
+    /// through `Host::read`, so a full buffer closes the window.
+    pub auto_read: bool,
+}
+
+impl Listener {
+    pub fn new(tcp: TcpConfig, cc: Algorithm) -> Listener {
+        Listener {
+            tcp,
+            cc,
+            auto_read: true,
+        }
+    }
+}
+
+/// The first port `listen_any` gives out.
+pub const FIRST_SERVER_PORT: u16 = 5000;
+/// Where ephemeral ports start (then they wrap round through 1024..=65535).
+pub const FIRST_EPHEMERAL_PORT: u16 = 40_000;
+
+struct Entry {
+    conn: Connection,
+    /// The SA sealing what it sends, and that SA's last ESP sequence number.
+    esp: Option<(SecurityAssociation, u32)>,
+    /// Accepted by a listener: reads everything, closes once the peer has finished.
+    sink: bool,
+    /// In `dirty`.
+    queued: bool,
+    /// Last reported bytes delivered to the application and acknowledged by the peer.
+    delivered: u64,
+    acked: u64,
+}
+
+pub struct Host {
+    addr: Addr,
+    conns: Vec<Entry>,
+    /// (local port, remote address, remote port) -> connection.
+    demux: HashMap<(u16, Addr, u16), ConnId>,
+    listeners: HashMap<u16, Listener>,
+    next_port: u16,
+    /// The inbound SAs it holds (by SPI), each with the SA that answers a connection
+    /// opened under it.
+    sad: HashMap<u32, SecurityAssociation>,
+    timers: Timers,
+    /// Connections with input since they were last polled dry, in the order they got it.
+    dirty: VecDeque<ConnId>,
+    events: VecDeque<Event>,
+}
+
+impl Host {
+    pub fn new(addr: Addr) -> Host {
+        Host {
+            addr,
+            conns: Vec::new(),
+            demux: HashMap::new(),
+            listeners: HashMap::new(),
+            next_port: FIRST_EPHEMERAL_PORT,
+            sad: HashMap::new(),
+            timers: Timers::default(),
+            dirty: VecDeque::new(),
+            events: VecDeque::new(),
+        }
+    }
+
+    pub fn addr(&self) -> Addr {
+        self.addr
+    }
+
+    /// Accepts connections on `port` (LISTEN).
+    pub fn listen(&mut self, port: u16, listener: Listener) {
+        self.listeners.insert(port, listener);
+    }
+
+    /// A port accepting with `listener`: one that already does, or the next free port
+    /// from `FIRST_SERVER_PORT`. `None` if every port is taken.
+    pub fn listen_any(&mut self, listener: Listener) -> Option<u16> {
+        if let Some((&port, _)) = self.listeners.iter().find(|(_, l)| **l == listener) {
+            return Some(port);
+        }
+        let port = (FIRST_SERVER_PORT..=u16::MAX).find(|p| !self.listeners.contains_key(p))?;
+        self.listen(port, listener);
+        Some(port)
+    }
+
+    /// Holds the inbound SA `inbound`; a connection opened under it is answered under
+    /// `outbound` (a pair of SAs, RFC 4301 section 4.1).
+    pub fn add_sa(&mut self, inbound: u32, outbound: u32) {
+        self.sad.insert(inbound, SecurityAssociation::new(outbound));
+    }
+
+    /// Opens a connection to `remote` from an ephemeral port (active OPEN). With `esp`
+    /// = (outbound SPI, inbound SPI) it is carried in ESP. `None` if no port is free
+    /// toward `remote`.
+    pub fn connect(
+        &mut self,
+        remote: Endpoint,
+        tcp: TcpConfig,
+        cc: &Algorithm,
+        esp: Option<(u32, u32)>,
+    ) -> Option<ConnId> {
+        let port = self.ephemeral_port(remote)?;
+        let local = Endpoint {
+            addr: self.addr,
+            port,
+        };
+        let conn = Connection::connect(tcp, cc.build(tcp.cc_config()), local, remote);
+        let seal = esp.map(|(out, inbound)| {
+            self.add_sa(inbound, out);
+            SecurityAssociation::new(out)
+        });
+        Some(self.insert(conn, seal, false))
+    }
+
+    /// A port not in use toward `remote`, cycling from `FIRST_EPHEMERAL_PORT`.
+    fn ephemeral_port(&mut self, remote: Endpoint) -> Option<u16> {
+        const SPAN: u32 = u16::MAX as u32 - 1024 + 1;
+        for _ in 0..SPAN {
+            let p = self.next_port;
+            self.next_port = if p == u16::MAX { 1024 } else { p + 1 };
+            if !self.demux.contains_key(&(p, remote.addr, remote.port)) {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    fn insert(
+        &mut self,
+        conn: Connection,
+        seal: Option<SecurityAssociation>,
+        sink: bool,
+    ) -> ConnId {
+        let c = ConnId(self.conns.len() as u32);
+        let key = (conn.local().port, conn.remote().addr, conn.remote().port);
+        self.demux.insert(key, c);
+        self.conns.push(Entry {
+            conn,
+            esp: seal.map(|sa| (sa, 0)),
+            sink,
+            queued: false,
+            delivered: 0,
+            acked: 0,
+        });
+        self.mark(c);
+        c
+    }
+
+    /// Queues `bytes` more bytes on `c`.
+    pub fn write(&mut self, c: ConnId, bytes: u64) {
+        self.conns[c.index()].conn.write(bytes);
+        self.mark(c);
+    }
+
+    /// No more data on `c`: its FIN follows the last byte.
+    pub fn close(&mut self, c: ConnId) {
+        self.conns[c.index()].conn.close();
+        self.mark(c);
+    }
+
+    /// Hands each connection's deadline to the driver as its own timer (`poll_armed`,
+    /// `handle_conn_timeout`) instead of reporting the earliest through `poll_timeout`:
+    /// for a driver that orders every deadline among its other events, as a per-connection
+    /// timer in a real stack would be.
+    pub fn keyed_timers(&mut self) {
+        self.timers.keyed();
+    }
+
+    /// Keyed timers: the (connection, deadline) entries made since the last call.
+    pub fn poll_armed(&mut self) -> Vec<(ConnId, Time)> {
+        self.timers.take_armed()
+    }
+
+    /// Keyed timers: `c`'s entry for `now` came up. A superseded entry is a no-op.
+    pub fn handle_conn_timeout(&mut self, now: Time, c: ConnId) {
+        if self.timers.take_due(c, now) {
+            self.conns[c.index()].conn.handle_timeout(now);
+            self.mark(c);
+        }
+    }
+
+    /// The application on `c` reads up to `max` bytes; returns how many it got.
+    pub fn read(&mut self, c: ConnId, max: u64) -> u64 {
+        let n = self.conns[c.index()].conn.read(max);
+        self.mark(c);
+        n
+    }
+
+    /// The application aborts `c`: a reset goes to the peer.
+    pub fn reset(&mut self, c: ConnId) {
+        self.conns[c.index()].conn.reset();
+        self.mark(c);
+    }
+
+    pub fn connection(&self, c: ConnId) -> &Connection {
+        &self.conns[c.index()].conn
+    }
+
+    /// Every connection, with its handle.
+    pub fn connections(&self) -> impl Iterator<Item = (ConnId, &Connection)> {
+        self.conns
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (ConnId(i as u32), &e.conn))
+    }
+
+    fn mark(&mut self, c: ConnId) {
+        let e = &mut self.conns[c.index()];
+        if !e.queued {
+            e.queued = true;
+            self.dirty.push_back(c);
+        }
+    }
+
+    /// Passive open on a SYN to a listening port.
+    fn accept(
+        &mut self,
+        src: Addr,
+        dst: Addr,
+        seg: &TcpSegment,
+        spi: Option<u32>,
+    ) -> Option<ConnId> {
+        let l = self.listeners.get(&seg.dst_port)?;
+        if !seg.flags.contains(TcpFlags::SYN) || seg.flags.contains(TcpFlags::ACK) {
+            return None;
+        }
+        let local = Endpoint {
+            addr: dst,
+            port: seg.dst_port,
+        };
+        let remote = Endpoint {
+            addr: src,
+            port: seg.src_port,
+        };
+        let mut conn = Connection::accept(l.tcp, l.cc.build(l.tcp.cc_config()), local, remote, seg);
+        conn.set_auto_read(l.auto_read);
+        let seal = spi.and_then(|s| self.sad.get(&s).copied());
+        let c = self.insert(conn, seal, true);
+        self.events.push_back(Event::Accepted {
+            conn: c,
+            local,
+            remote,
+        });
+        Some(c)
+    }
+
+    /// After `c` has nothing more to send: the application reacts to its events, the
+    /// progress is reported and the next deadline noted. True if it has more to send.
+    fn settle(&mut self, c: ConnId) -> bool {
+        let e = &mut self.conns[c.index()];
+        let mut again = false;
+        while let Some(ev) = e.conn.poll_event() {
+            match ev {
+                tcp::Event::PeerFinished if e.sink => {
+                    e.conn.close();
+                    again = true;
+                }
+                tcp::Event::WhatShouldTcpDo => self
+                    .events
+                    .push_back(Event::Signal(Signal::WhatShouldTcpDo(c))),
+                _ => {}
+            }
+            self.events.push_back(Event::Tcp { conn: c, event: ev });
+        }
+        let delivered = e.conn.bytes_received();
+        if delivered > e.delivered {
+            e.delivered = delivered;
+            self.events.push_back(Event::Delivered {
+                conn: c,
+                bytes: delivered,
+            });
+        }
+        let acked = e.conn.sender().bytes_acked();
+        if acked > e.acked {
+            e.acked = acked;
+            self.events.push_back(Event::Acked {
+                conn: c,
+                bytes: acked,
+            });
+        }
+        if !again {
+            if let Some(t) = e.conn.poll_timeout() {
+                self.timers.arm(c, t);
+            }
+        }
+        again
+    }
+}
+
+impl Machine for Host {
+    fn hooks(&self) -> Hooks {
+        Hooks {
+            local: true,
+            ..Hooks::default()
+        }
+    }
+
+    /// An end host's own packets meet its first-hop queue like any other.
+    fn local_queue(&self) -> LocalQueue {
+        LocalQueue::Drop
+    }
+
+    fn handle_packet(&mut self, now: Time, _at: At, p: Packet, _node: &dyn NodeView) -> Verdict {
+        let (src, dst) = (p.ip.src, p.ip.dst);
+        // A TCP segment, opened if it came in ESP under an SA held here; anything else
+        // (another protocol, another host's SA) is not for the stack.
+        let (seg, spi) = match p.body {
+            Body::Tcp(seg) => (seg, None),
+            Body::Esp(esp) if self.sad.contains_key(&esp.spi) => {
+                let spi = esp.spi;
+                let seg = SecurityAssociation::new(spi)
+                    .open(esp)
+                    .expect("the SPI is the SA's");
+                (seg, Some(spi))
+            }
+            body => return Verdict::Pass(Packet { body, ..p }),
+        };
+        let key = (seg.dst_port, src, seg.src_port);
+        if let Some(&c) = self.demux.get(&key) {
+            self.conns[c.index()].conn.handle_segment(now, &seg);
+            self.mark(c);
+        } else {
+            // Nothing listens, or not a SYN: dropped (no RST is modelled).
+            self.accept(src, dst, &seg, spi);
+        }
+        Verdict::Consume
+    }
+
+    fn handle_signal(&mut self, now: Time, signal: Signal, _node: &dyn NodeView) {
+        let c = match signal {
+            Signal::Advise(c, advice) => {
+                self.conns[c.index()].conn.handle_advice(now, advice);
+                c
+            }
+            Signal::Restore(c) => {
+                self.conns[c.index()].conn.handle_restore();
+                c
+            }
+            _ => return,
+        };
+        self.mark(c);
+    }
+
+    fn handle_timeout(&mut self, now: Time, _node: &dyn NodeView) {
+        while let Some(c) = self.timers.pop_due(now) {
+            self.conns[c.index()].conn.handle_timeout(now);
+            self.mark(c);
+        }
+    }
+
+    fn poll_transmit(&mut self, now: Time, _node: &dyn NodeView) -> Option<Transmit> {
+        while let Some(&c) = self.dirty.front() {
+            let e = &mut self.conns[c.index()];
+            if let Some(mut p) = e.conn.poll_transmit(now) {
+                if let Some((sa, seq)) = &mut e.esp {
+                    if let Body::Tcp(seg) =
+                        std::mem::replace(&mut p.body, Body::Raw { proto: 0, len: 0 })
+                    {
+                        *seq = seq.wrapping_add(1);
+                        p.body = Body::Esp(sa.seal(*seq, seg));
+                    }
+                }
+                return Some(Transmit::route(p));
+            }
+            if !self.settle(c) {
+                self.dirty.pop_front();
+                self.conns[c.index()].queued = false;
+            }
+        }
+        self.timers.prune();
+        None
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+}

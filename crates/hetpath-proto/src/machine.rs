@@ -1,0 +1,169 @@
+//! The one contract every protocol machine that is not a link follows: a node's host
+//! (its TCP stack), split PEPs, congestion-feedback routers, ILC-TCP's State Manager,
+//! Mobile IP agents, the ideal protocol, and whatever LIFT and APOHN add.
+//!
+//! A machine is sans-IO. It lives on one node and is driven through these calls alone:
+//!
+//! - `handle_packet(now, at, packet, node)`: a packet passes one of its hooks (`At`); the
+//!   `Verdict` lets it go on (changed or not) or consumes it.
+//! - `handle_signal(now, signal, node)`: another machine or a link layer of the node
+//!   reported a cross-layer `Signal`.
+//! - `handle_timeout(now, node)`: its deadline came; calling it early is a harmless no-op.
+//! - `poll_transmit(now, node)`: a packet of its own to send now; called until `None`.
+//! - `poll_timeout()`: the earliest time `handle_timeout` has work.
+//! - `poll_event()`: what happened (signals for the node's other machines, results).
+//!
+//! Time comes in as an argument and the machine never schedules anything itself. `node`
+//! is the driver's window on the node: the machine's interfaces as plain numbers, and
+//! whether a queue has room. The simulator and a real-socket driver run the same loop.
+
+use crate::crosslayer::Signal;
+use crate::ids::{ConnId, IfaceId};
+use crate::iface::Iface;
+use crate::packet::{Addr, Endpoint, Packet};
+use crate::tcp;
+use crate::time::Time;
+
+/// Where a machine sees a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum At {
+    /// It has just arrived at the node from a link, before routing, whatever its
+    /// destination.
+    Arrival,
+    /// It is addressed to this node (after the arrival hooks let it through).
+    Local,
+    /// Routing chose one of the machine's interfaces for it; it is not queued yet.
+    Departure(IfaceId),
+    /// It was lost somewhere (channel, full queue, outage): the oracle that the ideal
+    /// protocol of seed 003 is allowed. The verdict is ignored.
+    Lost,
+}
+
+/// What becomes of a packet a machine was shown.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Let it go on, changed or not (a router writes its feedback into it).
+    Pass(Packet),
+    /// The machine took it.
+    Consume,
+}
+
+/// Which packets a machine wants to see.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Hooks {
+    /// Every packet arriving at the node (`At::Arrival`).
+    pub arrival: bool,
+    /// Packets addressed to the node (`At::Local`).
+    pub local: bool,
+    /// Packets routed onto one of its interfaces (`At::Departure`).
+    pub departure: bool,
+    /// Every packet lost anywhere (`At::Lost`).
+    pub losses: bool,
+}
+
+/// What happens when a machine sends into a full queue of its own node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalQueue {
+    /// The packet waits and the machine is asked for nothing more toward that queue
+    /// until it has room, as a Linux socket waits on its device's queue.
+    Wait,
+    /// The queue drops it, like any packet arriving at a full queue.
+    Drop,
+}
+
+/// How a packet a machine sends leaves its node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// By the node's routes toward its destination.
+    Route,
+    /// Straight onto one of the machine's interfaces (a wireless hop to a peer that
+    /// routing does not know).
+    Iface(IfaceId),
+}
+
+/// A packet a machine sends.
+#[derive(Debug)]
+pub struct Transmit {
+    pub packet: Packet,
+    pub via: Via,
+}
+
+impl Transmit {
+    pub fn route(packet: Packet) -> Transmit {
+        Transmit {
+            packet,
+            via: Via::Route,
+        }
+    }
+}
+
+/// What a machine reports. Signals go to the other machines on the node; the rest is
+/// for results (the byte counts are cumulative).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Signal(Signal),
+    /// A connection was opened by a peer's SYN.
+    Accepted {
+        conn: ConnId,
+        local: Endpoint,
+        remote: Endpoint,
+    },
+    /// The receiving application of `conn` holds `bytes` in-order bytes.
+    Delivered {
+        conn: ConnId,
+        bytes: u64,
+    },
+    /// The first `bytes` bytes `conn` sent are acknowledged.
+    Acked {
+        conn: ConnId,
+        bytes: u64,
+    },
+    /// A segment of `conn` was lost and will be sent again (the ideal protocol, which
+    /// learns of losses from the oracle).
+    Lost {
+        conn: ConnId,
+    },
+    /// Something happened to the TCP connection `conn`.
+    Tcp {
+        conn: ConnId,
+        event: tcp::Event,
+    },
+}
+
+/// The driver's window on the node a machine runs on.
+pub trait NodeView {
+    /// One of the machine's interfaces, as it is now.
+    fn iface(&self, i: IfaceId) -> Iface;
+    /// Whether the node's queue toward `dst` has room for one more packet. A machine
+    /// told "no" is woken when that queue next finishes a transmission.
+    fn ready(&self, dst: Addr) -> bool;
+    /// Wake the machine when interface `i` next finishes a transmission or goes up or
+    /// down.
+    fn wake_on(&self, i: IfaceId);
+    /// The received power of the frame being handled (`At::Arrival`), in watts, when the
+    /// link it came over measures one (a wireless hop with a radio model).
+    fn frame_power_w(&self) -> Option<f64> {
+        None
+    }
+}
+
+pub trait Machine: Send {
+    /// The packets it wants to see.
+    fn hooks(&self) -> Hooks;
+    /// What its own packets do at a full queue of its node.
+    fn local_queue(&self) -> LocalQueue {
+        LocalQueue::Wait
+    }
+    fn handle_packet(&mut self, now: Time, at: At, p: Packet, node: &dyn NodeView) -> Verdict;
+    fn handle_signal(&mut self, _now: Time, _signal: Signal, _node: &dyn NodeView) {}
+    fn handle_timeout(&mut self, _now: Time, _node: &dyn NodeView) {}
+    fn poll_transmit(&mut self, _now: Time, _node: &dyn NodeView) -> Option<Transmit> {
+        None
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+    fn poll_event(&mut self) -> Option<Event> {
+        None
+    }
+}

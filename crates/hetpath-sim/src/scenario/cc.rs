@@ -1,0 +1,247 @@
+//! `cc`: a flow's (or a PEP's) congestion controller, as a name (`cc = "cubic"`) or as a
+//! table tagged by `name` with the controller's own parameters (`[flow.cc] name =
+//! "cubic", beta = 0.7`). Each controller's table rejects keys it does not have, and is
+//! checked here without building a controller (the `ChannelSpec` pattern).
+
+use super::error::KeyError;
+use crate::units::Duration;
+use hetpath_proto::cc::{Algorithm, CubicConfig, HyblaConfig, MpcpConfig, RadioConfig, NAMES};
+use hetpath_proto::Dur;
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use std::fmt;
+
+/// `cc = "name"` or `cc = { name = "...", ... }`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CcSpec {
+    Name(String),
+    Table(CcTable),
+}
+
+/// The controllers and their parameters, tagged by `name`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "name", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum CcTable {
+    // Struct variants, so that extra keys are rejected (serde ignores them on unit
+    // variants).
+    Tahoe {},
+    Reno {},
+    Newreno {},
+    #[serde(rename = "westwood+", alias = "westwood", alias = "westwoodplus")]
+    WestwoodPlus {},
+    Cubic(CubicSpec),
+    Hybla(HyblaSpec),
+    TcpRadio(RadioSpec),
+    Xcp {},
+    Vcp {},
+    Mpcp(MpcpSpec),
+    XcpPep {},
+    MpcpPep {},
+}
+
+/// RFC 9438 section 5: C and beta_cubic.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CubicSpec {
+    pub c: Option<f64>,
+    pub beta: Option<f64>,
+}
+
+/// Hybla's reference RTT (default 25 ms, the paper's and Linux's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HyblaSpec {
+    pub rtt0: Option<Duration>,
+}
+
+/// TCP-radio: grow one segment per ACK (seed 003 Table 3) instead of holding the window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RadioSpec {
+    pub growth: Option<bool>,
+}
+
+/// MPCP: packets n that carry one load-factor code (2 or 3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MpcpSpec {
+    pub packets: Option<u8>,
+}
+
+impl CcSpec {
+    /// The controller's name as written.
+    pub fn name(&self) -> &str {
+        match self {
+            CcSpec::Name(n) => n,
+            CcSpec::Table(t) => t.algorithm_name(),
+        }
+    }
+
+    /// The algorithm with its parameters, checked. Errors name the key under `cc`.
+    pub fn algorithm(&self) -> Result<Algorithm, KeyError> {
+        match self {
+            CcSpec::Name(n) => Algorithm::by_name(n).ok_or_else(|| {
+                KeyError::new(
+                    "",
+                    format!(
+                        "unknown controller '{n}'; expected one of {}",
+                        NAMES.join(", ")
+                    ),
+                )
+            }),
+            CcSpec::Table(t) => t.algorithm(),
+        }
+    }
+}
+
+impl CcTable {
+    fn algorithm_name(&self) -> &'static str {
+        match self {
+            CcTable::Tahoe {} => "tahoe",
+            CcTable::Reno {} => "reno",
+            CcTable::Newreno {} => "newreno",
+            CcTable::WestwoodPlus {} => "westwood+",
+            CcTable::Cubic(_) => "cubic",
+            CcTable::Hybla(_) => "hybla",
+            CcTable::TcpRadio(_) => "tcp-radio",
+            CcTable::Xcp {} => "xcp",
+            CcTable::Vcp {} => "vcp",
+            CcTable::Mpcp(_) => "mpcp",
+            CcTable::XcpPep {} => "xcp-pep",
+            CcTable::MpcpPep {} => "mpcp-pep",
+        }
+    }
+
+    fn algorithm(&self) -> Result<Algorithm, KeyError> {
+        Ok(match self {
+            CcTable::Tahoe {} => Algorithm::Tahoe,
+            CcTable::Reno {} => Algorithm::Reno,
+            CcTable::Newreno {} => Algorithm::NewReno,
+            CcTable::WestwoodPlus {} => Algorithm::WestwoodPlus,
+            CcTable::Cubic(s) => {
+                let d = CubicConfig::default();
+                let c = s.c.unwrap_or(d.c);
+                let beta = s.beta.unwrap_or(d.beta);
+                if !(c.is_finite() && c > 0.0) {
+                    return Err(KeyError::new("c", format!("{c} is not a positive number")));
+                }
+                if !(beta > 0.0 && beta < 1.0) {
+                    return Err(KeyError::new("beta", format!("{beta} is outside (0, 1)")));
+                }
+                Algorithm::Cubic(CubicConfig { c, beta })
+            }
+            CcTable::Hybla(s) => {
+                let rtt0 = s.rtt0.map_or(HyblaConfig::default().rtt0, |d| d.0);
+                if rtt0 == Dur::ZERO {
+                    return Err(KeyError::new("rtt0", "must be greater than zero"));
+                }
+                Algorithm::Hybla(HyblaConfig { rtt0 })
+            }
+            CcTable::TcpRadio(s) => Algorithm::TcpRadio(RadioConfig {
+                growth: s.growth.unwrap_or(false),
+            }),
+            CcTable::Xcp {} => Algorithm::Xcp,
+            CcTable::Vcp {} => Algorithm::Vcp,
+            CcTable::Mpcp(s) => match s.packets {
+                None => Algorithm::Mpcp(MpcpConfig::default()),
+                Some(n @ 2..=3) => Algorithm::Mpcp(MpcpConfig { packets: n }),
+                Some(n) => {
+                    return Err(KeyError::new(
+                        "packets",
+                        format!("{n} is not supported; expected 2 or 3"),
+                    ))
+                }
+            },
+            CcTable::XcpPep {} => Algorithm::XcpPep,
+            CcTable::MpcpPep {} => Algorithm::MpcpPep,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for CcSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CcSpec, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CcSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a controller name, or a table with `name` and its parameters")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<CcSpec, E> {
+                Ok(CcSpec::Name(s.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CcSpec, A::Error> {
+                CcTable::deserialize(de::value::MapAccessDeserializer::new(map)).map(CcSpec::Table)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct W {
+        cc: CcSpec,
+    }
+
+    fn parse(s: &str) -> Result<Algorithm, String> {
+        let w: W = toml::from_str(s).map_err(|e| e.message().to_string())?;
+        w.cc.algorithm().map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_name_or_a_table_with_parameters() {
+        assert_eq!(
+            parse("cc = \"hybla\""),
+            Ok(Algorithm::Hybla(HyblaConfig::default()))
+        );
+        assert_eq!(
+            parse("cc = { name = \"cubic\", beta = 0.8 }"),
+            Ok(Algorithm::Cubic(CubicConfig { c: 0.4, beta: 0.8 }))
+        );
+        assert_eq!(
+            parse("[cc]\nname = \"hybla\"\nrtt0 = \"50ms\""),
+            Ok(Algorithm::Hybla(HyblaConfig {
+                rtt0: Dur::from_millis(50)
+            }))
+        );
+        assert_eq!(
+            parse("cc = { name = \"mpcp\", packets = 3 }"),
+            Ok(Algorithm::Mpcp(MpcpConfig { packets: 3 }))
+        );
+        assert_eq!(
+            parse("cc = { name = \"westwood\" }"),
+            Ok(Algorithm::WestwoodPlus)
+        );
+    }
+
+    #[test]
+    fn every_name_is_a_table_too() {
+        for n in NAMES {
+            let by_name = parse(&format!("cc = \"{n}\"")).unwrap();
+            let by_table = parse(&format!("cc = {{ name = \"{n}\" }}")).unwrap();
+            assert_eq!(by_name, by_table, "{n}");
+        }
+    }
+
+    #[test]
+    fn bad_values_and_foreign_keys_name_the_key() {
+        assert!(parse("cc = \"vegas\"")
+            .unwrap_err()
+            .contains("unknown controller 'vegas'"));
+        assert!(parse("cc = { name = \"cubic\", beta = 1.5 }")
+            .unwrap_err()
+            .starts_with("beta: "));
+        assert!(parse("cc = { name = \"mpcp\", packets = 5 }")
+            .unwrap_err()
+            .starts_with("packets: "));
+        assert!(parse("cc = { name = \"reno\", beta = 0.5 }")
+            .unwrap_err()
+            .contains("unknown field `beta`"));
+        assert!(parse("cc = { name = \"vegas\" }")
+            .unwrap_err()
+            .contains("unknown variant `vegas`"));
+    }
+}

@@ -1,0 +1,285 @@
+//! The registry of machines: the `[[agent]]` tables, tagged by `kind`, each building one
+//! machine of `hetpath_proto::agent` and placing it on its node; and the machines that
+//! flows bring (the ideal protocol's two ends, ILC-TCP's State Manager). The simulator
+//! drives them all through the machine contract and names none of them. Adding a machine
+//! is a file in `hetpath_proto::agent` and a variant here (docs/architecture.md).
+
+use super::cc::CcSpec;
+use super::error::KeyError;
+use super::spec::TcpSpec;
+use super::tcp::resolve;
+use crate::sim::{DirId, FlowId, LinkId, MachineId, NodeId, Simulation};
+use crate::units::{Bytes, Duration};
+use hetpath_proto::agent::{
+    Collaboration, IdealSink, IdealSource, RapRouter, RouterKind, SplitConfig, SplitPep,
+    StateManager,
+};
+use hetpath_proto::cc::RapMonitor;
+use hetpath_proto::rap::{LoadConfig, LoadMonitor, XcpRouter, XcpRouterConfig};
+use hetpath_proto::{Dur, Endpoint, Time};
+use serde::Deserialize;
+use std::collections::HashMap;
+
+/// A PEP's buffer per direction and leg when the scenario gives none: Linux's default
+/// maximum TCP receive buffer (net.ipv4.tcp_rmem, 6 MB), which PEPsal runs with.
+pub const DEFAULT_PEP_BUFFER: u64 = 6 << 20;
+/// A PEP's controller when the scenario gives none: Linux's default.
+pub const DEFAULT_PEP_CC: &str = "cubic";
+
+/// `[[agent]]`: a machine on a node.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum AgentSpec {
+    /// A transparent split-connection PEP (PEPsal; RAPPEP with `xcp-pep` / `mpcp-pep`).
+    SplitPep(Box<SplitPepSpec>),
+    /// XCP's router on the outgoing direction of `link`.
+    XcpRouter(RouterSpec),
+    /// A VCP or MPCP load-factor router on the outgoing direction of `link`.
+    VcpRouter(LoadRouterSpec),
+    MpcpRouter(LoadRouterSpec),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SplitPepSpec {
+    pub node: String,
+    /// The link it sends over, for a controller that reads a traffic monitor.
+    pub link: Option<String>,
+    /// The controller of its own connections (default cubic).
+    pub cc: Option<CcSpec>,
+    /// Bytes held per direction and leg.
+    pub buffer: Option<Bytes>,
+    /// TCP settings of its connections, over `[tcp]`.
+    pub tcp: Option<TcpSpec>,
+    /// With xcp-pep: the traffic monitor's fixed control interval (default: the round
+    /// trip over `link` for a full-size segment).
+    pub monitor_interval: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouterSpec {
+    pub node: String,
+    pub link: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadRouterSpec {
+    pub node: String,
+    pub link: String,
+    /// The load-factor measurement interval.
+    pub interval: Option<Duration>,
+}
+
+/// The names a scenario defines.
+pub struct Names<'a> {
+    pub nodes: &'a HashMap<String, NodeId>,
+    pub links: &'a HashMap<String, LinkId>,
+}
+
+impl Names<'_> {
+    fn node(&self, name: &str) -> Result<NodeId, KeyError> {
+        self.nodes
+            .get(name)
+            .copied()
+            .ok_or_else(|| KeyError::new("node", format!("unknown node '{name}'")))
+    }
+
+    /// The direction of link `name` that leaves `node`.
+    fn leaving(
+        &self,
+        sim: &Simulation,
+        name: &str,
+        node: NodeId,
+        node_name: &str,
+    ) -> Result<DirId, KeyError> {
+        let l = self
+            .links
+            .get(name)
+            .ok_or_else(|| KeyError::new("link", format!("unknown link '{name}'")))?;
+        sim.link_dirs(*l)
+            .into_iter()
+            .find(|&d| sim.dir(d).params.from == node)
+            .ok_or_else(|| {
+                KeyError::new(
+                    "link",
+                    format!("link '{name}' does not leave node '{node_name}'"),
+                )
+            })
+    }
+}
+
+impl AgentSpec {
+    /// Builds the machine and places it. Errors name keys under the agent's table.
+    pub fn place(
+        &self,
+        sim: &mut Simulation,
+        names: &Names,
+        tcp: &TcpSpec,
+    ) -> Result<MachineId, KeyError> {
+        match self {
+            AgentSpec::SplitPep(s) => s.place(sim, names, tcp),
+            AgentSpec::XcpRouter(r) => {
+                let node = names.node(&r.node)?;
+                let d = names.leaving(sim, &r.link, node, &r.node)?;
+                let router =
+                    RapRouter::new(RouterKind::Xcp(XcpRouter::new(XcpRouterConfig::default())));
+                Ok(sim.add_machine(node, vec![d], Box::new(router)))
+            }
+            AgentSpec::VcpRouter(r) | AgentSpec::MpcpRouter(r) => {
+                let node = names.node(&r.node)?;
+                let d = names.leaving(sim, &r.link, node, &r.node)?;
+                let mut cfg = LoadConfig::default();
+                if let Some(i) = r.interval {
+                    if i.0 == Dur::ZERO {
+                        return Err(KeyError::new("interval", "must be greater than zero"));
+                    }
+                    cfg.interval = i.0;
+                }
+                let router = RapRouter::new(RouterKind::Load(LoadMonitor::new(cfg)));
+                Ok(sim.add_machine(node, vec![d], Box::new(router)))
+            }
+        }
+    }
+}
+
+impl SplitPepSpec {
+    fn place(
+        &self,
+        sim: &mut Simulation,
+        names: &Names,
+        tcp: &TcpSpec,
+    ) -> Result<MachineId, KeyError> {
+        let node = names.node(&self.node)?;
+        let iface = match &self.link {
+            Some(l) => Some(names.leaving(sim, l, node, &self.node)?),
+            None => None,
+        };
+        let user = tcp.overridden_by(&self.tcp.clone().unwrap_or_default());
+        let stack = resolve(&user, self.cc.as_ref(), DEFAULT_PEP_CC)?;
+        let buffer = self.buffer.map_or(DEFAULT_PEP_BUFFER, |b| b.0);
+        if buffer < stack.tcp.mss as u64 {
+            return Err(KeyError::new(
+                "buffer",
+                format!(
+                    "{buffer} bytes is less than one segment ({} bytes)",
+                    stack.tcp.mss
+                ),
+            ));
+        }
+        let monitor = stack.cc.rap_monitor();
+        let monitor_interval = match (monitor, iface) {
+            (Some(_), None) => {
+                return Err(KeyError::new(
+                    "link",
+                    format!(
+                        "missing: cc = \"{}\" reads a traffic monitor on the link it sends over",
+                        stack.cc.name()
+                    ),
+                ));
+            }
+            (Some(_), Some(d)) => self
+                .monitor_interval
+                .map_or_else(|| round_trip(sim, d, stack.tcp.mss), |i| i.0),
+            (None, _) => self.monitor_interval.map_or(Dur::ZERO, |i| i.0),
+        };
+        if monitor == Some(RapMonitor::Xcp) && monitor_interval == Dur::ZERO {
+            return Err(KeyError::new(
+                "monitor_interval",
+                "must be greater than zero",
+            ));
+        }
+        let pep = SplitPep::new(SplitConfig {
+            tcp: stack.tcp,
+            cc: stack.cc,
+            buffer,
+            monitor_interval,
+        });
+        Ok(sim.add_machine(node, iface.into_iter().collect(), Box::new(pep)))
+    }
+}
+
+/// Round trip over link direction `d` and back for a full segment and a bare ACK.
+fn round_trip(sim: &Simulation, d: DirId, mss: u32) -> Dur {
+    let fwd = &sim.dir(d).params;
+    let back = sim
+        .dirs()
+        .map(|(_, l)| &l.params)
+        .find(|p| p.from == fwd.to && p.to == fwd.from)
+        .unwrap_or(fwd);
+    fwd.delay
+        + back.delay
+        + Dur::serialization(mss as u64 + 40, fwd.rate_bps)
+        + Dur::serialization(40, back.rate_bps)
+}
+
+/// The ideal protocol's two ends for flow `f`: a source on `from` whose interface is its
+/// first hop toward `to`, and a sink on `to`.
+pub fn place_ideal(
+    sim: &mut Simulation,
+    f: FlowId,
+    from: NodeId,
+    to: NodeId,
+    mss: u32,
+    size: u64,
+    start: Time,
+) {
+    let first_hop = sim.first_hop(from, to).expect("checked: reachable");
+    let (src, dst) = ideal_endpoints(f, from, to);
+    let source = IdealSource::new(src, dst, mss, size, start);
+    let sink = IdealSink::new(src, dst, mss, size);
+    let m = sim.add_machine(from, vec![first_hop], Box::new(source));
+    sim.bind_stream(f, m);
+    let m = sim.add_machine(to, Vec::new(), Box::new(sink));
+    sim.bind_stream(f, m);
+}
+
+/// An ideal flow's addresses and ports: the ports only tell apart the segments of ideal
+/// flows between the same two nodes.
+fn ideal_endpoints(f: FlowId, from: NodeId, to: NodeId) -> (Endpoint, Endpoint) {
+    let port = |base: u32| (base + f.0 % 25_000) as u16;
+    (
+        Endpoint {
+            addr: crate::sim::node_addr(from),
+            port: port(40_000),
+        },
+        Endpoint {
+            addr: crate::sim::node_addr(to),
+            port: port(5_000),
+        },
+    )
+}
+
+/// ILC-TCP's State Managers: one per node whose flows ask one, in the mode they ask.
+#[derive(Default)]
+pub struct StateManagers {
+    placed: HashMap<NodeId, Collaboration>,
+}
+
+impl StateManagers {
+    /// Makes sure `node` has a State Manager in `mode`; a node has one.
+    pub fn ensure(
+        &mut self,
+        sim: &mut Simulation,
+        node: NodeId,
+        mode: Collaboration,
+    ) -> Result<(), KeyError> {
+        match self.placed.get(&node) {
+            Some(&m) if m == mode => Ok(()),
+            Some(&m) => Err(KeyError::new(
+                "tcp.ilc",
+                format!(
+                    "{mode:?} here, but another flow from this node asks for {m:?}; a node has one State Manager"
+                ),
+            )),
+            None => {
+                // The node's layers are all up when the run starts (seed 002 Figure 7).
+                let sm = StateManager::new(mode, true, true);
+                sim.add_machine(node, Vec::new(), Box::new(sm));
+                self.placed.insert(node, mode);
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! Profiles: the published TCP variants as named sets of `[tcp]` keys. A profile is a
+//! set of defaults: `profile = "tcp-radio-newrto"` in `[tcp]` or `[flow.tcp]` sets every
+//! key the paper sets, the controller if the flow names none, and any key the scenario
+//! writes itself still wins. A controller can imply its paper's profile: `cc =
+//! "tcp-radio"` alone is seed 003's TCP-radio.
+
+use super::spec::TcpSpec;
+
+pub struct Profile {
+    pub name: &'static str,
+    /// Where its values come from.
+    pub source: &'static str,
+    /// The controller it runs, unless the flow names one.
+    pub cc: Option<&'static str>,
+    /// Its keys, as they would be written in `[tcp]`.
+    pub keys: &'static str,
+}
+
+/// Every profile, in documentation order.
+pub const PROFILES: &[Profile] = &[
+    Profile {
+        name: "tcp-radio",
+        source: "seed 003 section 5.2, Table 3 (IW = BDP, ssthresh infinite, MAX_RTO 120 s, \
+                 SYN_RETRIES 10, TCP_RETRIES2 15, fast retransmit on 1 duplicate ACK, \
+                 buffers tuned above the BDP)",
+        cc: Some("tcp-radio"),
+        keys: "iw = \"bdp\"\ninitial_ssthresh = \"inf\"\nmax_rto = \"120s\"\nsyn_retries = 10\n\
+               data_retries = 15\ndupthresh = 1\nrecv_buffer = \"4MB\"\n",
+    },
+    Profile {
+        name: "tcp-radio-newrto",
+        source: "seed 003 section 5.2, Table 4 (TCP-radio with RTO = min(RTO, MAX_RTO) and no \
+                 backoff, MAX_RTO 12 s, SYN_RETRIES and TCP_RETRIES2 500)",
+        cc: Some("tcp-radio"),
+        keys: "iw = \"bdp\"\ninitial_ssthresh = \"inf\"\nmax_rto = \"12s\"\nrto_backoff = false\n\
+               syn_retries = 500\ndata_retries = 500\ndupthresh = 1\nrecv_buffer = \"4MB\"\n",
+    },
+];
+
+impl Profile {
+    /// Its keys as a spec.
+    pub fn spec(&self) -> TcpSpec {
+        toml::from_str(self.keys).expect("profiles are valid [tcp] tables (tested)")
+    }
+}
+
+pub fn by_name(name: &str) -> Option<&'static Profile> {
+    PROFILES.iter().find(|p| p.name == name)
+}
+
+/// The profile a controller stands for when no profile is named.
+pub fn implied_by(cc: &str) -> Option<&'static Profile> {
+    match cc {
+        "tcp-radio" => by_name("tcp-radio"),
+        _ => None,
+    }
+}
+
+/// The names, for error messages.
+pub fn names() -> String {
+    PROFILES
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::tcp::tcp_config;
+
+    #[test]
+    fn every_profile_is_a_valid_tcp_table() {
+        for p in PROFILES {
+            let spec = p.spec();
+            assert!(spec.profile.is_none(), "{}", p.name);
+            tcp_config(&spec).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        }
+    }
+
+    #[test]
+    fn newrto_is_tcp_radio_with_the_timer_of_table_4() {
+        let (radio, newrto) = (
+            tcp_config(&by_name("tcp-radio").unwrap().spec()).unwrap(),
+            tcp_config(&by_name("tcp-radio-newrto").unwrap().spec()).unwrap(),
+        );
+        assert!(radio.rto.backoff && !newrto.rto.backoff);
+        assert_eq!(
+            (
+                newrto.rto.max.as_secs_f64().round(),
+                newrto.rto.syn_retries,
+                newrto.rto.data_retries
+            ),
+            (12.0, 500, 500)
+        );
+        assert_eq!(
+            (
+                radio.rto.max.as_secs_f64().round(),
+                radio.rto.syn_retries,
+                radio.rto.data_retries
+            ),
+            (120.0, 10, 15)
+        );
+        assert_eq!((radio.dupthresh, newrto.dupthresh), (1, 1));
+    }
+}

@@ -1,0 +1,161 @@
+//! A stack's TCP settings: the user's keys over a profile's over the RFC defaults
+//! (`TcpConfig::new`), and the controller that goes with them.
+
+use super::cc::CcSpec;
+use super::error::KeyError;
+use super::profiles::{self, Profile};
+use super::spec::{AbcSpec, DelayedAckSpec, IlcSpec, RestoreSpec, RtoFormula, TcpSpec};
+use hetpath_proto::cc::Algorithm;
+use hetpath_proto::tcp::{DelayedAck, RestoreMode, TcpConfig};
+use hetpath_proto::Dur;
+
+pub use super::spec::IwSpec;
+
+/// One stack's resolved settings.
+#[derive(Debug, Clone)]
+pub struct Stack {
+    /// The keys in force: the profile's, overridden by the user's.
+    pub spec: TcpSpec,
+    pub tcp: TcpConfig,
+    pub cc: Algorithm,
+}
+
+/// Resolves `user` (the merged `[tcp]` and per-flow keys) and `cc` into a stack whose
+/// controller defaults to `default_cc`. Errors name keys under `tcp` or `cc`.
+pub fn resolve(user: &TcpSpec, cc: Option<&CcSpec>, default_cc: &str) -> Result<Stack, KeyError> {
+    let profile: Option<&Profile> = match &user.profile {
+        Some(name) => Some(profiles::by_name(name).ok_or_else(|| {
+            KeyError::new(
+                "tcp.profile",
+                format!(
+                    "unknown profile '{name}'; expected one of {}",
+                    profiles::names()
+                ),
+            )
+        })?),
+        None => cc.and_then(|c| profiles::implied_by(c.name())),
+    };
+    let spec = match profile {
+        Some(p) => p.spec().overridden_by(user),
+        None => user.clone(),
+    };
+    let cc = match cc {
+        Some(c) => c.algorithm().map_err(|e| e.under("cc"))?,
+        None => {
+            let name = profile.and_then(|p| p.cc).unwrap_or(default_cc);
+            Algorithm::by_name(name).expect("profiles and defaults name real controllers")
+        }
+    };
+    let tcp = tcp_config(&spec).map_err(|e| e.under("tcp"))?;
+    Ok(Stack { spec, tcp, cc })
+}
+
+/// Applies a TCP spec over the RFC defaults of `TcpConfig::new`. `iw = "bdp"` needs the
+/// path: the caller sets it.
+pub fn tcp_config(t: &TcpSpec) -> Result<TcpConfig, KeyError> {
+    let mss = t.mss.unwrap_or(1460);
+    if !(64..=65_495).contains(&mss) {
+        return Err(KeyError::new(
+            "mss",
+            format!("{mss} is out of range; expected 64 to 65495 bytes"),
+        ));
+    }
+    let mut c = TcpConfig::new(mss);
+    match t.iw {
+        Some(IwSpec::Segments(0)) => return Err(KeyError::new("iw", "must be at least 1 segment")),
+        Some(IwSpec::Segments(iw)) => c.initial_window = iw as u64 * mss as u64,
+        // Needs the path: `build` sets it per flow.
+        Some(IwSpec::Bdp) | None => {}
+    }
+    if matches!(t.ilc, Some(IlcSpec::LinkOnly | IlcSpec::LinkIp)) {
+        c.ilc = Some(match t.ilc_restore {
+            Some(RestoreSpec::FirstSegment) => RestoreMode::FirstSegment,
+            Some(RestoreSpec::GoBackN) | None => RestoreMode::GoBackN,
+        });
+    }
+    if let Some(s) = t.initial_ssthresh {
+        c.initial_ssthresh = s.0.max(2 * mss as u64);
+    }
+    if let Some(s) = t.sack {
+        c.sack = s;
+    }
+    match t.delayed_ack {
+        Some(DelayedAckSpec::Enabled(false)) => c.delayed_ack = None,
+        Some(DelayedAckSpec::Enabled(true)) | None => {}
+        Some(DelayedAckSpec::Params(p)) => {
+            let d = c.delayed_ack.unwrap_or(DelayedAck {
+                count: 2,
+                timeout: Dur::from_millis(200),
+            });
+            let count = p.count.unwrap_or(d.count);
+            if count == 0 {
+                return Err(KeyError::new("delayed_ack.count", "must be at least 1"));
+            }
+            c.delayed_ack = Some(DelayedAck {
+                count,
+                timeout: p.timeout.map_or(d.timeout, |x| x.0),
+            });
+        }
+    }
+    match t.abc {
+        Some(AbcSpec::Enabled(false)) => c.abc_limit = None,
+        Some(AbcSpec::Enabled(true)) | None => {}
+        Some(AbcSpec::Limit(0)) => {
+            return Err(KeyError::new(
+                "abc",
+                "the ABC limit L must be at least 1 (or false)",
+            ))
+        }
+        Some(AbcSpec::Limit(l)) => c.abc_limit = Some(l),
+    }
+    if let Some(d) = t.dupthresh {
+        if d == 0 {
+            return Err(KeyError::new("dupthresh", "must be at least 1"));
+        }
+        c.dupthresh = d;
+    }
+    if let Some(d) = t.initial_rto {
+        c.rto.initial = d.0;
+    }
+    if let Some(d) = t.min_rto {
+        c.rto.min = d.0;
+    }
+    if let Some(d) = t.max_rto {
+        c.rto.max = d.0;
+    }
+    if c.rto.max == Dur::ZERO {
+        return Err(KeyError::new("max_rto", "must be greater than zero"));
+    }
+    if c.rto.initial == Dur::ZERO {
+        return Err(KeyError::new("initial_rto", "must be greater than zero"));
+    }
+    if c.rto.min > c.rto.max {
+        let (min, max) = (c.rto.min.as_secs_f64(), c.rto.max.as_secs_f64());
+        return Err(KeyError::new(
+            "min_rto",
+            format!("{min} s is above max_rto ({max} s)"),
+        ));
+    }
+    if let Some(b) = t.rto_backoff {
+        c.rto.backoff = b;
+    }
+    if let Some(f) = t.rto_formula {
+        c.rto.linux22 = f == RtoFormula::Linux22;
+    }
+    if let Some(n) = t.syn_retries {
+        c.rto.syn_retries = n;
+    }
+    if let Some(n) = t.data_retries {
+        c.rto.data_retries = n;
+    }
+    if let Some(b) = t.recv_buffer {
+        if b.0 < mss as u64 {
+            return Err(KeyError::new(
+                "recv_buffer",
+                "must hold at least one segment",
+            ));
+        }
+        c.recv_buffer = b.0.min(1 << 30);
+    }
+    Ok(c)
+}

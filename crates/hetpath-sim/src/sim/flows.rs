@@ -1,0 +1,197 @@
+//! Flows: a transfer from one node to another, carried by the nodes' hosts (TCP) or by
+//! machines the scenario placed for it (the ideal protocol). A flow maps to its
+//! connections through a table, filled as the client connects and the server accepts,
+//! and learns its progress from its machines' events.
+
+use super::{Ev, FlowId, MachineId, NodeId, Simulation};
+use hetpath_proto::cc::Algorithm;
+use hetpath_proto::host::Listener;
+use hetpath_proto::machine::Event;
+use hetpath_proto::tcp::{self, Connection, TcpConfig};
+use hetpath_proto::{ConnId, Endpoint, Time};
+
+/// A TCP flow's stack settings.
+#[derive(Debug, Clone)]
+pub struct TcpFlow {
+    pub tcp: TcpConfig,
+    pub cc: Algorithm,
+    /// IPsec ESP in transport mode between the two hosts: nothing on the path can read
+    /// the TCP header (see `hetpath_proto::esp`).
+    pub ipsec: bool,
+}
+
+/// What carries a flow.
+#[derive(Debug, Clone)]
+pub enum FlowTransport {
+    /// A connection between the two nodes' hosts.
+    Tcp(TcpFlow),
+    /// Machines placed for it, which report on `ConnId(0)` (`bind_stream`).
+    Machines,
+}
+
+/// A flow as configured.
+#[derive(Debug, Clone)]
+pub struct FlowParams {
+    pub name: String,
+    /// The name reported for what carries it (a controller, or "ideal").
+    pub label: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub start: Time,
+    /// Bytes to transfer; `None` is a bulk transfer that never ends.
+    pub size: Option<u64>,
+    pub transport: FlowTransport,
+}
+
+pub(super) struct Flow {
+    pub(super) params: FlowParams,
+    /// The client's connection, once started.
+    pub(super) client: Option<(MachineId, ConnId)>,
+    pub(super) started: bool,
+    /// In-order bytes the receiving application has, and bytes the sender knows
+    /// acknowledged (by the receiver, or by a PEP that split the flow).
+    pub(super) delivered: u64,
+    pub(super) completion: Option<Time>,
+    pub(super) sender_done: Option<Time>,
+    /// Segments the oracle reported lost (machine-carried flows).
+    pub(super) lost: u64,
+    pub(super) aborted: bool,
+}
+
+impl Simulation {
+    pub fn add_flow(&mut self, p: FlowParams) -> FlowId {
+        let f = FlowId(self.flows.len() as u32);
+        if let FlowTransport::Tcp(_) = &p.transport {
+            // Both hosts exist from the start, so that they hear their nodes' signals.
+            self.host_on(p.from);
+            self.host_on(p.to);
+        }
+        self.q.schedule(p.start, Ev::FlowStart(f));
+        self.flows.push(Flow {
+            params: p,
+            client: None,
+            started: false,
+            delivered: 0,
+            completion: None,
+            sender_done: None,
+            lost: 0,
+            aborted: false,
+        });
+        f
+    }
+
+    /// Machine `m` reports on flow `f` as its stream `ConnId(0)`.
+    pub fn bind_stream(&mut self, f: FlowId, m: MachineId) {
+        self.streams.insert((m, ConnId(0)), f);
+    }
+
+    pub(super) fn start_flow(&mut self, f: FlowId) {
+        self.flows[f.index()].started = true;
+        let p = self.flows[f.index()].params.clone();
+        let FlowTransport::Tcp(t) = &p.transport else {
+            return; // its machines start on their own deadlines
+        };
+        let (client, server) = (self.host_on(p.from), self.host_on(p.to));
+        // The receiving side runs the same controller; it only sends ACKs here.
+        let listener = Listener::new(t.tcp, t.cc.clone());
+        let port = self
+            .host_mut(server)
+            .listen_any(listener)
+            .expect("a free port on the server");
+        let remote = Endpoint {
+            addr: super::node_addr(p.to),
+            port,
+        };
+        let esp = t.ipsec.then(|| {
+            let out = self.next_spi();
+            let back = self.next_spi();
+            self.host_mut(server).add_sa(out, back);
+            (out, back)
+        });
+        let host = self.host_mut(client);
+        let c = host
+            .connect(remote, t.tcp, &t.cc, esp)
+            .expect("a free ephemeral port");
+        match p.size {
+            Some(n) => {
+                host.write(c, n);
+                host.close(c);
+            }
+            None => host.write(c, u64::MAX / 4),
+        }
+        let local = host.connection(c).local();
+        self.streams.insert((client, c), f);
+        self.expected.insert((p.to, remote, local), f);
+        self.flows[f.index()].client = Some((client, c));
+        self.drive(client);
+    }
+
+    /// SPIs for the flows' security associations, from 0x1000 up (RFC 4303 section 2.1:
+    /// 1 to 255 are reserved).
+    fn next_spi(&mut self) -> u32 {
+        self.spis += 1;
+        0x1000 + self.spis
+    }
+
+    /// What machine `m` reported, for the flow it concerns.
+    pub(super) fn on_flow_event(&mut self, m: MachineId, ev: Event) {
+        let now = self.q.now();
+        let conn = match ev {
+            Event::Accepted {
+                conn,
+                local,
+                remote,
+            } => {
+                let node = self.machines[m.index()].node;
+                if let Some(f) = self.expected.remove(&(node, local, remote)) {
+                    self.streams.insert((m, conn), f);
+                }
+                return;
+            }
+            Event::Delivered { conn, .. }
+            | Event::Acked { conn, .. }
+            | Event::Lost { conn }
+            | Event::Tcp { conn, .. } => conn,
+            Event::Signal(_) => return,
+        };
+        let Some(&f) = self.streams.get(&(m, conn)) else {
+            return;
+        };
+        let flow = &mut self.flows[f.index()];
+        let size = flow.params.size;
+        match ev {
+            Event::Delivered { bytes, .. } => {
+                flow.delivered = bytes;
+                if flow.completion.is_none() && size.is_some_and(|n| bytes >= n) {
+                    flow.completion = Some(now);
+                }
+            }
+            Event::Acked { bytes, .. }
+                if flow.sender_done.is_none() && size.is_some_and(|n| bytes >= n) =>
+            {
+                flow.sender_done = Some(now);
+            }
+            Event::Lost { .. } => flow.lost += 1,
+            Event::Tcp {
+                event: tcp::Event::Aborted,
+                ..
+            } => flow.aborted = true,
+            _ => {}
+        }
+    }
+
+    /// Every flow has a size and has completed (the receiver has every byte and the
+    /// sender knows it) or aborted.
+    pub(super) fn all_done(&self) -> bool {
+        self.flows.iter().all(|f| {
+            let done = f.completion.is_some() && f.sender_done.is_some();
+            f.params.size.is_some() && (done || f.aborted)
+        })
+    }
+
+    /// The flow's sending connection, if it has one.
+    pub(super) fn client_conn(&self, f: &Flow) -> Option<&Connection> {
+        let (m, c) = f.client?;
+        self.machines[m.index()].host().map(|h| h.connection(c))
+    }
+}

@@ -1,0 +1,218 @@
+//! Routes, and a packet's way through a node: the arrival hooks, local delivery or the
+//! next hop, the departure hooks of that hop, its queue; and the losses the oracle hears.
+
+use super::{DirId, MachineId, NodeId, Simulation};
+use crate::link::Frame;
+use hetpath_proto::machine::{At, Verdict, Via};
+use hetpath_proto::{Addr, Dur};
+use std::collections::VecDeque;
+
+/// Node `i` has address 10.0.x.y with x.y = i + 1.
+const ADDR_BASE: u32 = 0x0a00_0000;
+
+pub fn node_addr(n: NodeId) -> Addr {
+    Addr(ADDR_BASE + n.0 + 1)
+}
+
+fn node_of(a: Addr) -> Option<NodeId> {
+    a.0.checked_sub(ADDR_BASE + 1).map(NodeId)
+}
+
+impl Simulation {
+    /// Static shortest-path routes (hop count; ties go to the link declared first), once
+    /// per topology.
+    pub(super) fn ensure_routes(&mut self) {
+        if self.routed {
+            return;
+        }
+        self.routed = true;
+        let n = self.nodes.len();
+        let mut out: Vec<Vec<DirId>> = vec![Vec::new(); n];
+        for (i, d) in self.dirs.iter().enumerate() {
+            if !self.is_wireless(DirId(i as u32)) {
+                out[d.params.from.index()].push(DirId(i as u32));
+            }
+        }
+        for src in 0..n {
+            let mut first_hop: Vec<Option<DirId>> = vec![None; n];
+            let mut seen = vec![false; n];
+            seen[src] = true;
+            let mut frontier = VecDeque::from([src]);
+            while let Some(u) = frontier.pop_front() {
+                for &d in &out[u] {
+                    let v = self.dirs[d.index()].params.to.index();
+                    if !seen[v] {
+                        seen[v] = true;
+                        first_hop[v] = if u == src { Some(d) } else { first_hop[u] };
+                        frontier.push_back(v);
+                    }
+                }
+            }
+            self.nodes[src].routes = first_hop;
+        }
+        self.route_to_home_agent();
+    }
+
+    /// The link directions a packet from `from` to `to` crosses, in order.
+    fn path(&self, from: NodeId, to: NodeId) -> Vec<DirId> {
+        let mut dirs = Vec::new();
+        let mut at = from;
+        while at != to {
+            let Some(d) = self.nodes[at.index()].routes[to.index()] else {
+                break;
+            };
+            dirs.push(d);
+            at = self.dirs[d.index()].params.to;
+        }
+        dirs
+    }
+
+    /// Bandwidth-delay product in bytes between two nodes for segments of `mss` payload
+    /// bytes: the slowest nominal link rate on the round trip times the round-trip time
+    /// an empty path gives one such segment and its ACK (propagation plus serialisation
+    /// of a full data packet forward and a 40-byte ACK back, at nominal rates). The
+    /// serialisation matters on slow links: at 16 kbit/s a 1500-byte packet takes 0.75 s.
+    pub fn path_bdp(&mut self, from: NodeId, to: NodeId, mss: u32) -> u64 {
+        const HEADERS: u64 = 40;
+        self.ensure_routes();
+        let (fwd, back) = (self.path(from, to), self.path(to, from));
+        let rate = fwd
+            .iter()
+            .chain(&back)
+            .map(|d| self.dirs[d.index()].params.rate_bps)
+            .min()
+            .unwrap_or(0);
+        let leg = |dirs: &[DirId], bytes: u64| {
+            dirs.iter().fold(Dur::ZERO, |t, d| {
+                let p = &self.dirs[d.index()].params;
+                t + p.delay + Dur::serialization(bytes, p.rate_bps)
+            })
+        };
+        let rtt = leg(&fwd, mss as u64 + HEADERS) + leg(&back, HEADERS);
+        (rate as u128 * rtt.0 as u128 / 8 / 1_000_000_000) as u64
+    }
+
+    /// Whether `to` is reachable from `from` over the configured links (a mobile host
+    /// through its home agent one way and any base station the other).
+    pub fn reachable(&mut self, from: NodeId, to: NodeId) -> bool {
+        self.ensure_routes();
+        let (from, to) = self.mobile_endpoints(from, to);
+        from == to || self.nodes[from.index()].routes[to.index()].is_some()
+    }
+
+    /// The first hop from `from` toward `to`, if any.
+    pub fn first_hop(&mut self, from: NodeId, to: NodeId) -> Option<DirId> {
+        self.ensure_routes();
+        self.next_hop_to(from, node_addr(to))
+    }
+
+    pub(super) fn next_hop_to(&self, node: NodeId, dst: Addr) -> Option<DirId> {
+        match self.mobile_uplink(node) {
+            Some(uplink) => uplink,
+            None => node_of(dst).and_then(|d| {
+                self.nodes[node.index()]
+                    .routes
+                    .get(d.index())
+                    .copied()
+                    .flatten()
+            }),
+        }
+    }
+
+    /// A packet reaches `node`: its machines see it arrive; then it is delivered to them
+    /// if it is addressed here, or forwarded.
+    pub(super) fn receive(&mut self, node: NodeId, f: Frame) {
+        let uid = f.uid;
+        self.frame_power = self.frame_power_at(node);
+        let mut p = f.packet;
+        for k in 0..self.nodes[node.index()].arrival.len() {
+            let m = self.nodes[node.index()].arrival[k];
+            match self.show(m, At::Arrival, p) {
+                Verdict::Pass(q) => p = q,
+                Verdict::Consume => return self.frame_power = None,
+            }
+        }
+        self.frame_power = None;
+        if p.ip.dst == node_addr(node) {
+            for k in 0..self.nodes[node.index()].local.len() {
+                let m = self.nodes[node.index()].local[k];
+                match self.show(m, At::Local, p) {
+                    Verdict::Pass(q) => p = q,
+                    Verdict::Consume => return,
+                }
+            }
+            return; // nothing here takes it
+        }
+        p.ip.ttl = p.ip.ttl.saturating_sub(1);
+        if p.ip.ttl == 0 {
+            self.no_route_drops += 1;
+            return;
+        }
+        self.forward(node, Frame { uid, packet: p });
+    }
+
+    /// Routes a packet from `node` (it arrived there, or a machine there sent it).
+    pub(super) fn forward(&mut self, node: NodeId, f: Frame) {
+        let Some(d) = self.next_hop_to(node, f.packet.ip.dst) else {
+            self.no_route_drops += 1;
+            return;
+        };
+        self.depart(d, f);
+    }
+
+    /// A machine's packet leaves its node as it asked.
+    pub(super) fn send_from(&mut self, m: MachineId, via: Via, f: Frame) {
+        match via {
+            Via::Route => self.forward(self.machines[m.index()].node, f),
+            Via::Iface(i) => {
+                let d = self.machines[m.index()].ifaces[i.index()];
+                self.depart(d, f);
+            }
+        }
+    }
+
+    /// The link direction `via` a packet would leave by (for a machine's flow control).
+    pub(super) fn hop_of(&self, m: MachineId, via: Via, dst: Addr) -> Option<DirId> {
+        let slot = &self.machines[m.index()];
+        match via {
+            Via::Route => self.next_hop_to(slot.node, dst),
+            Via::Iface(i) => Some(slot.ifaces[i.index()]),
+        }
+    }
+
+    /// The machines watching `d` see the packet; then it joins the queue.
+    fn depart(&mut self, d: DirId, f: Frame) {
+        let uid = f.uid;
+        let mut p = f.packet;
+        for k in 0..self.departure[d.index()].len() {
+            let (m, i) = self.departure[d.index()][k];
+            match self.show(m, At::Departure(i), p) {
+                Verdict::Pass(q) => p = q,
+                Verdict::Consume => return,
+            }
+        }
+        self.send_on(d, Frame { uid, packet: p });
+    }
+
+    /// Offers a packet to link direction `d`'s queue.
+    pub(super) fn send_on(&mut self, d: DirId, f: Frame) {
+        let now = self.q.now();
+        match self.dirs[d.index()].enqueue(now, f) {
+            Ok(w) => self.wake_link(d, w),
+            Err(f) => self.lost(f),
+        }
+    }
+
+    /// A packet was lost (channel, full queue, outage): the oracle machines learn it.
+    pub(super) fn lost(&mut self, f: Frame) {
+        let n = self.oracles.len();
+        let mut p = Some(f.packet);
+        for k in 0..n {
+            let m = self.oracles[k];
+            let copy = if k + 1 == n { p.take() } else { p.clone() };
+            if let Some(copy) = copy {
+                self.show(m, At::Lost, copy);
+            }
+        }
+    }
+}

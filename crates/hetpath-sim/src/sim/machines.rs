@@ -1,0 +1,346 @@
+//! Driving machines through the one contract (`hetpath_proto::machine`): placing them on
+//! nodes, showing them packets and signals, sending what they send, waking them on their
+//! deadlines and when a queue they wait on drains. Every machine is driven the same way;
+//! a node's `Host` is only told apart where flows are started on it (`flows.rs`).
+//!
+//! After any input, `drive` sends what the machine has to send, then handles its events
+//! (signals reach the node's other machines at once), then keeps one timer entry for its
+//! earliest deadline in the queue (for a host, one per connection).
+
+use super::{DirId, Ev, MachineId, NodeId, Simulation};
+use crate::link::Frame;
+use hetpath_proto::crosslayer::Signal;
+use hetpath_proto::host::Host;
+use hetpath_proto::machine::{At, Event, LocalQueue, Machine, NodeView, Transmit, Verdict};
+use hetpath_proto::{Addr, IfaceId, Packet, Time};
+use std::cell::RefCell;
+
+/// A machine, owned by its slot. `Vacant` stands in while it is out being called.
+pub(super) enum Owned {
+    Host(Box<Host>),
+    Other(Box<dyn Machine>),
+    Vacant,
+}
+
+pub(super) struct Slot {
+    pub(super) machine: Owned,
+    pub(super) node: NodeId,
+    /// Its interfaces, by `IfaceId`.
+    pub(super) ifaces: Vec<DirId>,
+    local_queue: LocalQueue,
+    /// The earliest timer entry pending in the event queue.
+    timer: Option<Time>,
+    /// A packet its node's queue had no room for, waiting for that link.
+    blocked: Option<(DirId, Transmit, u64)>,
+    /// Full queues it was told of when it last sent (woken when they drain).
+    waiting: Vec<DirId>,
+    /// Interfaces it asked to be woken on (`NodeView::wake_on`).
+    watching: Vec<DirId>,
+}
+
+impl Slot {
+    pub(super) fn host(&self) -> Option<&Host> {
+        match &self.machine {
+            Owned::Host(h) => Some(h),
+            _ => None,
+        }
+    }
+}
+
+/// What a machine sees of its node while it is called.
+struct View<'a> {
+    sim: &'a Simulation,
+    node: NodeId,
+    ifaces: &'a [DirId],
+    /// Queues found full (`ready`), interfaces to watch (`wake_on`).
+    full: RefCell<Vec<DirId>>,
+    watch: RefCell<Vec<DirId>>,
+}
+
+impl NodeView for View<'_> {
+    fn iface(&self, i: IfaceId) -> hetpath_proto::iface::Iface {
+        let d = &self.sim.dirs[self.ifaces[i.index()].index()];
+        hetpath_proto::iface::Iface {
+            rate_bps: d.ip_rate_bps(),
+            queue_pkts: d.queue_len() as u64,
+            queue_bytes: d.queue_bytes(),
+            tx_bytes: d.stats.tx_bytes,
+            transmitting: d.transmitting(),
+            up: d.is_up(),
+        }
+    }
+
+    fn ready(&self, dst: Addr) -> bool {
+        match self.sim.next_hop_to(self.node, dst) {
+            Some(d) if !self.sim.dirs[d.index()].has_room(1) => {
+                let mut full = self.full.borrow_mut();
+                if !full.contains(&d) {
+                    full.push(d);
+                }
+                false
+            }
+            _ => true,
+        }
+    }
+
+    fn wake_on(&self, i: IfaceId) {
+        let d = self.ifaces[i.index()];
+        let mut watch = self.watch.borrow_mut();
+        if !watch.contains(&d) {
+            watch.push(d);
+        }
+    }
+
+    fn frame_power_w(&self) -> Option<f64> {
+        self.sim.frame_power
+    }
+}
+
+impl Simulation {
+    /// Places a machine on `node` with interfaces `ifaces` (link directions leaving the
+    /// node). Its first deadline is queued at once.
+    pub fn add_machine(
+        &mut self,
+        node: NodeId,
+        ifaces: Vec<DirId>,
+        machine: Box<dyn Machine>,
+    ) -> MachineId {
+        self.place(node, ifaces, Owned::Other(machine))
+    }
+
+    /// The node's host, created on first use.
+    pub(super) fn host_on(&mut self, node: NodeId) -> MachineId {
+        if let Some(h) = self.nodes[node.index()].host {
+            return h;
+        }
+        let mut host = Box::new(Host::new(super::node_addr(node)));
+        // Each connection's deadline is its own entry in the event queue, ordered among
+        // the other events by when it was set, as a per-connection timer would be.
+        host.keyed_timers();
+        let h = self.place(node, Vec::new(), Owned::Host(host));
+        self.nodes[node.index()].host = Some(h);
+        h
+    }
+
+    pub(super) fn host_mut(&mut self, m: MachineId) -> &mut Host {
+        match &mut self.machines[m.index()].machine {
+            Owned::Host(h) => h,
+            _ => unreachable!("machine {m:?} is a host"),
+        }
+    }
+
+    fn place(&mut self, node: NodeId, ifaces: Vec<DirId>, machine: Owned) -> MachineId {
+        let m = MachineId(self.machines.len() as u32);
+        let (hooks, local_queue, first) = match &machine {
+            Owned::Host(h) => (h.hooks(), h.local_queue(), h.poll_timeout()),
+            Owned::Other(x) => (x.hooks(), x.local_queue(), x.poll_timeout()),
+            Owned::Vacant => unreachable!(),
+        };
+        let n = &mut self.nodes[node.index()];
+        n.machines.push(m);
+        if hooks.arrival {
+            n.arrival.push(m);
+        }
+        if hooks.local {
+            n.local.push(m);
+        }
+        if hooks.departure {
+            for (i, d) in ifaces.iter().enumerate() {
+                debug_assert_eq!(self.dirs[d.index()].params.from, node);
+                self.departure[d.index()].push((m, IfaceId(i as u32)));
+            }
+        }
+        if hooks.losses {
+            self.oracles.push(m);
+        }
+        self.machines.push(Slot {
+            machine,
+            node,
+            ifaces,
+            local_queue,
+            timer: None,
+            blocked: None,
+            waiting: Vec::new(),
+            watching: Vec::new(),
+        });
+        if let Some(t) = first {
+            self.arm(m, t);
+        }
+        m
+    }
+
+    /// Calls `f` on machine `m` with its view of the node; notes what it found full or
+    /// asked to watch.
+    fn call<R>(&mut self, m: MachineId, f: impl FnOnce(&mut dyn Machine, &dyn NodeView) -> R) -> R {
+        let mut owned = std::mem::replace(&mut self.machines[m.index()].machine, Owned::Vacant);
+        let slot = &self.machines[m.index()];
+        let view = View {
+            sim: self,
+            node: slot.node,
+            ifaces: &slot.ifaces,
+            full: RefCell::new(Vec::new()),
+            watch: RefCell::new(Vec::new()),
+        };
+        let r = match &mut owned {
+            Owned::Host(h) => f(h.as_mut(), &view),
+            Owned::Other(x) => f(x.as_mut(), &view),
+            Owned::Vacant => unreachable!("machine {m:?} called while out"),
+        };
+        let (full, watch) = (view.full.into_inner(), view.watch.into_inner());
+        self.note_waits(m, full, watch);
+        self.machines[m.index()].machine = owned;
+        r
+    }
+
+    fn note_waits(&mut self, m: MachineId, full: Vec<DirId>, watch: Vec<DirId>) {
+        for d in full.iter().chain(&watch) {
+            let w = &mut self.waiters[d.index()];
+            if !w.contains(&m) {
+                w.push(m);
+            }
+        }
+        let slot = &mut self.machines[m.index()];
+        for d in full {
+            if !slot.waiting.contains(&d) {
+                slot.waiting.push(d);
+            }
+        }
+        for d in watch {
+            if !slot.watching.contains(&d) {
+                slot.watching.push(d);
+            }
+        }
+    }
+
+    /// Shows machine `m` a packet at one of its hooks, then drives it.
+    pub(super) fn show(&mut self, m: MachineId, at: At, p: Packet) -> Verdict {
+        let now = self.q.now();
+        let v = self.call(m, |x, view| x.handle_packet(now, at, p, view));
+        self.drive(m);
+        v
+    }
+
+    /// A layer of `node` (or one of its machines, `from`) reports `signal`: every other
+    /// machine on the node hears it at once.
+    pub(super) fn publish(&mut self, node: NodeId, signal: Signal, from: Option<MachineId>) {
+        let now = self.q.now();
+        for k in 0..self.nodes[node.index()].machines.len() {
+            let m = self.nodes[node.index()].machines[k];
+            if Some(m) != from {
+                self.call(m, |x, view| x.handle_signal(now, signal, view));
+                self.drive(m);
+            }
+        }
+    }
+
+    pub(super) fn machine_timer(&mut self, m: MachineId, now: Time) {
+        if self.machines[m.index()].timer != Some(now) {
+            return; // superseded by an earlier entry
+        }
+        self.machines[m.index()].timer = None;
+        self.call(m, |x, view| x.handle_timeout(now, view));
+        self.drive(m);
+    }
+
+    /// Link direction `d` finished a transmission (`tx_done`) or changed state: the
+    /// machines held back by its full queue, and those watching it, go on.
+    pub(super) fn wake_waiters(&mut self, d: DirId, tx_done: bool) {
+        if self.waiters[d.index()].is_empty() {
+            return;
+        }
+        let mut list = std::mem::take(&mut self.waiters[d.index()]);
+        list.sort_unstable();
+        for m in list {
+            let s = &self.machines[m.index()];
+            let held = s.blocked.as_ref().is_some_and(|b| b.0 == d) || s.waiting.contains(&d);
+            if (tx_done && held) || s.watching.contains(&d) {
+                self.drive(m);
+            }
+        }
+    }
+
+    /// After any input to a machine: send what it sends, handle its events, and keep its
+    /// earliest deadline queued.
+    ///
+    /// What a `LocalQueue::Wait` machine sends leaves from its own node, so it is
+    /// flow-controlled by its outgoing queues as a local socket is (Linux: a packet the
+    /// qdisc refuses stays in the socket and is sent later): it is told which queues are
+    /// full and woken when one of them finishes a transmission. Should it send into a full
+    /// queue anyway (a byte-limited queue with a few bytes left), the packet waits and the
+    /// machine is asked for nothing more until that link has room.
+    pub(super) fn drive(&mut self, m: MachineId) {
+        let now = self.q.now();
+        let slot = &mut self.machines[m.index()];
+        slot.waiting.clear();
+        slot.watching.clear();
+        loop {
+            let (t, uid) = match self.machines[m.index()].blocked.take() {
+                Some((_, t, uid)) => (t, uid),
+                None => match self.call(m, |x, view| x.poll_transmit(now, view)) {
+                    Some(t) => {
+                        let uid = self.next_uid;
+                        self.next_uid += 1;
+                        (t, uid)
+                    }
+                    None => break,
+                },
+            };
+            if self.machines[m.index()].local_queue == LocalQueue::Wait {
+                if let Some(d) = self.hop_of(m, t.via, t.packet.ip.dst) {
+                    if !self.dirs[d.index()].has_room(t.packet.size()) {
+                        self.machines[m.index()].blocked = Some((d, t, uid));
+                        self.note_waits(m, vec![d], Vec::new());
+                        break;
+                    }
+                }
+            }
+            let via = t.via;
+            self.send_from(
+                m,
+                via,
+                Frame {
+                    uid,
+                    packet: t.packet,
+                },
+            );
+        }
+        let events: Vec<Event> =
+            self.call(m, |x, _| std::iter::from_fn(|| x.poll_event()).collect());
+        for ev in events {
+            match ev {
+                Event::Signal(s) => {
+                    let node = self.machines[m.index()].node;
+                    self.publish(node, s, Some(m));
+                }
+                other => self.on_flow_event(m, other),
+            }
+        }
+        if let Owned::Host(h) = &mut self.machines[m.index()].machine {
+            for (c, t) in h.poll_armed() {
+                self.q.schedule(t, Ev::ConnTimer(m, c));
+            }
+            return;
+        }
+        let deadline = self.call(m, |x, _| x.poll_timeout());
+        if let Some(t) = deadline {
+            let s = &self.machines[m.index()];
+            if t <= now && (s.blocked.is_some() || !s.waiting.is_empty()) {
+                // Due work is sending (an ACK, a retransmission) into a full queue: that
+                // queue's next transmission wakes the machine; a timer now would spin.
+                return;
+            }
+            self.arm(m, t.max(now));
+        }
+    }
+
+    /// Makes sure machine `m` is woken at `t`: a new entry only if it is earlier than the
+    /// pending one. A later deadline is found when the earlier entry fires (and the
+    /// machine's `handle_timeout` is a no-op), which avoids a cancellable heap.
+    fn arm(&mut self, m: MachineId, t: Time) {
+        let slot = &mut self.machines[m.index()];
+        if slot.timer.is_none_or(|s| t < s) {
+            slot.timer = Some(t);
+            self.q.schedule(t, Ev::Timer(m));
+        }
+    }
+}
