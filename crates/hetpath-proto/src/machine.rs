@@ -98,7 +98,7 @@ impl Transmit {
 }
 
 /// What a machine reports. Signals go to the other machines on the node; the rest is
-/// for results (the byte counts are cumulative).
+/// for results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     Signal(Signal),
@@ -108,12 +108,13 @@ pub enum Event {
         local: Endpoint,
         remote: Endpoint,
     },
-    /// The receiving application of `conn` holds `bytes` in-order bytes.
+    /// The receiving application of `conn` now holds `bytes` in-order bytes: all it
+    /// expected (a host), or more than before (the ideal protocol's sink).
     Delivered {
         conn: ConnId,
         bytes: u64,
     },
-    /// The first `bytes` bytes `conn` sent are acknowledged.
+    /// The first `bytes` bytes `conn` sent are acknowledged: all its application wrote.
     Acked {
         conn: ConnId,
         bytes: u64,

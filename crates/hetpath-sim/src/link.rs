@@ -50,6 +50,11 @@ pub struct LinkDir {
     channel: Box<dyn Channel>,
     /// Effective rate seen by IP: nominal rate times the channel's rate factor.
     ip_rate_bps: u64,
+    /// Nanoseconds per byte at that rate when it is a whole number (most rates), which
+    /// spares a 128-bit division per packet; `Dur::serialization` otherwise.
+    ns_per_byte: Option<u64>,
+    /// How long the packet being serialised takes.
+    tx_dur: Dur,
     queue: VecDeque<Frame>,
     queue_bytes: u64,
     /// The packet being serialised, if any.
@@ -89,10 +94,15 @@ impl LinkDir {
         let ip_rate_bps = ((params.rate_bps as f64) * channel.rate_factor())
             .round()
             .max(1.0) as u64;
+        const NS_BITS: u64 = 8_000_000_000;
         LinkDir {
             params,
             channel,
             ip_rate_bps,
+            ns_per_byte: NS_BITS
+                .is_multiple_of(ip_rate_bps)
+                .then(|| NS_BITS / ip_rate_bps),
+            tx_dur: Dur::ZERO,
             queue: VecDeque::new(),
             queue_bytes: 0,
             transmitting: None,
@@ -119,6 +129,14 @@ impl LinkDir {
     /// A packet is being serialised.
     pub fn transmitting(&self) -> bool {
         self.transmitting.is_some()
+    }
+
+    /// Serialisation time of `bytes` at the IP rate: exactly `Dur::serialization`.
+    fn tx_time(&self, bytes: u64) -> Dur {
+        match self.ns_per_byte {
+            Some(k) => Dur(bytes.saturating_mul(k)),
+            None => Dur::serialization(bytes, self.ip_rate_bps),
+        }
     }
 
     /// Whether the queue would take a packet of `size` bytes now.
@@ -156,7 +174,8 @@ impl LinkDir {
         };
         let size = p.packet.size();
         self.queue_bytes -= size as u64;
-        let dur = Dur::serialization(size as u64, self.ip_rate_bps);
+        let dur = self.tx_time(size as u64);
+        self.tx_dur = dur;
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += size as u64;
         self.stats.busy = self.stats.busy + dur;
@@ -177,7 +196,7 @@ impl LinkDir {
             return TxDone::default();
         };
         let size = p.packet.size();
-        let dur = Dur::serialization(size as u64, self.ip_rate_bps);
+        let dur = self.tx_dur;
         let was_empty = self.wire.is_empty();
         let mut lost = None;
         if self.channel.transmit(now - dur, dur, size) {

@@ -11,8 +11,9 @@
 //!   closes its side once the peer has finished.
 //!
 //! Its driver shows it the packets addressed to its node (`At::Local`) and polls it like
-//! any machine; it reports results as `Event`s (bytes delivered and acknowledged,
-//! connection events), and ILC-TCP's question to the node's State Manager as a signal.
+//! any machine; it reports what the applications learn as `Event`s (a transfer of known
+//! length fully received, everything written acknowledged, connection events), and
+//! ILC-TCP's question to the node's State Manager as a signal.
 
 mod timers;
 
@@ -24,7 +25,8 @@ use crate::machine::{At, Event, Hooks, LocalQueue, Machine, NodeView, Transmit, 
 use crate::packet::{Addr, Body, Endpoint, Packet, TcpFlags, TcpSegment};
 use crate::tcp::{self, Connection, TcpConfig};
 use crate::time::Time;
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 use timers::Timers;
 
 /// What a listening port accepts connections with.
@@ -60,15 +62,19 @@ struct Entry {
     sink: bool,
     /// In `dirty`.
     queued: bool,
-    /// Last reported bytes delivered to the application and acknowledged by the peer.
-    delivered: u64,
-    acked: u64,
+    /// Bytes the application has written, and how many of them it has heard were all
+    /// acknowledged (`Event::Acked`).
+    written: u64,
+    acked_reported: u64,
+    /// Bytes the application expects to receive: `Event::Delivered` once they are in.
+    expect: Option<u64>,
 }
 
 pub struct Host {
     addr: Addr,
     conns: Vec<Entry>,
-    /// (local port, remote address, remote port) -> connection.
+    /// (local port, remote address, remote port) -> connection. (FxHash: fast, and the
+    /// same on every run; nothing iterates it.)
     demux: HashMap<(u16, Addr, u16), ConnId>,
     listeners: HashMap<u16, Listener>,
     next_port: u16,
@@ -86,10 +92,10 @@ impl Host {
         Host {
             addr,
             conns: Vec::new(),
-            demux: HashMap::new(),
-            listeners: HashMap::new(),
+            demux: HashMap::default(),
+            listeners: HashMap::default(),
             next_port: FIRST_EPHEMERAL_PORT,
-            sad: HashMap::new(),
+            sad: HashMap::default(),
             timers: Timers::default(),
             dirty: VecDeque::new(),
             events: VecDeque::new(),
@@ -172,17 +178,27 @@ impl Host {
             esp: seal.map(|sa| (sa, 0)),
             sink,
             queued: false,
-            delivered: 0,
-            acked: 0,
+            written: 0,
+            acked_reported: 0,
+            expect: None,
         });
         self.mark(c);
         c
     }
 
-    /// Queues `bytes` more bytes on `c`.
+    /// Queues `bytes` more bytes on `c`. `Event::Acked` tells when all that was written
+    /// is acknowledged.
     pub fn write(&mut self, c: ConnId, bytes: u64) {
-        self.conns[c.index()].conn.write(bytes);
+        let e = &mut self.conns[c.index()];
+        e.conn.write(bytes);
+        e.written = e.written.saturating_add(bytes);
         self.mark(c);
+    }
+
+    /// The application on `c` expects `bytes` in all (a transfer of known length):
+    /// `Event::Delivered` tells when they are in.
+    pub fn expect(&mut self, c: ConnId, bytes: u64) {
+        self.conns[c.index()].expect = Some(bytes);
     }
 
     /// No more data on `c`: its FIN follows the last byte.
@@ -199,9 +215,9 @@ impl Host {
         self.timers.keyed();
     }
 
-    /// Keyed timers: the (connection, deadline) entries made since the last call.
-    pub fn poll_armed(&mut self) -> Vec<(ConnId, Time)> {
-        self.timers.take_armed()
+    /// Keyed timers: the next (connection, deadline) entry made since the last call.
+    pub fn poll_armed(&mut self) -> Option<(ConnId, Time)> {
+        self.timers.pop_armed()
     }
 
     /// Keyed timers: `c`'s entry for `now` came up. A superseded entry is a no-op.
@@ -242,6 +258,20 @@ impl Host {
         if !e.queued {
             e.queued = true;
             self.dirty.push_back(c);
+        }
+    }
+
+    /// A segment for this host, from `src` to `dst` (under inbound SA `spi`).
+    fn segment(&mut self, now: Time, src: Addr, dst: Addr, seg: &TcpSegment, spi: Option<u32>) {
+        match self.demux.get(&(seg.dst_port, src, seg.src_port)) {
+            Some(&c) => {
+                self.conns[c.index()].conn.handle_segment(now, seg);
+                self.mark(c);
+            }
+            // Nothing listens, or not a SYN: dropped (no RST is modelled).
+            None => {
+                self.accept(src, dst, seg, spi);
+            }
         }
     }
 
@@ -295,20 +325,18 @@ impl Host {
             }
             self.events.push_back(Event::Tcp { conn: c, event: ev });
         }
-        let delivered = e.conn.bytes_received();
-        if delivered > e.delivered {
-            e.delivered = delivered;
-            self.events.push_back(Event::Delivered {
-                conn: c,
-                bytes: delivered,
-            });
+        if let Some(n) = e.expect {
+            let bytes = e.conn.bytes_received();
+            if bytes >= n {
+                e.expect = None;
+                self.events.push_back(Event::Delivered { conn: c, bytes });
+            }
         }
-        let acked = e.conn.sender().bytes_acked();
-        if acked > e.acked {
-            e.acked = acked;
+        if e.written > e.acked_reported && e.conn.sender().bytes_acked() >= e.written {
+            e.acked_reported = e.written;
             self.events.push_back(Event::Acked {
                 conn: c,
-                bytes: acked,
+                bytes: e.written,
             });
         }
         if !again {
@@ -337,24 +365,16 @@ impl Machine for Host {
         let (src, dst) = (p.ip.src, p.ip.dst);
         // A TCP segment, opened if it came in ESP under an SA held here; anything else
         // (another protocol, another host's SA) is not for the stack.
-        let (seg, spi) = match p.body {
-            Body::Tcp(seg) => (seg, None),
+        match p.body {
+            Body::Tcp(ref seg) => self.segment(now, src, dst, seg, None),
             Body::Esp(esp) if self.sad.contains_key(&esp.spi) => {
                 let spi = esp.spi;
                 let seg = SecurityAssociation::new(spi)
                     .open(esp)
                     .expect("the SPI is the SA's");
-                (seg, Some(spi))
+                self.segment(now, src, dst, &seg, Some(spi));
             }
             body => return Verdict::Pass(Packet { body, ..p }),
-        };
-        let key = (seg.dst_port, src, seg.src_port);
-        if let Some(&c) = self.demux.get(&key) {
-            self.conns[c.index()].conn.handle_segment(now, &seg);
-            self.mark(c);
-        } else {
-            // Nothing listens, or not a SYN: dropped (no RST is modelled).
-            self.accept(src, dst, &seg, spi);
         }
         Verdict::Consume
     }

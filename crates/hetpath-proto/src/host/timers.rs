@@ -7,7 +7,7 @@
 use crate::ids::ConnId;
 use crate::time::Time;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 #[derive(Default)]
 pub struct Timers {
@@ -16,7 +16,7 @@ pub struct Timers {
     pending: Vec<Option<Time>>,
     seq: u64,
     /// Keyed mode: new entries go here for the driver to queue, instead of the heap.
-    outbox: Option<Vec<(ConnId, Time)>>,
+    outbox: Option<VecDeque<(ConnId, Time)>>,
 }
 
 impl Timers {
@@ -29,7 +29,7 @@ impl Timers {
         if self.pending[c.index()].is_none_or(|p| t < p) {
             self.pending[c.index()] = Some(t);
             match &mut self.outbox {
-                Some(out) => out.push((c, t)),
+                Some(out) => out.push_back((c, t)),
                 None => {
                     self.heap.push(Reverse((t, self.seq, c)));
                     self.seq += 1;
@@ -38,14 +38,14 @@ impl Timers {
         }
     }
 
-    /// Hands each new entry to the driver (`take_armed`) instead of keeping a heap.
+    /// Hands each new entry to the driver (`pop_armed`) instead of keeping a heap.
     pub fn keyed(&mut self) {
-        self.outbox.get_or_insert_with(Vec::new);
+        self.outbox.get_or_insert_with(VecDeque::new);
     }
 
-    /// The entries made since the last call (keyed mode).
-    pub fn take_armed(&mut self) -> Vec<(ConnId, Time)> {
-        self.outbox.as_mut().map(std::mem::take).unwrap_or_default()
+    /// The next entry made and not yet handed out (keyed mode).
+    pub fn pop_armed(&mut self) -> Option<(ConnId, Time)> {
+        self.outbox.as_mut()?.pop_front()
     }
 
     /// Keyed mode: the entry of `c` at `now` came up; true if it is still `c`'s pending
@@ -119,10 +119,8 @@ mod tests {
         t.arm(ConnId(0), Time(50));
         t.arm(ConnId(0), Time(20));
         t.arm(ConnId(0), Time(30));
-        assert_eq!(
-            t.take_armed(),
-            [(ConnId(0), Time(50)), (ConnId(0), Time(20))]
-        );
+        let armed: Vec<_> = std::iter::from_fn(|| t.pop_armed()).collect();
+        assert_eq!(armed, [(ConnId(0), Time(50)), (ConnId(0), Time(20))]);
         assert_eq!(t.next(), None, "no heap in keyed mode");
         assert!(!t.take_due(ConnId(0), Time(50)), "superseded");
         assert!(t.take_due(ConnId(0), Time(20)));

@@ -94,8 +94,9 @@ pub struct Connection {
     syn_due: bool,
     syn_deadline: Option<Time>,
     peer_sack: bool,
-    /// The window-scale shift the peer announced (0: none, so no scaling either way).
-    peer_wscale: u8,
+    /// The window-scale shift in effect for what we send: ours, once both ends offered
+    /// the option (RFC 7323 section 2.2); 0 until the peer's SYN and without scaling.
+    wire_shift: u8,
     /// The peer's FIN arrived before we closed (we are the passive closer).
     peer_closed_first: bool,
     /// When TIME-WAIT ends.
@@ -147,7 +148,7 @@ impl Connection {
             syn_due: true,
             syn_deadline: None,
             peer_sack: false,
-            peer_wscale: 0,
+            wire_shift: 0,
             peer_closed_first: false,
             time_wait_deadline: None,
             send_rst: false,
@@ -165,7 +166,12 @@ impl Connection {
             if o.mss > 0 {
                 self.sender.cfg.mss = self.sender.cfg.mss.min(o.mss as u32);
             }
-            self.peer_wscale = o.window_scale;
+            let own = self.cfg.window_scale();
+            self.wire_shift = if own > 0 && o.window_scale > 0 {
+                own
+            } else {
+                0
+            };
         }
         self.sender.on_window_update(syn.window);
         self.receiver.on_syn(self.cfg.sack && self.peer_sack);
@@ -282,9 +288,11 @@ impl Connection {
                 self.events.push_back(Event::RecoveryStarted);
             }
         }
-        self.advance_close();
-        if self.state == State::TimeWait && self.time_wait_deadline.is_none() {
-            self.time_wait_deadline = Some(now + self.cfg.time_wait);
+        if self.sender.fin_queued || self.receiver.fin_received() {
+            self.advance_close();
+            if self.state == State::TimeWait && self.time_wait_deadline.is_none() {
+                self.time_wait_deadline = Some(now + self.cfg.time_wait);
+            }
         }
     }
 
@@ -437,17 +445,6 @@ impl Connection {
         Some(s)
     }
 
-    /// The window-scale shift in effect for what we send: ours, once both ends offered
-    /// the option (RFC 7323 section 2.2).
-    fn wire_shift(&self) -> u8 {
-        let own = self.cfg.window_scale();
-        if own > 0 && self.peer_wscale > 0 {
-            own
-        } else {
-            0
-        }
-    }
-
     fn segment(&self, flags: TcpFlags, seq: u64) -> TcpSegment {
         TcpSegment {
             src_port: self.local.port,
@@ -460,7 +457,7 @@ impl Connection {
             syn_options: None,
             sack: SackList::default(),
             rap: None,
-            wscale: self.wire_shift(),
+            wscale: self.wire_shift,
         }
     }
 
@@ -469,14 +466,10 @@ impl Connection {
         match self.state {
             State::SynSent | State::SynReceived => self.syn_deadline,
             State::Aborted => None,
-            _ => [
-                self.sender.poll_timeout(),
-                self.receiver.ack_deadline(),
+            _ => earliest(
+                earliest(self.sender.poll_timeout(), self.receiver.ack_deadline()),
                 self.time_wait_deadline,
-            ]
-            .into_iter()
-            .flatten()
-            .min(),
+            ),
         }
     }
 
@@ -557,5 +550,13 @@ impl Connection {
     }
     pub fn window_scale(&self) -> u8 {
         self.cfg.window_scale()
+    }
+}
+
+/// The earlier of two optional deadlines.
+fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }

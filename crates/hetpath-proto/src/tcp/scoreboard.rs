@@ -27,6 +27,10 @@ impl Segment {
     pub fn len(&self) -> u64 {
         self.end - self.start
     }
+    /// Deemed lost and waiting to be resent (what `next_lost` looks for).
+    fn awaits_resend(&self) -> bool {
+        self.lost && !self.resent && !self.sacked
+    }
     /// RFC 6675 SetPipe: an unSACKed octet counts once unless deemed lost, once more if
     /// retransmitted.
     fn pipe(&self) -> u64 {
@@ -60,6 +64,8 @@ pub struct Scoreboard {
     lost_scan: u64,
     /// No segment below this one is lost and not yet resent.
     resend_cursor: u64,
+    /// Segments lost and not yet resent: `next_lost` has nothing to look for at 0.
+    awaiting: usize,
 }
 
 impl Scoreboard {
@@ -81,9 +87,10 @@ impl Scoreboard {
 
     fn update(&mut self, i: usize, f: impl FnOnce(&mut Segment)) {
         let s = &mut self.segs[i];
-        let (pipe0, sacked0) = (s.pipe(), s.sacked);
+        let (pipe0, sacked0, awaiting0) = (s.pipe(), s.sacked, s.awaits_resend());
         f(s);
         self.pipe = self.pipe - pipe0 + s.pipe();
+        self.awaiting = self.awaiting + s.awaits_resend() as usize - awaiting0 as usize;
         if s.sacked != sacked0 {
             self.sacked_bytes =
                 self.sacked_bytes + s.len() * s.sacked as u64 - s.len() * sacked0 as u64;
@@ -112,6 +119,10 @@ impl Scoreboard {
 
     /// The next segment that is deemed lost and not yet resent, if any.
     pub fn next_lost(&mut self) -> Option<Segment> {
+        if self.awaiting == 0 {
+            self.resend_cursor = self.segs.back().map_or(self.resend_cursor, |s| s.end);
+            return None;
+        }
         let from = self.segs.partition_point(|s| s.end <= self.resend_cursor);
         match self
             .segs
@@ -189,6 +200,7 @@ impl Scoreboard {
             }
             let s = self.segs.pop_front().unwrap();
             self.pipe -= s.pipe();
+            self.awaiting -= s.awaits_resend() as usize;
             if s.sacked {
                 self.sacked_bytes -= s.len();
             }

@@ -45,11 +45,12 @@ pub struct FlowParams {
 
 pub(super) struct Flow {
     pub(super) params: FlowParams,
-    /// The client's connection, once started.
+    /// The client's and the server's connections, once they exist.
     pub(super) client: Option<(MachineId, ConnId)>,
+    pub(super) server: Option<(MachineId, ConnId)>,
     pub(super) started: bool,
-    /// In-order bytes the receiving application has, and bytes the sender knows
-    /// acknowledged (by the receiver, or by a PEP that split the flow).
+    /// In-order bytes the receiving application has, as its machine last reported
+    /// (a TCP flow's are read from its server connection: see `delivered`).
     pub(super) delivered: u64,
     pub(super) completion: Option<Time>,
     pub(super) sender_done: Option<Time>,
@@ -70,6 +71,7 @@ impl Simulation {
         self.flows.push(Flow {
             params: p,
             client: None,
+            server: None,
             started: false,
             delivered: 0,
             completion: None,
@@ -82,7 +84,18 @@ impl Simulation {
 
     /// Machine `m` reports on flow `f` as its stream `ConnId(0)`.
     pub fn bind_stream(&mut self, f: FlowId, m: MachineId) {
-        self.streams.insert((m, ConnId(0)), f);
+        self.map_stream(m, ConnId(0), f);
+    }
+
+    fn map_stream(&mut self, m: MachineId, c: ConnId, f: FlowId) {
+        if self.streams.len() <= m.index() {
+            self.streams.resize_with(m.index() + 1, Vec::new);
+        }
+        let conns = &mut self.streams[m.index()];
+        if conns.len() <= c.index() {
+            conns.resize(c.index() + 1, None);
+        }
+        conns[c.index()] = Some(f);
     }
 
     pub(super) fn start_flow(&mut self, f: FlowId) {
@@ -120,7 +133,7 @@ impl Simulation {
             None => host.write(c, u64::MAX / 4),
         }
         let local = host.connection(c).local();
-        self.streams.insert((client, c), f);
+        self.map_stream(client, c, f);
         self.expected.insert((p.to, remote, local), f);
         self.flows[f.index()].client = Some((client, c));
         self.drive(client);
@@ -144,7 +157,11 @@ impl Simulation {
             } => {
                 let node = self.machines[m.index()].node;
                 if let Some(f) = self.expected.remove(&(node, local, remote)) {
-                    self.streams.insert((m, conn), f);
+                    self.map_stream(m, conn, f);
+                    self.flows[f.index()].server = Some((m, conn));
+                    if let Some(n) = self.flows[f.index()].params.size {
+                        self.host_mut(m).expect(conn, n);
+                    }
                 }
                 return;
             }
@@ -154,7 +171,11 @@ impl Simulation {
             | Event::Tcp { conn, .. } => conn,
             Event::Signal(_) => return,
         };
-        let Some(&f) = self.streams.get(&(m, conn)) else {
+        let Some(f) = self
+            .streams
+            .get(m.index())
+            .and_then(|c| c.get(conn.index()).copied().flatten())
+        else {
             return;
         };
         let flow = &mut self.flows[f.index()];
@@ -187,6 +208,16 @@ impl Simulation {
             let done = f.completion.is_some() && f.sender_done.is_some();
             f.params.size.is_some() && (done || f.aborted)
         })
+    }
+
+    /// In-order bytes the flow's receiving application has.
+    pub(super) fn delivered(&self, f: &Flow) -> u64 {
+        match f.server {
+            Some((m, c)) => self.machines[m.index()]
+                .host()
+                .map_or(0, |h| h.connection(c).bytes_received()),
+            None => f.delivered,
+        }
     }
 
     /// The flow's sending connection, if it has one.

@@ -121,37 +121,39 @@ impl Simulation {
 
     /// A packet reaches `node`: its machines see it arrive; then it is delivered to them
     /// if it is addressed here, or forwarded.
-    pub(super) fn receive(&mut self, node: NodeId, f: Frame) {
-        let uid = f.uid;
-        self.frame_power = self.frame_power_at(node);
-        let mut p = f.packet;
-        for k in 0..self.nodes[node.index()].arrival.len() {
-            let m = self.nodes[node.index()].arrival[k];
-            match self.show(m, At::Arrival, p) {
-                Verdict::Pass(q) => p = q,
-                Verdict::Consume => return self.frame_power = None,
+    pub(super) fn receive(&mut self, node: NodeId, mut f: Frame) {
+        let n = node.index();
+        if !self.nodes[n].arrival.is_empty() {
+            self.frame_power = self.frame_power_at(node);
+            for k in 0..self.nodes[n].arrival.len() {
+                let m = self.nodes[n].arrival[k];
+                match self.show(m, At::Arrival, f.packet) {
+                    Verdict::Pass(q) => f.packet = q,
+                    Verdict::Consume => return self.frame_power = None,
+                }
             }
+            self.frame_power = None;
         }
-        self.frame_power = None;
-        if p.ip.dst == node_addr(node) {
-            for k in 0..self.nodes[node.index()].local.len() {
-                let m = self.nodes[node.index()].local[k];
-                match self.show(m, At::Local, p) {
-                    Verdict::Pass(q) => p = q,
+        if f.packet.ip.dst == node_addr(node) {
+            for k in 0..self.nodes[n].local.len() {
+                let m = self.nodes[n].local[k];
+                match self.show(m, At::Local, f.packet) {
+                    Verdict::Pass(q) => f.packet = q,
                     Verdict::Consume => return,
                 }
             }
             return; // nothing here takes it
         }
-        p.ip.ttl = p.ip.ttl.saturating_sub(1);
-        if p.ip.ttl == 0 {
+        f.packet.ip.ttl = f.packet.ip.ttl.saturating_sub(1);
+        if f.packet.ip.ttl == 0 {
             self.no_route_drops += 1;
             return;
         }
-        self.forward(node, Frame { uid, packet: p });
+        self.forward(node, f);
     }
 
     /// Routes a packet from `node` (it arrived there, or a machine there sent it).
+    #[inline]
     pub(super) fn forward(&mut self, node: NodeId, f: Frame) {
         let Some(d) = self.next_hop_to(node, f.packet.ip.dst) else {
             self.no_route_drops += 1;
@@ -161,6 +163,7 @@ impl Simulation {
     }
 
     /// A machine's packet leaves its node as it asked.
+    #[inline]
     pub(super) fn send_from(&mut self, m: MachineId, via: Via, f: Frame) {
         match via {
             Via::Route => self.forward(self.machines[m.index()].node, f),
@@ -181,20 +184,20 @@ impl Simulation {
     }
 
     /// The machines watching `d` see the packet; then it joins the queue.
-    fn depart(&mut self, d: DirId, f: Frame) {
-        let uid = f.uid;
-        let mut p = f.packet;
+    #[inline]
+    fn depart(&mut self, d: DirId, mut f: Frame) {
         for k in 0..self.departure[d.index()].len() {
             let (m, i) = self.departure[d.index()][k];
-            match self.show(m, At::Departure(i), p) {
-                Verdict::Pass(q) => p = q,
+            match self.show(m, At::Departure(i), f.packet) {
+                Verdict::Pass(q) => f.packet = q,
                 Verdict::Consume => return,
             }
         }
-        self.send_on(d, Frame { uid, packet: p });
+        self.send_on(d, f);
     }
 
     /// Offers a packet to link direction `d`'s queue.
+    #[inline]
     pub(super) fn send_on(&mut self, d: DirId, f: Frame) {
         let now = self.q.now();
         match self.dirs[d.index()].enqueue(now, f) {
@@ -206,6 +209,9 @@ impl Simulation {
     /// A packet was lost (channel, full queue, outage): the oracle machines learn it.
     pub(super) fn lost(&mut self, f: Frame) {
         let n = self.oracles.len();
+        if n == 0 {
+            return;
+        }
         let mut p = Some(f.packet);
         for k in 0..n {
             let m = self.oracles[k];

@@ -11,7 +11,7 @@ use super::{DirId, Ev, MachineId, NodeId, Simulation};
 use crate::link::Frame;
 use hetpath_proto::crosslayer::Signal;
 use hetpath_proto::host::Host;
-use hetpath_proto::machine::{At, Event, LocalQueue, Machine, NodeView, Transmit, Verdict};
+use hetpath_proto::machine::{At, Event, LocalQueue, Machine, NodeView, Transmit, Verdict, Via};
 use hetpath_proto::{Addr, IfaceId, Packet, Time};
 use std::cell::RefCell;
 
@@ -30,8 +30,9 @@ pub(super) struct Slot {
     local_queue: LocalQueue,
     /// The earliest timer entry pending in the event queue.
     timer: Option<Time>,
-    /// A packet its node's queue had no room for, waiting for that link.
-    blocked: Option<(DirId, Transmit, u64)>,
+    /// A packet its node's queue had no room for, waiting for that link (rare: boxed,
+    /// so that checking for it is cheap).
+    blocked: Option<Box<(DirId, Via, Frame)>>,
     /// Full queues it was told of when it last sent (woken when they drain).
     waiting: Vec<DirId>,
     /// Interfaces it asked to be woken on (`NodeView::wake_on`).
@@ -52,9 +53,31 @@ struct View<'a> {
     sim: &'a Simulation,
     node: NodeId,
     ifaces: &'a [DirId],
-    /// Queues found full (`ready`), interfaces to watch (`wake_on`).
-    full: RefCell<Vec<DirId>>,
-    watch: RefCell<Vec<DirId>>,
+    /// Queues found full (`ready`: false) and interfaces to watch (`wake_on`: true).
+    waits: RefCell<Vec<(DirId, bool)>>,
+}
+
+impl View<'_> {
+    fn note(&self, d: DirId, watch: bool) {
+        let mut w = self.waits.borrow_mut();
+        if !w.contains(&(d, watch)) {
+            w.push((d, watch));
+        }
+    }
+}
+
+/// The view of a machine that looks at nothing (a host): every queue ready, interfaces
+/// unknown.
+struct BlindView;
+
+impl NodeView for BlindView {
+    fn iface(&self, _: IfaceId) -> hetpath_proto::iface::Iface {
+        unreachable!("a host has no interfaces")
+    }
+    fn ready(&self, _: Addr) -> bool {
+        true
+    }
+    fn wake_on(&self, _: IfaceId) {}
 }
 
 impl NodeView for View<'_> {
@@ -73,10 +96,7 @@ impl NodeView for View<'_> {
     fn ready(&self, dst: Addr) -> bool {
         match self.sim.next_hop_to(self.node, dst) {
             Some(d) if !self.sim.dirs[d.index()].has_room(1) => {
-                let mut full = self.full.borrow_mut();
-                if !full.contains(&d) {
-                    full.push(d);
-                }
+                self.note(d, false);
                 false
             }
             _ => true,
@@ -84,11 +104,7 @@ impl NodeView for View<'_> {
     }
 
     fn wake_on(&self, i: IfaceId) {
-        let d = self.ifaces[i.index()];
-        let mut watch = self.watch.borrow_mut();
-        if !watch.contains(&d) {
-            watch.push(d);
-        }
+        self.note(self.ifaces[i.index()], true);
     }
 
     fn frame_power_w(&self) -> Option<f64> {
@@ -172,42 +188,47 @@ impl Simulation {
     /// Calls `f` on machine `m` with its view of the node; notes what it found full or
     /// asked to watch.
     fn call<R>(&mut self, m: MachineId, f: impl FnOnce(&mut dyn Machine, &dyn NodeView) -> R) -> R {
+        if let Owned::Host(h) = &mut self.machines[m.index()].machine {
+            // A host looks at nothing of its node (its packets go by the routes and meet
+            // full queues as any packet does) and calls nothing back: no need to take it
+            // out of its slot.
+            return f(h.as_mut(), &BlindView);
+        }
         let mut owned = std::mem::replace(&mut self.machines[m.index()].machine, Owned::Vacant);
         let slot = &self.machines[m.index()];
         let view = View {
             sim: self,
             node: slot.node,
             ifaces: &slot.ifaces,
-            full: RefCell::new(Vec::new()),
-            watch: RefCell::new(Vec::new()),
+            waits: RefCell::new(Vec::new()),
         };
         let r = match &mut owned {
             Owned::Host(h) => f(h.as_mut(), &view),
             Owned::Other(x) => f(x.as_mut(), &view),
             Owned::Vacant => unreachable!("machine {m:?} called while out"),
         };
-        let (full, watch) = (view.full.into_inner(), view.watch.into_inner());
-        self.note_waits(m, full, watch);
+        let waits = view.waits.into_inner();
         self.machines[m.index()].machine = owned;
+        if !waits.is_empty() {
+            self.note_waits(m, &waits);
+        }
         r
     }
 
-    fn note_waits(&mut self, m: MachineId, full: Vec<DirId>, watch: Vec<DirId>) {
-        for d in full.iter().chain(&watch) {
+    fn note_waits(&mut self, m: MachineId, waits: &[(DirId, bool)]) {
+        for &(d, watch) in waits {
             let w = &mut self.waiters[d.index()];
             if !w.contains(&m) {
                 w.push(m);
             }
-        }
-        let slot = &mut self.machines[m.index()];
-        for d in full {
-            if !slot.waiting.contains(&d) {
-                slot.waiting.push(d);
-            }
-        }
-        for d in watch {
-            if !slot.watching.contains(&d) {
-                slot.watching.push(d);
+            let slot = &mut self.machines[m.index()];
+            let list = if watch {
+                &mut slot.watching
+            } else {
+                &mut slot.waiting
+            };
+            if !list.contains(&d) {
+                list.push(d);
             }
         }
     }
@@ -215,9 +236,20 @@ impl Simulation {
     /// Shows machine `m` a packet at one of its hooks, then drives it.
     pub(super) fn show(&mut self, m: MachineId, at: At, p: Packet) -> Verdict {
         let now = self.q.now();
-        let v = self.call(m, |x, view| x.handle_packet(now, at, p, view));
+        let v = match &mut self.machines[m.index()].machine {
+            // The hot paths of a host are called directly (see `call`).
+            Owned::Host(h) => h.handle_packet(now, at, p, &BlindView),
+            _ => self.call(m, |x, view| x.handle_packet(now, at, p, view)),
+        };
         self.drive(m);
         v
+    }
+
+    fn poll_transmit(&mut self, m: MachineId, now: Time) -> Option<Transmit> {
+        match &mut self.machines[m.index()].machine {
+            Owned::Host(h) => h.poll_transmit(now, &BlindView),
+            _ => self.call(m, |x, view| x.poll_transmit(now, view)),
+        }
     }
 
     /// A layer of `node` (or one of its machines, `from`) reports `signal`: every other
@@ -273,40 +305,42 @@ impl Simulation {
         let slot = &mut self.machines[m.index()];
         slot.waiting.clear();
         slot.watching.clear();
+        let waits = slot.local_queue == LocalQueue::Wait;
         loop {
-            let (t, uid) = match self.machines[m.index()].blocked.take() {
-                Some((_, t, uid)) => (t, uid),
-                None => match self.call(m, |x, view| x.poll_transmit(now, view)) {
+            let (via, f) = match self.machines[m.index()].blocked.take() {
+                Some(b) => (b.1, b.2),
+                None => match self.poll_transmit(m, now) {
                     Some(t) => {
                         let uid = self.next_uid;
                         self.next_uid += 1;
-                        (t, uid)
+                        (
+                            t.via,
+                            Frame {
+                                uid,
+                                packet: t.packet,
+                            },
+                        )
                     }
                     None => break,
                 },
             };
-            if self.machines[m.index()].local_queue == LocalQueue::Wait {
-                if let Some(d) = self.hop_of(m, t.via, t.packet.ip.dst) {
-                    if !self.dirs[d.index()].has_room(t.packet.size()) {
-                        self.machines[m.index()].blocked = Some((d, t, uid));
-                        self.note_waits(m, vec![d], Vec::new());
+            if waits {
+                if let Some(d) = self.hop_of(m, via, f.packet.ip.dst) {
+                    if !self.dirs[d.index()].has_room(f.packet.size()) {
+                        self.machines[m.index()].blocked = Some(Box::new((d, via, f)));
+                        self.note_waits(m, &[(d, false)]);
                         break;
                     }
                 }
             }
-            let via = t.via;
-            self.send_from(
-                m,
-                via,
-                Frame {
-                    uid,
-                    packet: t.packet,
-                },
-            );
+            self.send_from(m, via, f);
         }
-        let events: Vec<Event> =
-            self.call(m, |x, _| std::iter::from_fn(|| x.poll_event()).collect());
-        for ev in events {
+        // Drained first: handling a signal may call back into this machine.
+        let mut events = std::mem::take(&mut self.scratch);
+        self.call(m, |x, _| {
+            events.extend(std::iter::from_fn(|| x.poll_event()))
+        });
+        for ev in events.drain(..) {
             match ev {
                 Event::Signal(s) => {
                     let node = self.machines[m.index()].node;
@@ -315,8 +349,9 @@ impl Simulation {
                 other => self.on_flow_event(m, other),
             }
         }
+        self.scratch = events;
         if let Owned::Host(h) = &mut self.machines[m.index()].machine {
-            for (c, t) in h.poll_armed() {
+            while let Some((c, t)) = h.poll_armed() {
                 self.q.schedule(t, Ev::ConnTimer(m, c));
             }
             return;

@@ -81,8 +81,10 @@ pub struct Simulation {
     /// Machines shown every lost packet (`At::Lost`).
     oracles: Vec<MachineId>,
     flows: Vec<flows::Flow>,
-    /// Which flow each machine's connection or stream carries.
-    streams: HashMap<(MachineId, hetpath_proto::ConnId), FlowId>,
+    /// Which flow each machine's connections or streams carry, by machine and `ConnId`.
+    streams: Vec<Vec<Option<FlowId>>>,
+    /// Events drained from a machine, reused from drive to drive.
+    scratch: Vec<hetpath_proto::machine::Event>,
     /// Server-side connections not yet accepted: (node, local, remote) -> flow.
     expected: HashMap<(NodeId, hetpath_proto::Endpoint, hetpath_proto::Endpoint), FlowId>,
     series: Series,
@@ -118,7 +120,8 @@ impl Simulation {
             waiters: Vec::new(),
             oracles: Vec::new(),
             flows: Vec::new(),
-            streams: HashMap::new(),
+            streams: Vec::new(),
+            scratch: Vec::new(),
             expected: HashMap::new(),
             series: Series::default(),
             next_uid: 0,

@@ -12,7 +12,7 @@ impl Simulation {
         let mut series = std::mem::take(&mut self.series);
         for (i, f) in self.flows.iter().enumerate() {
             if f.started {
-                series.push_flow(now, i, self.client_conn(f), f.delivered);
+                series.push_flow(now, i, self.client_conn(f), self.delivered(f));
             }
         }
         for (i, d) in self.dirs.iter().enumerate() {
@@ -60,6 +60,7 @@ impl Simulation {
     fn flow_result(&self, f: &Flow, now: Time) -> FlowResult {
         let p = &f.params;
         let client = self.client_conn(f);
+        let delivered = self.delivered(f);
         let end = f.completion.unwrap_or(now);
         let elapsed = end.since(p.start).as_secs_f64();
         let mut stats = client.map(|c| *c.stats()).unwrap_or_default();
@@ -73,9 +74,9 @@ impl Simulation {
             to: self.node_name(p.to).to_string(),
             start_s: p.start.as_secs_f64(),
             size_bytes: p.size,
-            bytes_delivered: f.delivered,
+            bytes_delivered: delivered,
             goodput_bps: if elapsed > 0.0 {
-                f.delivered as f64 * 8.0 / elapsed
+                delivered as f64 * 8.0 / elapsed
             } else {
                 0.0
             },
