@@ -8,6 +8,8 @@ cd "$repo"
 if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
     . "$HOME/.cargo/env"
 fi
+echo "==> layering (scripts/check_layers.py)"
+"$repo/.venv/bin/python" scripts/check_layers.py
 echo "==> cargo test (release)"
 # hetpath-py is a Python extension module: it links against the interpreter and is
 # tested through pytest instead.

@@ -7,7 +7,7 @@
 //! direction. Memory is bounded by the queue limit plus the bandwidth-delay product.
 
 use crate::channel::Channel;
-use crate::sim::NodeId;
+use crate::ids::NodeId;
 use hetpath_proto::{Dur, Packet, Time};
 use std::collections::VecDeque;
 

@@ -1,8 +1,8 @@
 //! What a run produces: the summary (per flow, per link) and columnar time series that
 //! the Python layer turns into DataFrames.
 
+use crate::ids::DirId;
 use crate::link::{LinkDir, LinkStats};
-use crate::sim::DirId;
 use hetpath_proto::tcp::Connection;
 use hetpath_proto::Time;
 

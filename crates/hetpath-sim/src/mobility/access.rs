@@ -11,7 +11,7 @@
 //! LINK_NOT_OK) is the host's own machine (`hetpath_proto::agent::mobile_ip`).
 
 use super::{Motion, Position, Radio};
-use crate::sim::{DirId, NodeId};
+use crate::ids::{DirId, NodeId};
 use hetpath_proto::{Dur, Time};
 
 /// A base station: a node with a wireless link pair to the mobile host.

@@ -10,7 +10,7 @@ pub mod access;
 
 pub use access::{Access, Disconnection, Station};
 
-use crate::sim::NodeId;
+use crate::ids::NodeId;
 
 /// A mobile host: its node, its wireless access, and the station of its home network.
 /// Its Mobile IP agents are machines on the nodes (`hetpath_proto::agent::mobile_ip`).

@@ -12,14 +12,13 @@
 
 mod flows;
 mod forwarding;
-mod ids;
 mod machines;
 mod mobility;
 mod report;
 
+pub use crate::ids::{DirId, FlowId, LinkId, MachineId, NodeId};
 pub use flows::{FlowParams, FlowTransport, TcpFlow};
 pub use forwarding::node_addr;
-pub use ids::{DirId, FlowId, LinkId, MachineId, NodeId};
 
 use crate::engine::EventQueue;
 use crate::link::{LinkDir, Wakeups};
