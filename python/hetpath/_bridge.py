@@ -82,6 +82,12 @@ def cc_names() -> list[str]:
         return list(core().cc_names())
 
 
+def profiles() -> list[tuple[str, str, Optional[str], str]]:
+    """TCP profiles: (name, source, controller or None, keys as TOML)."""
+    with translated():
+        return [tuple(p) for p in core().profiles()]
+
+
 def core_version() -> str:
     """Version string of the compiled engine."""
     with translated():

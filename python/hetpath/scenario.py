@@ -91,13 +91,18 @@ class Scenario:
         name: str,
         src: str,
         dst: str,
-        cc: str = "newreno",
+        cc: Union[str, dict[str, Any], None] = None,
         start: Value = "0s",
         size: Optional[Value] = None,
         tcp: Optional[dict[str, Any]] = None,
         **settings: Value,
     ) -> "Scenario":
-        """Add a TCP flow; ``size=None`` is a bulk (unlimited) transfer."""
+        """Add a TCP flow; ``size=None`` is a bulk (unlimited) transfer.
+
+        ``cc`` is a controller name or a table with its parameters
+        (``{"name": "cubic", "beta": 0.8}``); without it, the flow's profile (if its
+        ``tcp`` names one) or newreno decides.
+        """
         self._flows.append(
             {"name": name, "from": src, "to": dst, "cc": cc, "start": start, "size": size,
              **settings, "tcp": tcp}

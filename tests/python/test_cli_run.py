@@ -98,6 +98,15 @@ def test_list_cc() -> None:
     assert len(names) == len(set(names))
 
 
+def test_list_profiles() -> None:
+    result = invoke(["list", "profiles"])
+    assert result.exit_code == 0
+    out = result.stdout
+    for name in ("tcp-radio", "tcp-radio-newrto"):
+        assert f"\n{name}\n" in f"\n{out}"
+    assert 'cc = "tcp-radio"' in out and "max_rto = \"12s\"" in out
+
+
 def test_version() -> None:
     result = invoke(["--version"])
     assert result.exit_code == 0

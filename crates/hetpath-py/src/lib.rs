@@ -201,6 +201,20 @@ fn cc_names() -> Vec<&'static str> {
     hetpath_proto::cc::NAMES.to_vec()
 }
 
+/// The TCP profiles: (name, source, controller or None, keys as TOML).
+#[pyfunction]
+fn profiles() -> Vec<(
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    &'static str,
+)> {
+    scenario::profiles::PROFILES
+        .iter()
+        .map(|p| (p.name, p.source, p.cc, p.keys))
+        .collect()
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -211,6 +225,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
+    m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;

@@ -5,7 +5,7 @@
 
 use super::error::{KeyError, ScenarioError};
 use super::machines::{place_ideal, Names, StateManagers};
-use super::spec::{DirSpec, IlcSpec, ScenarioFile, Transport};
+use super::spec::{DirSpec, IlcSpec, ScenarioFile, TcpSpec, Transport};
 use super::tcp::{resolve, IwSpec};
 use crate::link::{LinkDir, LinkParams};
 use crate::rng;
@@ -72,7 +72,7 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
         ));
     }
     // The [tcp] defaults must be valid on their own, whatever the flows override.
-    resolve(&s.tcp, None, DEFAULT_CC).map_err(at(""))?;
+    resolve(&s.tcp, &TcpSpec::default(), None, DEFAULT_CC).map_err(at(""))?;
     let mut nodes = HashMap::new();
     for (i, n) in s.nodes.iter().enumerate() {
         if n.name.trim().is_empty() {
@@ -178,8 +178,8 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
                 "must be greater than zero (omit it for a bulk transfer)".into(),
             ));
         }
-        let user = s.tcp.overridden_by(&f.tcp.clone().unwrap_or_default());
-        let stack = resolve(&user, f.cc.as_ref(), DEFAULT_CC).map_err(at(&place))?;
+        let own = f.tcp.clone().unwrap_or_default();
+        let stack = resolve(&s.tcp, &own, f.cc.as_ref(), DEFAULT_CC).map_err(at(&place))?;
         let mut tcp = stack.tcp;
         if stack.spec.iw == Some(IwSpec::Bdp) {
             let bdp = sim.path_bdp(from, to, tcp.mss);

@@ -156,8 +156,8 @@ impl SplitPepSpec {
             Some(l) => Some(names.leaving(sim, l, node, &self.node)?),
             None => None,
         };
-        let user = tcp.overridden_by(&self.tcp.clone().unwrap_or_default());
-        let stack = resolve(&user, self.cc.as_ref(), DEFAULT_PEP_CC)?;
+        let own = self.tcp.clone().unwrap_or_default();
+        let stack = resolve(tcp, &own, self.cc.as_ref(), DEFAULT_PEP_CC)?;
         let buffer = self.buffer.map_or(DEFAULT_PEP_BUFFER, |b| b.0);
         if buffer < stack.tcp.mss as u64 {
             return Err(KeyError::new(

@@ -1,8 +1,9 @@
 //! Profiles: the published TCP variants as named sets of `[tcp]` keys. A profile is a
 //! set of defaults: `profile = "tcp-radio-newrto"` in `[tcp]` or `[flow.tcp]` sets every
-//! key the paper sets, the controller if the flow names none, and any key the scenario
-//! writes itself still wins. A controller can imply its paper's profile: `cc =
-//! "tcp-radio"` alone is seed 003's TCP-radio.
+//! key the paper sets, and the controller if the flow names none. It sits just below the
+//! table that names it: keys written beside it, or in a more specific table, still win
+//! (`tcp::resolve`). A controller can imply its paper's profile: `cc = "tcp-radio"` alone
+//! is seed 003's TCP-radio.
 
 use super::spec::TcpSpec;
 

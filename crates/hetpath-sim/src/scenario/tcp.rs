@@ -20,11 +20,20 @@ pub struct Stack {
     pub cc: Algorithm,
 }
 
-/// Resolves `user` (the merged `[tcp]` and per-flow keys) and `cc` into a stack whose
-/// controller defaults to `default_cc`. Errors name keys under `tcp` or `cc`.
-pub fn resolve(user: &TcpSpec, cc: Option<&CcSpec>, default_cc: &str) -> Result<Stack, KeyError> {
-    let profile: Option<&Profile> = match &user.profile {
-        Some(name) => Some(profiles::by_name(name).ok_or_else(|| {
+/// Resolves a stack's keys: `general` (`[tcp]`) and `own` (the flow's or the machine's
+/// `tcp` table), the controller `cc` (default `default_cc`), and the profile one of them
+/// names, or that `cc` implies. A profile sits just below the table that names it: the
+/// keys of that table and of more specific ones override it, those of a more general one
+/// do not (an implied profile belongs to the flow's own table). Errors name keys under
+/// `tcp` or `cc`.
+pub fn resolve(
+    general: &TcpSpec,
+    own: &TcpSpec,
+    cc: Option<&CcSpec>,
+    default_cc: &str,
+) -> Result<Stack, KeyError> {
+    let named = |name: &String| {
+        profiles::by_name(name).ok_or_else(|| {
             KeyError::new(
                 "tcp.profile",
                 format!(
@@ -32,13 +41,20 @@ pub fn resolve(user: &TcpSpec, cc: Option<&CcSpec>, default_cc: &str) -> Result<
                     profiles::names()
                 ),
             )
-        })?),
-        None => cc.and_then(|c| profiles::implied_by(c.name())),
+        })
     };
-    let spec = match profile {
-        Some(p) => p.spec().overridden_by(user),
-        None => user.clone(),
+    let general_profile = general.profile.as_ref().map(named).transpose()?;
+    let own_profile = match &own.profile {
+        Some(name) => Some(named(name)?),
+        None if general_profile.is_none() => cc.and_then(|c| profiles::implied_by(c.name())),
+        None => None,
     };
+    let spec = match (own_profile, general_profile) {
+        (Some(p), _) => general.overridden_by(&p.spec()).overridden_by(own),
+        (None, Some(p)) => p.spec().overridden_by(general).overridden_by(own),
+        (None, None) => general.overridden_by(own),
+    };
+    let profile: Option<&Profile> = own_profile.or(general_profile);
     let cc = match cc {
         Some(c) => c.algorithm().map_err(|e| e.under("cc"))?,
         None => {
@@ -158,4 +174,64 @@ pub fn tcp_config(t: &TcpSpec) -> Result<TcpConfig, KeyError> {
         c.recv_buffer = b.0.min(1 << 30);
     }
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> TcpSpec {
+        toml::from_str(text).unwrap()
+    }
+
+    fn stack(general: &str, own: &str, cc: Option<&str>) -> Stack {
+        let cc = cc.map(|c| CcSpec::Name(c.into()));
+        resolve(&spec(general), &spec(own), cc.as_ref(), "newreno").unwrap()
+    }
+
+    #[test]
+    fn a_controller_alone_brings_its_papers_profile() {
+        let s = stack("", "", Some("tcp-radio"));
+        assert_eq!(s.cc.name(), "tcp-radio");
+        assert_eq!((s.spec.iw, s.tcp.dupthresh), (Some(IwSpec::Bdp), 1));
+        assert_eq!(s.tcp.recv_buffer, 4_000_000);
+        // Other controllers bring none.
+        assert_eq!(stack("", "", Some("cubic")).tcp.dupthresh, 3);
+    }
+
+    #[test]
+    fn a_profile_sits_just_below_the_table_that_names_it() {
+        let secs = |s: &Stack| s.tcp.rto.max.as_secs_f64().round();
+        // Named by the flow: over the general table, under the flow's own keys.
+        let s = stack("max_rto = \"120s\"", "profile = \"tcp-radio-newrto\"", None);
+        assert_eq!((secs(&s), s.cc.name()), (12.0, "tcp-radio"));
+        let s = stack(
+            "",
+            "profile = \"tcp-radio-newrto\"\nmax_rto = \"30s\"",
+            None,
+        );
+        assert_eq!(secs(&s), 30.0);
+        // Named by [tcp]: under [tcp]'s own keys, and a flow's controller still wins.
+        let s = stack(
+            "profile = \"tcp-radio-newrto\"\nmax_rto = \"30s\"",
+            "",
+            Some("cubic"),
+        );
+        assert_eq!((secs(&s), s.cc.name(), s.tcp.dupthresh), (30.0, "cubic", 1));
+    }
+
+    #[test]
+    fn an_unknown_profile_names_the_key() {
+        let e = resolve(
+            &TcpSpec::default(),
+            &spec("profile = \"linux\""),
+            None,
+            "newreno",
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "tcp.profile");
+        assert!(e
+            .message
+            .contains("expected one of tcp-radio, tcp-radio-newrto"));
+    }
 }
