@@ -1,4 +1,4 @@
-//! Virtual time: integer nanoseconds, never `std::time` (DESIGN.md convention 2).
+//! Virtual time: integer nanoseconds, never `std::time` (docs/architecture.md, convention 2).
 //!
 //! `Time` is an instant since the start of a run, `Dur` a span. Arithmetic saturates
 //! so that "never" (`Time::MAX`) stays never.

@@ -1,6 +1,6 @@
 //! The event queue: a binary heap keyed by (time, insertion sequence), so events at the
 //! same instant run in the order they were scheduled and every run is reproducible
-//! (DESIGN.md convention 5). The queue jumps from event to event; nothing ticks.
+//! (docs/architecture.md, convention 5). The queue jumps from event to event; nothing ticks.
 
 use hetpath_proto::Time;
 use std::cmp::Ordering;

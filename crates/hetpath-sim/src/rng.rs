@@ -1,4 +1,4 @@
-//! Seeded random streams, one per component (DESIGN.md convention 3).
+//! Seeded random streams, one per component (docs/architecture.md, convention 3).
 //!
 //! A component's stream is derived from the scenario seed and the component's stable name
 //! (for example `link/sat/ab/channel`), so adding a component never perturbs the draws of

@@ -3,6 +3,8 @@
 //! toy counts the pure ACKs its node sends over one link and reports the count to its
 //! node's other machines as it goes; it changes nothing.
 
+mod common;
+
 use hetpath_proto::crosslayer::Signal;
 use hetpath_proto::machine::{At, Hooks, Machine, NodeView, Verdict};
 use hetpath_proto::{Packet, Time};
@@ -39,36 +41,19 @@ impl Machine for AckCounter {
     }
 }
 
-const SCENARIO: &str = r#"
-[scenario]
-name = "toy"
-duration = "20s"
-[[node]]
-name = "a"
-[[node]]
-name = "b"
-[[link]]
-name = "l"
-a = "a"
-b = "b"
-rate = "10Mbps"
-delay = "20ms"
-ab = { channel = { model = "bernoulli", p = 0.01 } }
-[[flow]]
-name = "f"
-from = "a"
-to = "b"
-size = "3MB"
-"#;
+fn scenario() -> String {
+    common::two_node(
+        "20s",
+        "rate = \"10Mbps\"\ndelay = \"20ms\"\nab = { channel = { model = \"bernoulli\", p = 0.01 } }",
+        &common::flow("f", "newreno", "size = \"3MB\""),
+    )
+}
 
 #[test]
 fn a_toy_machine_sees_every_ack_and_changes_nothing() {
-    let plain = {
-        let mut sim = load(SCENARIO, "toy.toml", None).unwrap();
-        assert!(sim.run(&mut |_, _| true));
-        sim.summary(0.0)
-    };
-    let mut sim = load(SCENARIO, "toy.toml", None).unwrap();
+    let text = scenario();
+    let (plain, _) = common::run(&text, None);
+    let mut sim = load(&text, "toy.toml", None).unwrap();
     // The b -> a direction of link "l": where b's ACKs go.
     let (b, back) = (NodeId(1), DirId(1));
     let (acks, heard) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));

@@ -159,3 +159,42 @@ fn mobility_errors_name_the_key() {
         assert!(e.contains(key), "expected '{key}' in: {e}");
     }
 }
+
+#[test]
+fn flows_from_one_node_must_agree_on_its_state_manager() {
+    let two = mobile(STATIONS, "", "tcp = { ilc = \"link-only\" }")
+        + "[[flow]]\nname = \"g\"\nfrom = \"mh\"\nto = \"ha\"\ntcp = { ilc = \"link-ip\" }\n";
+    let e = error(&two);
+    assert!(
+        e.contains("flow[1] 'g'.tcp.ilc: 'link-ip' here") && e.contains("'link-only'"),
+        "{e}"
+    );
+}
+
+#[test]
+fn profile_and_controller_tables_are_checked_where_they_are_written() {
+    let link = "rate = \"10Mbps\"\ndelay = \"1ms\"";
+    let cases = [
+        (
+            base(link, "tcp = { profile = \"nope\" }"),
+            "flow[0] 'f'.tcp.profile",
+        ),
+        (
+            base(link, "cc = { name = \"cubic\", beta = 2.0 }"),
+            "flow[0] 'f'.cc.beta",
+        ),
+        (
+            base(link, "cc = { name = \"mpcp\", packets = 5 }"),
+            "flow[0] 'f'.cc.packets",
+        ),
+        (
+            base(link, "cc = { name = \"hybla\", growth = true }"),
+            "growth",
+        ),
+        (base(link, "tcp = { time_wait = 3 }"), "time_wait"),
+    ];
+    for (text, key) in cases {
+        let e = error(&text);
+        assert!(e.contains(key), "expected '{key}' in: {e}");
+    }
+}

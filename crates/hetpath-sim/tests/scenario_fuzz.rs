@@ -1,5 +1,5 @@
-//! The scenario loader never panics, whatever the text (DESIGN.md convention 12): random
-//! bytes, and valid scenarios with one value or key mutated.
+//! The scenario loader never panics, whatever the text (docs/architecture.md, convention
+//! 9): random bytes, and valid scenarios with one value or key mutated.
 
 use hetpath_sim::load;
 use proptest::prelude::*;

@@ -111,10 +111,11 @@ impl Host {
         self.listeners.insert(port, listener);
     }
 
-    /// A port accepting with `listener`: one that already does, or the next free port
-    /// from `FIRST_SERVER_PORT`. `None` if every port is taken.
+    /// A port accepting with `listener`: the lowest that already does, or the next free
+    /// port from `FIRST_SERVER_PORT`. `None` if every port is taken.
     pub fn listen_any(&mut self, listener: Listener) -> Option<u16> {
-        if let Some((&port, _)) = self.listeners.iter().find(|(_, l)| **l == listener) {
+        let same = self.listeners.iter().filter(|(_, l)| **l == listener);
+        if let Some(port) = same.map(|(&p, _)| p).min() {
             return Some(port);
         }
         let port = (FIRST_SERVER_PORT..=u16::MAX).find(|p| !self.listeners.contains_key(p))?;

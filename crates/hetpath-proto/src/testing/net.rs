@@ -243,33 +243,43 @@ impl Net {
     }
 
     /// A packet reaches node `k`: its arrival hooks, then local delivery or forwarding.
-    fn deliver(&mut self, k: usize, mut p: Packet) {
-        let now = self.now;
-        for m in 1..self.machines(k) {
-            if !self.with_machine(k, m, |x| x.hooks().arrival) {
-                continue;
-            }
-            let v = self.with_machine(k, m, |x| x.handle_packet(now, At::Arrival, p, &NoNode));
-            self.drive(k, m);
-            match v {
-                Verdict::Pass(q) => p = q,
-                Verdict::Consume => return,
-            }
-        }
+    fn deliver(&mut self, k: usize, p: Packet) {
+        let Some(p) = self.offer(k, 1..self.machines(k), At::Arrival, p) else {
+            return;
+        };
         if p.ip.dst != addr(k) {
-            return self.send(now, k, p);
+            return self.send(self.now, k, p);
         }
-        for m in (1..self.machines(k)).chain([0]) {
-            if !self.with_machine(k, m, |x| x.hooks().local) {
+        // The host (machine 0) comes last, as the simulator shows it local packets.
+        let _ = self.offer(k, (1..self.machines(k)).chain([0]), At::Local, p);
+    }
+
+    /// Shows `p` at `at` to the machines `ms` of node `k` that hook it, in order; `None`
+    /// once one consumes it.
+    fn offer(
+        &mut self,
+        k: usize,
+        ms: impl Iterator<Item = usize>,
+        at: At,
+        mut p: Packet,
+    ) -> Option<Packet> {
+        let now = self.now;
+        let hooked = |x: &dyn Machine| match at {
+            At::Arrival => x.hooks().arrival,
+            _ => x.hooks().local,
+        };
+        for m in ms {
+            if !self.with_machine(k, m, |x| hooked(x)) {
                 continue;
             }
-            let v = self.with_machine(k, m, |x| x.handle_packet(now, At::Local, p, &NoNode));
+            let v = self.with_machine(k, m, |x| x.handle_packet(now, at, p, &NoNode));
             self.drive(k, m);
             match v {
                 Verdict::Pass(q) => p = q,
-                Verdict::Consume => return,
+                Verdict::Consume => return None,
             }
         }
+        Some(p)
     }
 
     /// Runs until nothing is in flight and no deadline is due by `limit`.

@@ -1,5 +1,6 @@
 //! Channel models: per link direction, they decide whether each transmitted packet
-//! arrives (DESIGN.md convention 6: impairments live in the simulator, never in proto).
+//! arrives (docs/architecture.md, convention 6: impairments live in the simulator, never
+//! in proto).
 //!
 //! Every model documents what it steps on: per packet, per bit, or per unit of time.
 //! A model owns its random stream (see `rng`), so runs are reproducible per seed, and

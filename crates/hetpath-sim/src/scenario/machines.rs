@@ -267,12 +267,21 @@ impl StateManagers {
     ) -> Result<(), KeyError> {
         match self.placed.get(&node) {
             Some(&m) if m == mode => Ok(()),
-            Some(&m) => Err(KeyError::new(
-                "tcp.ilc",
-                format!(
-                    "{mode:?} here, but another flow from this node asks for {m:?}; a node has one State Manager"
-                ),
-            )),
+            Some(&m) => {
+                let key = |c: Collaboration| match c {
+                    Collaboration::LinkOnly => "link-only",
+                    Collaboration::LinkIp => "link-ip",
+                };
+                Err(KeyError::new(
+                    "tcp.ilc",
+                    format!(
+                        "'{}' here, but another flow from this node asks for '{}'; a node has \
+                         one State Manager",
+                        key(mode),
+                        key(m)
+                    ),
+                ))
+            }
             None => {
                 // The node's layers are all up when the run starts (seed 002 Figure 7).
                 let sm = StateManager::new(mode, true, true);

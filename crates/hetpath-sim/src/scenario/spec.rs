@@ -328,6 +328,8 @@ pub struct TcpSpec {
     pub syn_retries: Option<u32>,
     pub data_retries: Option<u32>,
     pub recv_buffer: Option<Bytes>,
+    /// How long a connection stays in TIME-WAIT (default 2 MSL = 240 s).
+    pub time_wait: Option<Duration>,
     /// ILC-TCP: ask a State Manager on timeouts ("link-only", "link-ip" or "off").
     pub ilc: Option<IlcSpec>,
     /// ILC-TCP: what RESTORE resends: "go-back-n" (default) or "first-segment".
@@ -370,6 +372,7 @@ impl TcpSpec {
             syn_retries: over.syn_retries.or(self.syn_retries),
             data_retries: over.data_retries.or(self.data_retries),
             recv_buffer: over.recv_buffer.or(self.recv_buffer),
+            time_wait: over.time_wait.or(self.time_wait),
             ilc: over.ilc.or(self.ilc),
             ilc_restore: over.ilc_restore.or(self.ilc_restore),
         }

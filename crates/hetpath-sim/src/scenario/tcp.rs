@@ -173,6 +173,9 @@ pub fn tcp_config(t: &TcpSpec) -> Result<TcpConfig, KeyError> {
         }
         c.recv_buffer = b.0.min(1 << 30);
     }
+    if let Some(d) = t.time_wait {
+        c.time_wait = d.0;
+    }
     Ok(c)
 }
 
@@ -233,5 +236,12 @@ mod tests {
         assert!(e
             .message
             .contains("expected one of tcp-radio, tcp-radio-newrto"));
+    }
+
+    #[test]
+    fn time_wait_defaults_to_two_msl_and_is_a_key() {
+        assert_eq!(stack("", "", None).tcp.time_wait, Dur::from_secs(240));
+        let s = stack("time_wait = \"30s\"", "", None);
+        assert_eq!(s.tcp.time_wait, Dur::from_secs(30));
     }
 }

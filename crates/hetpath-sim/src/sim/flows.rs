@@ -105,8 +105,11 @@ impl Simulation {
             return; // its machines start on their own deadlines
         };
         let (client, server) = (self.host_on(p.from), self.host_on(p.to));
-        // The receiving side runs the same controller; it only sends ACKs here.
-        let listener = Listener::new(t.tcp, t.cc.clone());
+        // The receiving side runs the same controller; it only sends ACKs here. ILC-TCP
+        // freezes the mobile sender (seed 002 section 3.1), so the server never asks a State
+        // Manager: its node may have none to answer.
+        let server_tcp = TcpConfig { ilc: None, ..t.tcp };
+        let listener = Listener::new(server_tcp, t.cc.clone());
         let port = self
             .host_mut(server)
             .listen_any(listener)
