@@ -41,16 +41,18 @@ def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
 
 
-def save(out: Path, hetpath: str) -> None:
+def save(out: Path, hetpath: str, root: Path = REPO) -> None:
+    """Runs `hetpath` on the scenarios of the tree at `root` (each revision reads its own
+    scenario files: their keys may change with the code)."""
     out.mkdir(parents=True, exist_ok=True)
-    for scen in sorted((REPO / "scenarios" / "examples").glob("*.toml")):
+    for scen in sorted((root / "scenarios" / "examples").glob("*.toml")):
         name = scen.stem
         print(f"  run {name}", file=sys.stderr)
         res = run([hetpath, "run", str(scen), "--json", "-q"])
         (out / f"run-{name}.json").write_text(res.stdout)
         series_dir = out / f"series-{name}"
         run([hetpath, "run", str(scen), "-q", "--no-plots", "--out", str(series_dir)],
-            cwd=REPO)
+            cwd=root)
         for f in series_dir.iterdir():
             if f.suffix != ".csv":
                 f.unlink()
@@ -58,8 +60,8 @@ def save(out: Path, hetpath: str) -> None:
         print(f"  reproduce {paper} --quick", file=sys.stderr)
         pdir = out / f"reproduce-{paper}"
         res = run([hetpath, "reproduce", paper, "--quick", "--json", "-q",
-                   "--out", str(pdir), "--scenarios", str(REPO / "scenarios" / paper)],
-                  cwd=REPO)
+                   "--out", str(pdir), "--scenarios", str(root / "scenarios" / paper)],
+                  cwd=root)
         (out / f"reproduce-{paper}.jsonl").write_text(res.stdout)
         for f in list(pdir.iterdir()):
             if f.name != "runs.csv":
@@ -144,7 +146,7 @@ def against(rev: str, keep: Path | None) -> int:
         run([sys.executable, "-m", "venv", str(venv)])
         run([str(venv / "bin" / "pip"), "install", "--quiet", str(tree)])
         out = keep or work / "outputs"
-        save(out / "old", str(venv / "bin" / "hetpath"))
+        save(out / "old", str(venv / "bin" / "hetpath"), tree)
         save(out / "new", str(REPO / ".venv" / "bin" / "hetpath"))
         return diff(out / "old", out / "new")
     finally:

@@ -50,6 +50,12 @@ def translated() -> Iterator[None]:
         raise ScenarioError(str(exc)) from None
     except simulation_cls as exc:
         raise SimulationError(str(exc)) from None
+    except BaseException as exc:
+        # A Rust panic (pyo3's PanicException, a BaseException) is a bug in hetpath, never
+        # the user's mistake: one line that says so, not a traceback.
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise SimulationError(f"internal error (a bug in hetpath; please report it): {exc}") from None
 
 
 def run_text(

@@ -37,6 +37,19 @@ def test_simulation_error_cli(fake_core: ModuleType, small_toml: Path) -> None:
     assert result.stderr == "hetpath: error: simulation failed: event queue exploded\n"
 
 
+class PanicException(BaseException):
+    """Stands in for pyo3's exception for a Rust panic (also a BaseException)."""
+
+
+def test_an_engine_panic_is_one_line_not_a_traceback(fake_core: ModuleType, small_toml: Path) -> None:
+    fake_core.fail_with = PanicException("index out of bounds")
+    result = invoke(["run", str(small_toml)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("hetpath: error: simulation failed: internal error")
+    assert "index out of bounds" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_python_errors_are_not_mistaken_for_scenario_errors(fake_core: ModuleType, small_toml: Path) -> None:
     def progress(_t: float, _end: float) -> None:
         raise ValueError("from the callback")

@@ -151,6 +151,42 @@ fn a_pep_passes_ipsec_traffic_untouched() {
     assert_ne!(split.flows[0].completion_s, alone.flows[0].completion_s);
 }
 
+#[test]
+fn ilc_settings_leave_a_pep_alone() {
+    // `[tcp] ilc` asks a State Manager on the flows' senders; the PEP's own legs have
+    // none to ask, so they must run as plain TCP through an outage, not wait forever.
+    // The outage takes the ACKs back over the hop: the PEP's satellite leg times out.
+    let sat = format!("{GEO}\nba = {{ outages = [{{ down = \"1s\", up = \"4s\" }}] }}");
+    let plain = satellite("5MB", &sat, &pep("r1", "hybla"));
+    let ilc = plain.replace(
+        "stop_when_done = true",
+        "stop_when_done = true\n[tcp]\nilc = \"link-only\"",
+    );
+    let (a, _) = run(&plain, Some(1));
+    let (b, _) = run(&ilc, Some(1));
+    assert_eq!(b.flows[0].bytes_delivered, 5_000_000);
+    assert_eq!(a.flows, b.flows);
+}
+
+#[test]
+fn a_plain_receiver_echoes_router_feedback_to_an_xcp_pep() {
+    // A PEP running XCP on its legs toward an XCP router; the end host behind it runs
+    // CUBIC. The receiver's echo is the receiving connection's, so the PEP's far leg
+    // still hears the router and fills the hop as a CUBIC PEP does.
+    let router = "[[agent]]\nkind = \"xcp-router\"\nnode = \"r1\"\nlink = \"sat\"\n";
+    let xcp = satellite("3MB", GEO, &(pep("r1", "xcp") + router));
+    let cubic = satellite("3MB", GEO, &pep("r1", "cubic"));
+    let (x, _) = run(&xcp, Some(1));
+    let (c, _) = run(&cubic, Some(1));
+    let t = |s: &hetpath_sim::Summary| s.flows[0].completion_s.expect("completes");
+    assert!(
+        t(&x) < 2.0 * t(&c),
+        "XCP PEP {} s vs CUBIC PEP {} s",
+        t(&x),
+        t(&c)
+    );
+}
+
 /// Three XCP flows through a 10 Mbit/s, 50 ms RTT bottleneck with an XCP router; the
 /// second and third join at 5 s and 10 s.
 fn xcp_dumbbell() -> String {

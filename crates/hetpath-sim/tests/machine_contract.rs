@@ -1,15 +1,17 @@
 //! A machine written outside both crates runs on the simulator through the contract
 //! alone: the walk-through of docs/architecture.md ("Adding a machine"), as a test. The
 //! toy counts the pure ACKs its node sends over one link and reports the count to its
-//! node's other machines as it goes; it changes nothing.
+//! node's other machines as it goes; it changes nothing. A second toy floods a link, to
+//! check the flow control the contract promises (`NodeView::ready`).
 
 mod common;
 
 use hetpath_proto::crosslayer::Signal;
-use hetpath_proto::machine::{At, Hooks, Machine, NodeView, Verdict};
-use hetpath_proto::{Packet, Time};
+use hetpath_proto::machine::{At, Hooks, Machine, NodeView, Transmit, Verdict};
+use hetpath_proto::packet::Body;
+use hetpath_proto::{Addr, Packet, Time};
 use hetpath_sim::load;
-use hetpath_sim::sim::{DirId, NodeId};
+use hetpath_sim::sim::{node_addr, DirId, NodeId};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -80,4 +82,67 @@ fn a_toy_machine_sees_every_ack_and_changes_nothing() {
         with, plain,
         "a machine that passes every packet changes nothing"
     );
+}
+
+/// Sends raw packets from `from` to `to` for as long as its node's queue has room, from
+/// time zero on.
+struct Flooder {
+    from: Addr,
+    to: Addr,
+    started: bool,
+}
+
+impl Machine for Flooder {
+    fn hooks(&self) -> Hooks {
+        Hooks::default()
+    }
+    fn handle_packet(&mut self, _: Time, _: At, p: Packet, _: &dyn NodeView) -> Verdict {
+        Verdict::Pass(p)
+    }
+    fn handle_timeout(&mut self, _: Time, _: &dyn NodeView) {
+        self.started = true;
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        (!self.started).then_some(Time::ZERO)
+    }
+    fn poll_transmit(&mut self, _: Time, node: &dyn NodeView) -> Option<Transmit> {
+        if !self.started || !node.ready(self.to) {
+            return None; // woken when that queue next finishes a transmission
+        }
+        let body = Body::Raw {
+            proto: 253, // RFC 3692: for experimentation
+            len: 1460,
+        };
+        Some(Transmit::route(Packet::new(self.from, self.to, body)))
+    }
+}
+
+#[test]
+fn a_machine_waiting_on_a_full_queue_is_woken_as_it_drains_even_across_an_outage() {
+    // The link a -> b is down from 1 s to 2 s. The flooder has kept its queue full since
+    // time zero; when the link comes back it must be woken by each transmission and keep
+    // the link busy, whatever happened to the link in between.
+    let link = "rate = \"10Mbps\"\ndelay = \"20ms\"\nqueue = \"20pkt\"\n\
+                ab = { outages = [{ down = \"1s\", up = \"2s\" }] }";
+    let text = common::two_node("4s", link, &common::flow("f", "newreno", "start = \"10s\""));
+    let mut sim = load(&text, "flood.toml", None).unwrap();
+    let (a, b) = (NodeId(0), NodeId(1));
+    let flooder = Flooder {
+        from: node_addr(a),
+        to: node_addr(b),
+        started: false,
+    };
+    sim.add_machine(a, Vec::new(), Box::new(flooder));
+    assert!(sim.run(&mut |_, _| true));
+    let l = &sim.series().links;
+    let sent = |t: f64| {
+        (0..l.time_s.len())
+            .find(|&i| l.link[i] == 0 && (l.time_s[i] - t).abs() < 1e-9)
+            .map(|i| l.tx_bytes[i])
+            .unwrap()
+    };
+    for (t0, t1) in [(0.0, 1.0), (2.0, 4.0)] {
+        let busy = (sent(t1) - sent(t0)) as f64 * 8.0 / ((t1 - t0) * 10e6);
+        assert!(busy > 0.99, "busy {busy:.3} over [{t0} s, {t1} s]");
+    }
 }

@@ -152,6 +152,10 @@ fn mobility_errors_name_the_key() {
             "radio",
         ),
         (mobile(STATIONS, "advertise = \"0s\"", ""), "mobile.advertise"),
+        (
+            mobile(STATIONS, "", "transport = \"ideal\"\nsize = \"1MB\""),
+            "flow[0] 'f'.transport",
+        ),
     ];
     for (text, key) in cases {
         let e = error(&text);

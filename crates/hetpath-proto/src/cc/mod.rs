@@ -11,8 +11,9 @@
 //! capped at L*MSS (Appropriate Byte Counting, RFC 3465). Controllers never look at the
 //! counting mode, so every controller supports both.
 //!
-//! Router-assisted controllers (XCP, VCP, MPCP) also own their connection's receiving
-//! side of the protocol: the feedback read on arriving data and echoed on the next ACK.
+//! Router-assisted controllers (XCP, VCP, MPCP) stamp their request on data (`request`)
+//! and read the receiver's echo (`on_echo`); the echo itself is the receiving
+//! connection's (`rap::Echo`), as every receiver returns what the routers wrote.
 
 use crate::packet::RouterFeedback;
 use crate::rap::{self, Feedback};
@@ -156,13 +157,6 @@ pub trait CongestionControl: fmt::Debug + Send {
     /// Router-assisted, sending side: an ACK came back carrying the receiver's echo.
     fn on_echo(&mut self, now: Time, fb: &RouterFeedback) {
         self.on_feedback(now, rap::decode(fb));
-    }
-    /// Router-assisted, receiving side: the data segment starting at `seq` arrived with
-    /// the routers' feedback, to be returned on the next ACK (`take_echo`).
-    fn on_data_feedback(&mut self, _seq: u64, _fb: &RouterFeedback) {}
-    /// Router-assisted, receiving side: the feedback to put on the ACK being sent now.
-    fn take_echo(&mut self) -> Option<RouterFeedback> {
-        None
     }
 }
 

@@ -27,7 +27,6 @@
 
 use super::vcp::{Core, Policy, BETA};
 use super::*;
-use crate::rap::Echo;
 
 /// MI gain kappa in xi(rho) = kappa * (1 - rho) / rho (MLCP's form; VCP's `k_`).
 pub const KAPPA: f64 = 0.25;
@@ -72,22 +71,14 @@ pub struct Mpcp {
     core: Core,
     /// Code width 2n; `None` for the PEP controller.
     bits: Option<u8>,
-    mss: u32,
-    echo: Echo,
 }
 
 impl Mpcp {
-    pub fn new(cfg: CcConfig) -> Mpcp {
-        Mpcp::with_config(cfg, MpcpConfig::default())
-    }
-
     pub fn with_config(cfg: CcConfig, m: MpcpConfig) -> Mpcp {
         let n = m.packets.clamp(1, MAX_PACKETS);
         Mpcp {
             core: Core::new(cfg, policy(true)),
             bits: Some(2 * n),
-            mss: cfg.mss,
-            echo: Echo::default(),
         }
     }
 
@@ -96,8 +87,6 @@ impl Mpcp {
         Mpcp {
             core: Core::new(cfg, policy(false)),
             bits: None,
-            mss: cfg.mss,
-            echo: Echo::default(),
         }
     }
 }
@@ -142,12 +131,6 @@ impl CongestionControl for Mpcp {
         if let Feedback::Load(lf) = fb {
             self.core.on_feedback(now, lf);
         }
-    }
-    fn on_data_feedback(&mut self, seq: u64, fb: &RouterFeedback) {
-        self.echo.on_segment(seq, self.mss, fb);
-    }
-    fn take_echo(&mut self) -> Option<RouterFeedback> {
-        self.echo.take()
     }
 }
 

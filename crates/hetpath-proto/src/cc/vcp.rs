@@ -27,7 +27,6 @@
 
 use super::*;
 use crate::rap::load::{LOW_LOAD_END, OVERLOAD, T_RHO};
-use crate::rap::Echo;
 
 /// VCP's MI factor per t_rho (section 3; ns-2 `k_ * (1/0.8 - 1)` with `k_` = 0.25).
 pub const XI: f64 = 0.0625;
@@ -227,8 +226,6 @@ pub(super) fn pow(base: f64, exp: f64) -> f64 {
 #[derive(Debug, Clone)]
 pub struct Vcp {
     core: Core,
-    mss: u32,
-    echo: Echo,
 }
 
 impl Vcp {
@@ -241,8 +238,6 @@ impl Vcp {
         };
         Vcp {
             core: Core::new(cfg, policy),
-            mss: cfg.mss,
-            echo: Echo::default(),
         }
     }
 }
@@ -274,12 +269,6 @@ impl CongestionControl for Vcp {
         if let Feedback::Load(lf) = fb {
             self.core.on_feedback(now, lf);
         }
-    }
-    fn on_data_feedback(&mut self, seq: u64, fb: &RouterFeedback) {
-        self.echo.on_segment(seq, self.mss, fb);
-    }
-    fn take_echo(&mut self) -> Option<RouterFeedback> {
-        self.echo.take()
     }
 }
 

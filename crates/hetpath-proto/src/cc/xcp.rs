@@ -22,7 +22,6 @@
 
 use super::*;
 use crate::packet::XcpHeader;
-use crate::rap::Echo;
 
 /// Largest window, bytes (1 TiB: far above any simulated bandwidth-delay product).
 pub const MAX_CWND: u64 = 1 << 40;
@@ -36,8 +35,6 @@ pub struct Xcp {
     ssthresh: u64,
     /// RAPPEP: no header on the wire, losses ignored.
     pep: bool,
-    /// The receiving side: feedback read on data, returned on the next ACK.
-    echo: Echo,
 }
 
 impl Xcp {
@@ -48,7 +45,6 @@ impl Xcp {
             cwnd: cfg.initial_window.clamp(cfg.mss.max(1) as u64, MAX_CWND),
             ssthresh: u64::MAX,
             pep: false,
-            echo: Echo::default(),
         }
     }
 
@@ -113,12 +109,6 @@ impl CongestionControl for Xcp {
         if let Feedback::Window(h) = fb {
             self.apply(h);
         }
-    }
-    fn on_data_feedback(&mut self, seq: u64, fb: &RouterFeedback) {
-        self.echo.on_segment(seq, self.mss, fb);
-    }
-    fn take_echo(&mut self) -> Option<RouterFeedback> {
-        self.echo.take()
     }
 }
 

@@ -1,7 +1,7 @@
 //! Router-assisted congestion control (seed 004 section II): what routers running XCP,
 //! VCP or MPCP compute from their outgoing interface, and how a receiver echoes it. The
-//! end-host controllers are in `cc` (`xcp`, `vcp`, `mpcp` and RAPPEP's `-pep` forms); they
-//! own the echo (`Echo`) of the receiving side.
+//! end-host controllers are in `cc` (`xcp`, `vcp`, `mpcp` and RAPPEP's `-pep` forms); the
+//! echo (`Echo`) belongs to every receiving connection.
 
 pub mod echo;
 pub mod load;

@@ -17,7 +17,7 @@ use super::recovery::AckInput;
 use super::sender::{Expiry, Outgoing, Sender, SenderStats};
 use crate::cc::CongestionControl;
 use crate::packet::{Endpoint, Packet, SackList, SynOptions, TcpFlags, TcpSegment};
-use crate::rap::Feedback;
+use crate::rap::{Echo, Feedback};
 use crate::time::{Dur, Time};
 use std::collections::VecDeque;
 
@@ -99,6 +99,10 @@ pub struct Connection {
     wire_shift: u8,
     /// The peer's FIN arrived before we closed (we are the passive closer).
     peer_closed_first: bool,
+    /// Router feedback that arrived on data, to go back on the next ACK. Echoing is the
+    /// receiver's part of XCP, VCP and MPCP (Katabi et al. 2002 section 3.2), whatever
+    /// controller the receiver itself runs; an ACK without feedback to echo carries none.
+    echo: Echo,
     /// When TIME-WAIT ends.
     time_wait_deadline: Option<Time>,
     send_rst: bool,
@@ -150,6 +154,7 @@ impl Connection {
             peer_sack: false,
             wire_shift: 0,
             peer_closed_first: false,
+            echo: Echo::default(),
             time_wait_deadline: None,
             send_rst: false,
             events: VecDeque::new(),
@@ -260,7 +265,7 @@ impl Connection {
         if let Some(fb) = &seg.rap {
             if seg.len > 0 {
                 // Router-assisted control: data carries the routers' feedback forward...
-                self.sender.cc.on_data_feedback(seg.seq, fb);
+                self.echo.on_segment(seg.seq, self.cfg.mss, fb);
             } else if seg.flags.contains(TcpFlags::ACK) {
                 // ...and pure ACKs carry the receiver's echo back to the sender.
                 self.sender.cc.on_echo(now, fb);
@@ -344,7 +349,7 @@ impl Connection {
         self.advance_close();
     }
 
-    /// The closing states of RFC 9293 section 3.3.2 (Figure 6), derived from who has
+    /// The closing states of RFC 9293 section 3.3.2 (Figure 5), derived from who has
     /// closed and what is acknowledged: a CLOSE moves ESTABLISHED to FIN-WAIT-1 and
     /// CLOSE-WAIT to LAST-ACK (section 3.10.4); the peer's FIN moves ESTABLISHED to
     /// CLOSE-WAIT, FIN-WAIT-1 to CLOSING and FIN-WAIT-2 to TIME-WAIT, and the ACK of our
@@ -440,7 +445,7 @@ impl Connection {
         s.window = window;
         s.sack = sack;
         if s.len == 0 {
-            s.rap = self.sender.cc.take_echo();
+            s.rap = self.echo.take();
         }
         Some(s)
     }

@@ -600,3 +600,30 @@ fn zero_window_probes_back_off_exponentially_up_to_the_cap() {
     assert_eq!(gaps, [2, 4, 8, 16, 32, 60, 60, 60]);
     assert_eq!(a.stats().window_probes, 9);
 }
+
+#[test]
+fn a_host_runs_the_same_on_its_own_timer_heap_and_on_keyed_timers() {
+    // Three transfers at once with losses, so that retransmission and delayed-ACK timers
+    // of several connections interleave: the host's heap (the generic contract) and the
+    // per-connection timers the simulator uses must send the same packets at the same
+    // times.
+    let run = |keyed: bool| {
+        let mut net = Net::line(2, Dur::from_millis(50));
+        net.hops[0].per_packet[0] = Dur::from_micros(800);
+        if keyed {
+            net.keyed_timers();
+        }
+        for _ in 0..3 {
+            net.transfer(0, 1, (cfg(), "newreno"), server(), 200_000);
+        }
+        drop_data(&mut net, |n, _| n % 17 == 5 || (40..48).contains(&n));
+        net.run(secs(100.0));
+        net.trace
+            .iter()
+            .map(|s| (s.handed, s.start, s.from, s.packet.clone()))
+            .collect::<Vec<_>>()
+    };
+    let (heap, keyed) = (run(false), run(true));
+    assert!(heap.len() > 600, "{}", heap.len());
+    assert!(heap == keyed, "the two timer modes diverge");
+}

@@ -80,6 +80,10 @@ pub struct Net {
     pub events: Vec<(Time, usize, usize, Event)>,
     /// Signals a node's link layer reports at given times.
     script: Vec<(Time, usize, Signal)>,
+    /// Hosts' connection timers, when they are keyed (`keyed_timers`): (deadline, order
+    /// made, node, connection).
+    conn_timers: Option<Vec<(Time, u64, usize, ConnId)>>,
+    armed: u64,
 }
 
 /// Node k's address.
@@ -103,7 +107,18 @@ impl Net {
             trace: Vec::new(),
             events: Vec::new(),
             script: Vec::new(),
+            conn_timers: None,
+            armed: 0,
         }
+    }
+
+    /// Drives the hosts' connection timers one by one, as the simulator does
+    /// (`Host::keyed_timers`), instead of through the host's own heap.
+    pub fn keyed_timers(&mut self) {
+        for n in &mut self.nodes {
+            n.host.keyed_timers();
+        }
+        self.conn_timers = Some(Vec::new());
     }
 
     pub fn host(&mut self, k: usize) -> &mut Host {
@@ -196,6 +211,12 @@ impl Net {
             self.events.push((now, k, m, ev));
             if let Event::Signal(s) = ev {
                 self.publish(k, s, Some(m));
+            }
+        }
+        if let (0, Some(timers)) = (m, &mut self.conn_timers) {
+            while let Some((c, t)) = self.nodes[k].host.poll_armed() {
+                timers.push((t, self.armed, k, c));
+                self.armed += 1;
             }
         }
     }
@@ -302,9 +323,11 @@ impl Net {
                     t.map(|t| (k, m, t))
                 })
                 .collect();
+            let conn_timers = self.conn_timers.as_deref().unwrap_or_default();
             let next = [
                 self.flight.iter().map(|f| f.0).min(),
                 timers.iter().map(|t| t.2).min(),
+                conn_timers.iter().map(|t| t.0).min(),
                 self.script.iter().map(|s| s.0).min(),
             ]
             .into_iter()
@@ -329,8 +352,24 @@ impl Net {
                         self.drive(k, m);
                     }
                 }
+                self.fire_conn_timers(now);
             }
         }
         panic!("drive loop did not settle");
+    }
+
+    /// Keyed timers due by `now`, in (deadline, order made) order, as an event queue
+    /// would run them.
+    fn fire_conn_timers(&mut self, now: Time) {
+        let Some(timers) = &mut self.conn_timers else {
+            return;
+        };
+        let mut due: Vec<_> = timers.iter().copied().filter(|t| t.0 <= now).collect();
+        timers.retain(|t| t.0 > now);
+        due.sort_unstable();
+        for (t, _, k, c) in due {
+            self.nodes[k].host.handle_conn_timeout(t, c);
+            self.drive(k, 0);
+        }
     }
 }

@@ -225,7 +225,7 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
                     "missing: an ideal-transport flow needs a size".into(),
                 )
             })?;
-            place_ideal(&mut sim, flow, from, to, tcp.mss, size, start);
+            place_ideal(&mut sim, flow, from, to, tcp.mss, size, start).map_err(at(&place))?;
         }
     }
     let names = Names {

@@ -16,6 +16,7 @@ use hetpath_proto::agent::{
 };
 use hetpath_proto::cc::RapMonitor;
 use hetpath_proto::rap::{LoadConfig, LoadMonitor, XcpRouter, XcpRouterConfig};
+use hetpath_proto::tcp::TcpConfig;
 use hetpath_proto::{Dur, Endpoint, Time};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -191,7 +192,12 @@ impl SplitPepSpec {
             ));
         }
         let pep = SplitPep::new(SplitConfig {
-            tcp: stack.tcp,
+            // ILC-TCP's question needs a State Manager to answer it; a PEP's legs have
+            // none (seed 002 section 3.1 freezes the mobile sender only).
+            tcp: TcpConfig {
+                ilc: None,
+                ..stack.tcp
+            },
             cc: stack.cc,
             buffer,
             monitor_interval,
@@ -215,7 +221,8 @@ fn round_trip(sim: &Simulation, d: DirId, mss: u32) -> Dur {
 }
 
 /// The ideal protocol's two ends for flow `f`: a source on `from` whose interface is its
-/// first hop toward `to`, and a sink on `to`.
+/// first hop toward `to`, and a sink on `to`. The source needs a fixed first hop, which a
+/// mobile host does not have.
 pub fn place_ideal(
     sim: &mut Simulation,
     f: FlowId,
@@ -224,8 +231,13 @@ pub fn place_ideal(
     mss: u32,
     size: u64,
     start: Time,
-) {
-    let first_hop = sim.first_hop(from, to).expect("checked: reachable");
+) -> Result<(), KeyError> {
+    let first_hop = sim.first_hop(from, to).ok_or_else(|| {
+        KeyError::new(
+            "transport",
+            "\"ideal\" needs a fixed first hop; it cannot start at the mobile host",
+        )
+    })?;
     let (src, dst) = ideal_endpoints(f, from, to);
     let source = IdealSource::new(src, dst, mss, size, start);
     let sink = IdealSink::new(src, dst, mss, size);
@@ -233,6 +245,7 @@ pub fn place_ideal(
     sim.bind_stream(f, m);
     let m = sim.add_machine(to, Vec::new(), Box::new(sink));
     sim.bind_stream(f, m);
+    Ok(())
 }
 
 /// An ideal flow's addresses and ports: the ports only tell apart the segments of ideal

@@ -287,6 +287,9 @@ impl Simulation {
             let held = s.blocked.as_ref().is_some_and(|b| b.0 == d) || s.waiting.contains(&d);
             if (tx_done && held) || s.watching.contains(&d) {
                 self.drive(m);
+            } else if held && !self.waiters[d.index()].contains(&m) {
+                // A state change frees no room: it still waits for a transmission.
+                self.waiters[d.index()].push(m);
             }
         }
     }
