@@ -11,9 +11,9 @@
   at its default seeds.
 
 `diff` compares them value by value. Wall-clock fields (`wall_time_s`) are ignored; the
-engine's event count (`events`) is reported apart, because it counts engine work (timer
-entries, spurious wake-ups), not results. Every other difference is listed and makes the
-exit status 1.
+engine's event count (`events`) and columns that only the new side has are reported
+apart, because they are engine work (timer entries, spurious wake-ups) or additions, not
+changed results. Every other difference is listed and makes the exit status 1.
 
 `against REV` checks REV out into a temporary git worktree, builds it into its own
 virtual environment, saves its outputs and the current checkout's, and diffs them.
@@ -119,6 +119,11 @@ def diff(old: Path, new: Path) -> int:
             walk(la, lb, str(rel), diffs, engine)
         elif rel.suffix == ".csv":
             ra, rb = read_csv(a), read_csv(b)
+            added = [k for k in (rb[0] if rb else {}) if ra and k not in ra[0]]
+            if added:
+                # New columns are reported, not counted: the old ones must not change.
+                engine.append(f"{rel}: columns added: {', '.join(added)}")
+                rb = [{k: v for k, v in row.items() if k not in added} for row in rb]
             if ra != rb:
                 n = sum(1 for x, y in zip(ra, rb) if x != y) + abs(len(ra) - len(rb))
                 first = next((i for i, (x, y) in enumerate(zip(ra, rb)) if x != y), None)
@@ -129,11 +134,11 @@ def diff(old: Path, new: Path) -> int:
         elif a.read_bytes() != b.read_bytes():
             diffs.append(f"{rel}: bytes differ")
     for line in engine:
-        print(f"engine work (not a result): {line}")
+        print(f"not a result change: {line}")
     for line in diffs:
         print(f"DIFF {line}")
     print(f"{len(files)} files compared: {len(diffs)} differences in results, "
-          f"{len(engine)} in engine event counts")
+          f"{len(engine)} changes in engine event counts or added columns")
     return 1 if diffs else 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 from types import ModuleType
 from typing import Any, Callable, Iterator, Optional
 
@@ -73,6 +74,8 @@ def run_text(
     """
     with translated():
         raw: dict[str, Any] = core().run(text, path, seed=seed, pcap_dir=pcap_dir, progress=progress, series=series)
+    # The engine hands the summary over as JSON, serialised from the schema's own types.
+    raw["summary"] = json.loads(raw["summary"])
     return raw
 
 
@@ -92,6 +95,21 @@ def profiles() -> list[tuple[str, str, Optional[str], str]]:
     """TCP profiles: (name, source, controller or None, keys as TOML)."""
     with translated():
         return [tuple(p) for p in core().profiles()]
+
+
+def schema() -> dict[str, list[str]]:
+    """The result schema, defined once in the engine (``hetpath_sim::results``): keys of
+    ``summary``, ``flow`` and ``link`` records, columns of ``flow_series`` and
+    ``link_series``, each in output order."""
+    with translated():
+        return {k: list(v) for k, v in core().schema().items()}
+
+
+def build_commit() -> Optional[str]:
+    """The git commit the engine was built from (``-dirty`` with local changes), or None."""
+    with translated():
+        commit = core().build_commit()
+    return None if commit is None else str(commit)
 
 
 def core_version() -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 import tomli_w
@@ -24,6 +25,21 @@ else:  # pragma: no cover - exercised only on Python < 3.11
     import tomli as tomllib
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def read_file(path: Path) -> str:
+    """Read a scenario or sweep file; any failure is a one-line ``ScenarioError`` (a user
+    mistake: exit 2), not an ``OSError`` traceback."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ScenarioError(f"{path}: is a directory, expected a .toml file") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{path}: not a UTF-8 text file") from None
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def loads(text: str, source: str) -> dict[str, Any]:

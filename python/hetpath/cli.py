@@ -7,8 +7,8 @@ and is registered from :data:`hetpath.commands.COMMANDS`, so new ones (``sweep``
 ``reproduce``) plug in without touching this file.
 
 Exit codes: 0 success; 1 simulation failure or other runtime error; 2 bad
-input (invalid scenario, unreadable file, bad TOML, bad command-line usage);
-130 interrupted.
+input (invalid scenario or sweep file, unreadable file, bad TOML, an unusable --out,
+bad command-line usage), always found before anything runs; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, NoReturn, Optional
 import click
 
 from .commands import COMMANDS
-from .errors import CoreMissingError, HetpathError, ScenarioError, SimulationError
+from .errors import CoreMissingError, HetpathError, OutputError, ScenarioError, SimulationError
 
 EXIT_RUNTIME = 1
 EXIT_INPUT = 2
@@ -66,7 +66,7 @@ class HetpathGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except ScenarioError as exc:
+        except (ScenarioError, OutputError) as exc:
             raise CliInputError(str(exc)) from None
         except SimulationError as exc:
             raise CliError(f"simulation failed: {exc}") from None

@@ -23,6 +23,10 @@ class ScenarioError(HetpathError, ValueError):
     """
 
 
+class OutputError(HetpathError, ValueError):
+    """An output path given by the user cannot be written (checked before any run)."""
+
+
 class SimulationError(HetpathError, RuntimeError):
     """The simulation failed after the scenario was accepted."""
 

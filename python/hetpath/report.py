@@ -1,7 +1,9 @@
 """Human-readable rendering of a run summary as rich tables.
 
-Kept apart from the CLI so other front-ends (a future ``sweep``, notebooks via
-``rich``) can reuse the same tables.
+Kept apart from the CLI so other front-ends (``sweep``, notebooks via ``rich``) can
+reuse the same tables. Keys are the engine's schema (``hetpath.schema()``): a missing
+key is a bug and raises; only a value that is legitimately absent (a flow that did not
+complete) prints as a dash.
 """
 
 from __future__ import annotations
@@ -25,13 +27,30 @@ def _column_style(justify: str) -> dict[str, Any]:
     return {"no_wrap": True} if justify != "left" else {"min_width": 6, "overflow": "fold"}
 
 
-def _bytes(n: Optional[float]) -> str:
-    if n is None:
-        return _DASH
+def _bytes(n: float) -> str:
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
         if abs(n) >= scale:
             return f"{n / scale:.2f} {unit}"
     return f"{int(n)} B"
+
+
+_PREFIXES = {-4: "p", -3: "n", -2: "µ", -1: "m", 0: "", 1: "k", 2: "M", 3: "G", 4: "T"}
+
+
+def eng(x: float, digits: int = 3) -> str:
+    """``x`` with ``digits`` significant digits and an SI prefix: 5360 -> ``5.36k``,
+    0.00123 -> ``1.23m``, 42 -> ``42.0``; outside p..T, plain scientific notation."""
+    import math
+
+    if x == 0 or not math.isfinite(x):
+        return format(x, "g")
+    x = float(f"{x:.{digits - 1}e}")  # round first, so 999.6 becomes 1.00k, not 1000
+    exp3 = math.floor(math.log10(abs(x)) / 3)
+    if exp3 not in _PREFIXES:
+        return f"{x:.{digits - 1}e}"
+    scaled = x / 10.0 ** (3 * exp3)
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(scaled))))
+    return f"{scaled:.{decimals}f}{_PREFIXES[exp3]}"
 
 
 def _num(x: Optional[float], fmt: str) -> str:
@@ -47,16 +66,15 @@ def flows_table(flows: list[dict[str, Any]]) -> Table:
     ):
         table.add_column(col, justify=justify, **_column_style(justify))  # type: ignore[arg-type]
     for f in flows:
-        goodput = f.get("goodput_bps")
         table.add_row(
-            str(f.get("name", "")),
-            str(f.get("cc", "")),
-            _bytes(f.get("bytes_delivered")),
-            _num(None if goodput is None else goodput / 1e6, ".3f"),
-            _num(f.get("completion_s"), ".3f"),
-            str(f.get("retransmissions", _DASH)),
-            str(f.get("timeouts", _DASH)),
-            Text("yes", style="bold red") if f.get("aborted") else Text("no"),
+            str(f["name"]),
+            str(f["cc"]),
+            _bytes(f["bytes_delivered"]),
+            _num(f["goodput_bps"] / 1e6, ".3f"),
+            _num(f["completion_s"], ".3f"),
+            str(f["retransmissions"]),
+            str(f["timeouts"]),
+            Text("yes", style="bold red") if f["aborted"] else Text("no"),
         )
     return table
 
@@ -70,26 +88,24 @@ def links_table(links: list[dict[str, Any]]) -> Table:
     ):
         table.add_column(col, justify=justify, **_column_style(justify))  # type: ignore[arg-type]
     for ln in links:
-        util = ln.get("utilization")
         table.add_row(
-            str(ln.get("name", "")),
-            f"{ln.get('from', '?')} → {ln.get('to', '?')}",
-            _num(None if util is None else util * 100, ".1f"),
-            str(ln.get("drops", _DASH)),
-            str(ln.get("max_queue_pkts", _DASH)),
+            str(ln["name"]),
+            f"{ln['from']} → {ln['to']}",
+            _num(ln["utilization"] * 100, ".1f"),
+            str(ln["drops"]),
+            str(ln["max_queue_pkts"]),
         )
     return table
 
 
 def headline(summary: dict[str, Any]) -> Text:
     """One line: which scenario, which seed, how long it simulated and took."""
-    events = summary.get("events")
     return Text.assemble(
-        (str(summary.get("scenario", "")), "bold"),
-        f"  seed {summary.get('seed')}",
-        f"  {_num(summary.get('sim_time_s'), '.3f')} s simulated",
-        f" in {_num(summary.get('wall_time_s'), '.2f')} s",
-        f", {events:,} events" if isinstance(events, int) else "",
+        (str(summary["scenario"]), "bold"),
+        f"  seed {summary['seed']}",
+        f"  {_num(summary['sim_time_s'], '.3f')} s simulated",
+        f" in {_num(summary['wall_time_s'], '.2f')} s",
+        f", {summary['events']:,} events",
     )
 
 
@@ -100,7 +116,7 @@ def print_summary(summary: dict[str, Any], console: Optional[Console] = None) ->
     never wrapped, so ``hetpath run x.toml > report.txt`` keeps one row per line.
     """
     console = console or Console()
-    tables = [flows_table(summary.get("flows", [])), links_table(summary.get("links", []))]
+    tables = [flows_table(summary["flows"]), links_table(summary["links"])]
     # Never let rich drop or crush columns: a terminal narrower than a table's
     # minimum gets the minimum (it soft-wraps); a pipe gets the natural width.
     unbounded = console.options.update_width(10_000)

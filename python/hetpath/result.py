@@ -12,7 +12,7 @@ import math
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 if TYPE_CHECKING:  # pandas is imported on first use, keeping `hetpath --help` fast
     import pandas as pd
@@ -43,6 +43,10 @@ class Result:
         self._raw = raw
         #: The run summary exactly as the engine reported it (see the README for keys).
         self.summary: dict[str, Any] = raw["summary"]
+        #: Where the result came from (:mod:`hetpath.provenance`); None if not recorded.
+        self.provenance: Optional[dict[str, Any]] = raw.get("provenance")
+        #: The exact scenario text that ran, when known.
+        self.scenario_text: Optional[str] = raw.get("scenario_text")
         series = raw.get("series") or {}
         self._flow_cols: dict[str, Any] = series.get("flows") or {}
         self._link_cols: dict[str, Any] = series.get("links") or {}
@@ -86,14 +90,19 @@ class Result:
         return pd.DataFrame(self._link_cols)
 
     def write(self, out_dir: PathLike) -> list[Path]:
-        """Write summary.json and CSVs (plus Parquet if pyarrow is installed).
+        """Write summary.json (with the provenance), the scenario that ran
+        (scenario.toml) and CSVs (plus Parquet if pyarrow is installed).
 
         Returns the files written.  The directory is created if needed.
         """
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         written = [out / "summary.json"]
-        written[0].write_text(summary_json(self.summary) + "\n", encoding="utf-8")
+        summary = self.summary if self.provenance is None else {**self.summary, "provenance": self.provenance}
+        written[0].write_text(summary_json(summary) + "\n", encoding="utf-8")
+        if self.scenario_text is not None:
+            written.append(out / "scenario.toml")
+            written[-1].write_text(self.scenario_text, encoding="utf-8")
         tables = {
             "flows": self.flows,
             "links": self.links,

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from . import _bridge
+from .provenance import now_utc, provenance
 from .result import Result
 from .scenario import Scenario
 
@@ -60,7 +61,10 @@ def run_text(
     if pcap_dir is not None:
         Path(pcap_dir).mkdir(parents=True, exist_ok=True)
         pcap = str(pcap_dir)
+    started = now_utc()
     raw = _bridge.run_text(text, source, seed=seed, pcap_dir=pcap, progress=progress, series=series)
+    raw["provenance"] = provenance(text, source, raw["summary"]["seed"], started, now_utc())
+    raw["scenario_text"] = text
     return Result(raw)
 
 

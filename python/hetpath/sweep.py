@@ -22,7 +22,8 @@ Keys are dotted paths into the scenario; a step into an array of tables (``flow`
 protocol x seed); each is a complete scenario text, so a backend can run it anywhere
 (see :mod:`hetpath.backends`).  :func:`aggregate` reduces them to a tidy table: one
 row per grid point, protocol and flow, with the mean and 95% confidence half-width of
-each metric over the runs that completed, and counts of those that did not.
+every metric the engine reports for a flow (see :data:`COMPLETION_METRICS` for which
+runs count), and counts of the runs that did not complete.
 """
 
 from __future__ import annotations
@@ -41,18 +42,31 @@ from .stats import mean_ci95
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Metrics of a run, per flow, averaged over completed runs by :func:`aggregate`.
-METRICS = ("completion_s", "goodput_bps", "retransmissions", "timeouts")
+#: Keys of the engine's flow record that describe a flow rather than measure it. Every
+#: other key of ``hetpath.schema()["flow"]`` is a metric, aggregated by :func:`aggregate`.
+IDENTITY = ("name", "cc", "from", "to", "start_s", "size_bytes", "aborted")
+#: Metrics that exist only once a flow completed: averaged over completed runs. The
+#: others are averaged over completed runs of a sized flow, and over every run that was
+#: not aborted of a bulk flow (no size: it runs to the horizon by design, and its
+#: goodput over the run is the measurement).
+COMPLETION_METRICS = ("completion_s", "sender_done_s")
+
+
+def flow_metrics() -> list[str]:
+    """Every metric of a flow, in the engine's order (from the schema, never a copy)."""
+    return [k for k in _bridge.schema()["flow"] if k not in IDENTITY]
+
 #: Arrays of tables a dotted key can select an entry of, and the key that names it.
 _ARRAYS = {"flow": "name", "link": "name", "node": "name", "base_station": "node"}
 
 
 @dataclass
 class Axis:
-    """One grid dimension: a label per value and the overrides each value applies."""
+    """One grid dimension: a label per value and the overrides each value applies. A
+    plain value is its own label, so numeric axes stay numeric in every output."""
 
     name: str
-    labels: list[str]
+    labels: list[Any]
     overrides: list[dict[str, Any]]
 
 
@@ -72,7 +86,7 @@ class Sweep:
 class Task:
     """One run: the complete scenario text and the coordinates it belongs to."""
 
-    point: tuple[tuple[str, str], ...]
+    point: tuple[tuple[str, Any], ...]
     protocol: str
     seed: int
     text: str
@@ -123,19 +137,19 @@ def _axis(name: str, values: Any, where: str) -> Axis:
             label = v.pop("label", None)
             if not v:
                 raise ScenarioError(f"{where}grid.{name}[{k}]: expected at least one key to set")
-            labels.append(str(label) if label is not None else ",".join(str(x) for x in v.values()))
+            labels.append(label if label is not None else ",".join(str(x) for x in v.values()))
             overrides.append(v)
         return Axis(name, labels, overrides)
     if any(isinstance(v, dict) for v in values):
         raise ScenarioError(f"{where}grid.'{name}': mix of tables and plain values; use one or the other")
-    return Axis(name, [str(v) for v in values], [{name: v} for v in values])
+    return Axis(name, list(values), [{name: v} for v in values])
 
 
 def load(path: Union[str, Path]) -> Sweep:
     """Read a sweep file; errors name the file and the key."""
     path = Path(path)
     where = f"{path}: "
-    doc = _toml.loads(path.read_text(encoding="utf-8"), str(path))
+    doc = _toml.loads(_toml.read_file(path), str(path))
     unknown = set(doc) - {"sweep", "grid", "protocol"}
     if unknown:
         raise ScenarioError(f"{where}unknown table(s) {', '.join(sorted(unknown))}; expected sweep, grid, protocol")
@@ -151,7 +165,7 @@ def load_experiments(path: Union[str, Path]) -> dict[str, Sweep]:
     experiment table (a title, a section) are left to the caller."""
     path = Path(path)
     where = f"{path}: "
-    doc = _toml.loads(path.read_text(encoding="utf-8"), str(path))
+    doc = _toml.loads(_toml.read_file(path), str(path))
     unknown = set(doc) - {"sweep", "protocol", "experiment"}
     if unknown:
         raise ScenarioError(f"{where}unknown table(s) {', '.join(sorted(unknown))}; expected sweep, protocol, experiment")
@@ -178,7 +192,7 @@ def _head(doc: dict[str, Any], path: Path, where: str) -> Sweep:
     if "scenario" not in head:
         raise ScenarioError(f"{where}sweep.scenario: missing: the base scenario file")
     base_path = path.parent / str(head["scenario"])
-    base = _toml.loads(base_path.read_text(encoding="utf-8"), str(base_path))
+    base = _toml.loads(_toml.read_file(base_path), str(base_path))
     sweep = Sweep(base=base, source=str(base_path), seeds=_seeds(head.get("seeds", 1), where))
     if "flows" in head:
         sweep.flows = [str(f) for f in head["flows"]]
@@ -215,28 +229,18 @@ def plan(sweep: Sweep) -> list[Task]:
 
 
 def run_task(task: Task) -> list[dict[str, Any]]:
-    """Run one task; one record per reported flow.  Top level so workers can pickle it."""
+    """Run one task; one record per reported flow: the grid point, protocol, seed, and
+    every key of the engine's flow record (``name`` as ``flow``), plus ``completed``.
+    Top level so workers can pickle it."""
     raw = _bridge.run_text(task.text, task.source, seed=task.seed, series=False)
     records = []
     for f in raw["summary"]["flows"]:
         if task.flows is not None and f["name"] not in task.flows:
             continue
-        completed = f["completion_s"] is not None
-        records.append({
-            **dict(task.point),
-            "protocol": task.protocol,
-            "seed": task.seed,
-            "flow": f["name"],
-            "size_bytes": f["size_bytes"],
-            "completed": completed,
-            "aborted": bool(f["aborted"]),
-            "completion_s": f["completion_s"],
-            "sender_done_s": f.get("sender_done_s"),
-            "goodput_bps": f["goodput_bps"],
-            "retransmissions": f["retransmissions"],
-            "timeouts": f["timeouts"],
-            "freezes": f["freezes"],
-        })
+        record = {**dict(task.point), "protocol": task.protocol, "seed": task.seed, "flow": f["name"]}
+        record.update((k, v) for k, v in f.items() if k != "name")
+        record["completed"] = f["completion_s"] is not None
+        records.append(record)
     return records
 
 
@@ -263,24 +267,34 @@ def run(
     return pd.DataFrame([r for rs in results if rs for r in rs])
 
 
-def aggregate(raw: "pd.DataFrame", by: Sequence[str], metrics: Sequence[str] = METRICS) -> "pd.DataFrame":
-    """Tidy summary: one row per ``by`` group; for each metric its mean and 95% CI
-    half-width over completed runs; ``runs``, ``completed``, ``aborted`` (the connection
-    gave up) and ``unfinished`` (still running at the horizon) counts."""
+def aggregate(raw: "pd.DataFrame", by: Sequence[str], metrics: Optional[Sequence[str]] = None) -> "pd.DataFrame":
+    """Tidy summary: one row per ``by`` group; for each metric (default: every metric of
+    the schema present in ``raw``) its mean and 95% CI half-width over the runs that count
+    for it (:data:`COMPLETION_METRICS`); ``runs``, ``seeds`` (distinct), ``completed``,
+    ``aborted`` (the connection gave up), ``unfinished`` (still running at the horizon)
+    and ``excluded`` (runs that count for no metric) counts."""
+    import pandas as pd
+
+    if metrics is None:
+        metrics = [m for m in flow_metrics() if m in raw.columns]
     rows = []
     for key, g in raw.groupby(list(by), sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         row: dict[str, Any] = dict(zip(by, key))
-        done = g[g["completed"]]
+        completed = g["completed"].astype(bool)
+        aborted = g["aborted"].astype(bool)
+        bulk = g["size_bytes"].isna() if "size_bytes" in g else pd.Series(False, index=g.index)
+        counted = completed | (bulk & ~aborted)
         row["runs"] = len(g)
-        row["completed"] = len(done)
-        row["aborted"] = int(g["aborted"].sum())
-        row["unfinished"] = int((~g["completed"] & ~g["aborted"]).sum())
+        row["seeds"] = int(g["seed"].nunique()) if "seed" in g else len(g)
+        row["completed"] = int(completed.sum())
+        row["aborted"] = int(aborted.sum())
+        row["unfinished"] = int((~completed & ~aborted).sum())
+        row["excluded"] = int((~counted).sum())
         for m in metrics:
-            mean, ci, _ = mean_ci95(done[m])
+            over = completed if m in COMPLETION_METRICS else counted
+            mean, ci, _ = mean_ci95(g.loc[over, m])
             row[m] = mean
             row[f"{m}_ci95"] = ci
         rows.append(row)
-    import pandas as pd
-
     return pd.DataFrame(rows)

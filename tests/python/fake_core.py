@@ -9,6 +9,8 @@ the simulator's behaviour is tested against the real extension.
 
 from __future__ import annotations
 
+import importlib
+import json
 import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -27,12 +29,30 @@ class SimulationError(RuntimeError):
     pass
 
 
+# The real engine's schema, read before this module stands in for it, so the fake's
+# records have exactly the real keys.
+_SCHEMA: dict[str, list[str]] = {k: list(v) for k, v in importlib.import_module("hetpath._core").schema().items()}
+
+
+def schema() -> dict[str, list[str]]:
+    return _SCHEMA
+
+
+def _record(kind: str, **known: Any) -> dict[str, Any]:
+    """A record with every key of the schema: the given values, 0 for the rest."""
+    return {k: known.get(k, 0) for k in _SCHEMA[kind]}
+
+
 #: Set by a test to make the next ``run`` raise this after its progress calls.
 fail_with: Optional[BaseException] = None
 
 
 def version() -> str:
     return "0.0.0+fake"
+
+
+def build_commit() -> Optional[str]:
+    return None
 
 
 def cc_names() -> list[str]:
@@ -79,25 +99,23 @@ def run(
     if fail_with is not None:
         raise fail_with
     flows = [
-        {"name": f["name"], "cc": f.get("cc", "newreno"), "from": f["from"], "to": f["to"],
-         "start_s": 0.0, "size_bytes": None, "bytes_delivered": 1000, "goodput_bps": 8000.0 / end,
-         "completion_s": None, "retransmissions": 0, "timeouts": 0, "aborted": False}
+        _record("flow", name=f["name"], cc=f.get("cc", "newreno"), **{"from": f["from"], "to": f["to"]},
+                start_s=0.0, size_bytes=None, bytes_delivered=1000, goodput_bps=8000.0 / end,
+                completion_s=None, sender_done_s=None, aborted=False)
         for f in data.get("flow", [])
     ]
     links = []
     for ln in data.get("link", []):
         for src, dst in ((ln["a"], ln["b"]), (ln["b"], ln["a"])):
-            links.append({"name": ln["name"], "from": src, "to": dst, "rate_bps": 1e6,
-                          "utilization": 0.5, "drops": 0, "max_queue_pkts": 1, "tx_packets": 1,
-                          "lost_packets": 0})
+            links.append(_record("link", name=ln["name"], **{"from": src, "to": dst}, rate_bps=1_000_000,
+                                 utilization=0.5, max_queue_pkts=1, tx_packets=1))
             if pcap_dir is not None:
                 (Path(pcap_dir) / f"{ln['name']}_{src}-{dst}.pcap").write_bytes(b"\xd4\xc3\xb2\xa1")
     seed = data["scenario"].get("seed", 1) if seed is None else seed
-    summary = {"scenario": data["scenario"]["name"], "seed": seed, "sim_time_s": end,
-               "wall_time_s": 0.001, "events": 1, "flows": flows, "links": links}
+    summary = _record("summary", scenario=data["scenario"]["name"], seed=seed, sim_time_s=end,
+                      wall_time_s=0.001, events=1, flows=flows, links=links)
     series = {
-        "flows": {c: [] for c in ("time_s", "flow", "cwnd_bytes", "ssthresh_bytes", "srtt_s", "rto_s",
-                                  "in_flight_bytes", "bytes_delivered")},
-        "links": {c: [] for c in ("time_s", "link", "from", "to", "queue_pkts", "queue_bytes", "tx_bytes")},
+        "flows": {c: [] for c in _SCHEMA["flow_series"]},
+        "links": {c: [] for c in _SCHEMA["link_series"]},
     }
-    return {"summary": summary, "series": series}
+    return {"summary": json.dumps(summary), "series": series}

@@ -6,22 +6,16 @@ import inspect
 from typing import Any, Sequence
 
 from click.testing import CliRunner, Result
+from hetpath import _bridge
 from hetpath.cli import main
 
-FLOW_KEYS = {
-    "name", "cc", "from", "to", "start_s", "size_bytes", "bytes_delivered", "goodput_bps",
-    "completion_s", "retransmissions", "timeouts", "aborted",
-}
-LINK_KEYS = {
-    "name", "from", "to", "rate_bps", "utilization", "drops", "max_queue_pkts", "tx_packets",
-    "lost_packets",
-}
-SUMMARY_KEYS = {"scenario", "seed", "sim_time_s", "wall_time_s", "events", "flows", "links"}
-FLOW_SERIES_COLS = [
-    "time_s", "flow", "cwnd_bytes", "ssthresh_bytes", "srtt_s", "rto_s", "in_flight_bytes",
-    "bytes_delivered",
-]
-LINK_SERIES_COLS = ["time_s", "link", "from", "to", "queue_pkts", "queue_bytes", "tx_bytes"]
+# The result schema as the engine defines it (hetpath_sim::results): never a copy.
+SCHEMA = _bridge.schema()
+SUMMARY_KEYS = SCHEMA["summary"]
+FLOW_KEYS = SCHEMA["flow"]
+LINK_KEYS = SCHEMA["link"]
+FLOW_SERIES_COLS = SCHEMA["flow_series"]
+LINK_SERIES_COLS = SCHEMA["link_series"]
 
 
 def _runner() -> CliRunner:

@@ -1,11 +1,11 @@
 //! `hetpath._core`: the PyO3 bridge. Conversions only; all logic is in hetpath-sim.
 
-use hetpath_sim::results::{Series, Summary};
-use hetpath_sim::{capture, scenario, Simulation};
+use hetpath_sim::results::{self, Column, Series, Summary};
+use hetpath_sim::{capture, scenario};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::PyDict;
 use std::path::Path;
 use std::time::Instant;
 
@@ -89,110 +89,58 @@ fn run(
     if !finished {
         return Err(SimulationError::new_err("the run was stopped early"));
     }
+    let summary = sim.summary(wall);
     let out = PyDict::new(py);
-    out.set_item("summary", summary_dict(py, &sim.summary(wall))?)?;
-    out.set_item("series", series_dict(py, &sim, sim.series())?)?;
+    out.set_item("summary", summary.to_json())?;
+    out.set_item("series", series_dict(py, &summary, sim.series())?)?;
     Ok(out.unbind())
 }
 
-fn summary_dict<'py>(py: Python<'py>, s: &Summary) -> PyResult<Bound<'py, PyDict>> {
+/// The series as columns named by `results::*Series::columns`, ids resolved to names.
+fn series_dict<'py>(
+    py: Python<'py>,
+    summary: &Summary,
+    s: &Series,
+) -> PyResult<Bound<'py, PyDict>> {
+    let columns = |cols: &[(&str, Column<'_>)]| -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (key, col) in cols {
+            match col {
+                Column::F64(v) => d.set_item(key, *v)?,
+                Column::U64(v) => d.set_item(key, *v)?,
+                Column::Flow(ids) => d.set_item(key, names(ids, |i| &summary.flows[i].name))?,
+                Column::Link(ids) => d.set_item(key, names(ids, |i| &summary.links[i].name))?,
+                Column::LinkFrom(ids) => d.set_item(key, names(ids, |i| &summary.links[i].from))?,
+                Column::LinkTo(ids) => d.set_item(key, names(ids, |i| &summary.links[i].to))?,
+            }
+        }
+        Ok(d)
+    };
     let d = PyDict::new(py);
-    d.set_item("scenario", &s.scenario)?;
-    d.set_item("seed", s.seed)?;
-    d.set_item("sim_time_s", s.sim_time_s)?;
-    d.set_item("wall_time_s", s.wall_time_s)?;
-    d.set_item("events", s.events)?;
-    let flows = PyList::empty(py);
-    for f in &s.flows {
-        let x = PyDict::new(py);
-        x.set_item("name", &f.name)?;
-        x.set_item("cc", &f.cc)?;
-        x.set_item("from", &f.from)?;
-        x.set_item("to", &f.to)?;
-        x.set_item("start_s", f.start_s)?;
-        x.set_item("size_bytes", f.size_bytes)?;
-        x.set_item("bytes_delivered", f.bytes_delivered)?;
-        x.set_item("goodput_bps", f.goodput_bps)?;
-        x.set_item("completion_s", f.completion_s)?;
-        x.set_item("sender_done_s", f.sender_done_s)?;
-        x.set_item("retransmissions", f.retransmissions)?;
-        x.set_item("fast_retransmits", f.fast_retransmits)?;
-        x.set_item("timeouts", f.timeouts)?;
-        x.set_item("freezes", f.freezes)?;
-        x.set_item("aborted", f.aborted)?;
-        flows.append(x)?;
-    }
-    d.set_item("flows", flows)?;
-    let links = PyList::empty(py);
-    for l in &s.links {
-        let x = PyDict::new(py);
-        x.set_item("name", &l.name)?;
-        x.set_item("from", &l.from)?;
-        x.set_item("to", &l.to)?;
-        x.set_item("rate_bps", l.rate_bps)?;
-        x.set_item("utilization", l.utilization)?;
-        x.set_item("drops", l.stats.drops)?;
-        x.set_item("max_queue_pkts", l.stats.max_queue_pkts)?;
-        x.set_item("max_queue_bytes", l.stats.max_queue_bytes)?;
-        x.set_item("tx_packets", l.stats.tx_packets)?;
-        x.set_item("tx_bytes", l.stats.tx_bytes)?;
-        x.set_item("lost_packets", l.stats.lost_packets)?;
-        links.append(x)?;
-    }
-    d.set_item("links", links)?;
+    d.set_item("flows", columns(&s.flows.columns())?)?;
+    d.set_item("links", columns(&s.links.columns())?)?;
     Ok(d)
 }
 
-fn series_dict<'py>(py: Python<'py>, sim: &Simulation, s: &Series) -> PyResult<Bound<'py, PyDict>> {
-    let summary = sim.summary(0.0);
-    let f = &s.flows;
-    let flows = PyDict::new(py);
-    flows.set_item("time_s", &f.time_s)?;
-    flows.set_item(
-        "flow",
-        f.flow
-            .iter()
-            .map(|&i| summary.flows[i as usize].name.as_str())
-            .collect::<Vec<_>>(),
-    )?;
-    flows.set_item("cwnd_bytes", &f.cwnd_bytes)?;
-    flows.set_item("ssthresh_bytes", &f.ssthresh_bytes)?;
-    flows.set_item("srtt_s", &f.srtt_s)?;
-    flows.set_item("rto_s", &f.rto_s)?;
-    flows.set_item("in_flight_bytes", &f.in_flight_bytes)?;
-    flows.set_item("bytes_delivered", &f.bytes_delivered)?;
-    let l = &s.links;
-    let links = PyDict::new(py);
-    let info = |i: &u32| &summary.links[*i as usize];
-    links.set_item("time_s", &l.time_s)?;
-    links.set_item(
-        "link",
-        l.link
-            .iter()
-            .map(|i| info(i).name.as_str())
-            .collect::<Vec<_>>(),
-    )?;
-    links.set_item(
-        "from",
-        l.link
-            .iter()
-            .map(|i| info(i).from.as_str())
-            .collect::<Vec<_>>(),
-    )?;
-    links.set_item(
-        "to",
-        l.link
-            .iter()
-            .map(|i| info(i).to.as_str())
-            .collect::<Vec<_>>(),
-    )?;
-    links.set_item("queue_pkts", &l.queue_pkts)?;
-    links.set_item("queue_bytes", &l.queue_bytes)?;
-    links.set_item("tx_bytes", &l.tx_bytes)?;
+fn names<'a>(ids: &[u32], name: impl Fn(usize) -> &'a str) -> Vec<&'a str> {
+    ids.iter().map(|&i| name(i as usize)).collect()
+}
+
+/// The result schema (`hetpath_sim::results`): the keys of the summary, of a flow and of
+/// a link direction, and the columns of both time series, each in output order.
+#[pyfunction]
+fn schema(py: Python<'_>) -> PyResult<Py<PyDict>> {
+    let empty = Series::default();
+    let col_names = |cols: &[(&'static str, Column<'_>)]| -> Vec<&'static str> {
+        cols.iter().map(|c| c.0).collect()
+    };
     let d = PyDict::new(py);
-    d.set_item("flows", flows)?;
-    d.set_item("links", links)?;
-    Ok(d)
+    d.set_item("summary", results::summary_keys())?;
+    d.set_item("flow", results::flow_keys())?;
+    d.set_item("link", results::link_keys())?;
+    d.set_item("flow_series", col_names(&empty.flows.columns()))?;
+    d.set_item("link_series", col_names(&empty.links.columns()))?;
+    Ok(d.unbind())
 }
 
 /// Congestion controller names accepted in scenarios.
@@ -220,6 +168,13 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// The git commit this extension was built from (`-dirty` if it had uncommitted
+/// changes), or `None` outside a git checkout.
+#[pyfunction]
+fn build_commit() -> Option<&'static str> {
+    Some(env!("HETPATH_GIT_COMMIT")).filter(|c| !c.is_empty())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -227,6 +182,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(build_commit, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     Ok(())

@@ -9,6 +9,7 @@
 use crate::channel::Channel;
 use crate::ids::NodeId;
 use hetpath_proto::{Dur, Packet, Time};
+use serde::Serialize;
 use std::collections::VecDeque;
 
 pub use crate::units::QueueLimit;
@@ -32,17 +33,20 @@ pub struct LinkParams {
     pub queue: QueueLimit,
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
+/// A link direction's counters; the summary reports them as they are (`results.rs`),
+/// in this order, except `busy`, which it reports as a utilization.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize)]
 pub struct LinkStats {
-    pub tx_packets: u64,
-    pub tx_bytes: u64,
     /// Dropped at the queue (full).
     pub drops: u64,
-    /// Lost by the channel, or on the wire when the link went down.
-    pub lost_packets: u64,
-    pub busy: Dur,
     pub max_queue_pkts: u64,
     pub max_queue_bytes: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    /// Lost by the channel, or on the wire when the link went down.
+    pub lost_packets: u64,
+    #[serde(skip)]
+    pub busy: Dur,
 }
 
 pub struct LinkDir {

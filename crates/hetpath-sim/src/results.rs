@@ -1,12 +1,18 @@
 //! What a run produces: the summary (per flow, per link) and columnar time series that
 //! the Python layer turns into DataFrames.
+//!
+//! These types are the result schema, defined once: the summary's keys are their serde
+//! names (`summary_keys`, `flow_keys`, `link_keys`), the series' columns are listed by
+//! `FlowSeries::columns` and `LinkSeries::columns`, and the Python layer reads all of
+//! them through `hetpath._core.schema()` instead of keeping copies.
 
 use crate::ids::DirId;
 use crate::link::{LinkDir, LinkStats};
 use hetpath_proto::tcp::Connection;
 use hetpath_proto::Time;
+use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct FlowResult {
     pub name: String,
     pub cc: String,
@@ -32,7 +38,7 @@ pub struct FlowResult {
     pub aborted: bool,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LinkResult {
     pub name: String,
     pub from: String,
@@ -40,10 +46,11 @@ pub struct LinkResult {
     pub rate_bps: u64,
     /// Fraction of the run during which the transmitter was sending.
     pub utilization: f64,
+    #[serde(flatten)]
     pub stats: LinkStats,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Summary {
     pub scenario: String,
     pub seed: u64,
@@ -52,6 +59,45 @@ pub struct Summary {
     pub events: u64,
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
+}
+
+impl Summary {
+    /// The summary as JSON: the form every front end reads (NaN never occurs in it).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a summary always serialises")
+    }
+}
+
+/// A record's keys in field order, read off its serde form.
+fn keys_of<T: Serialize + Default>() -> Vec<String> {
+    match serde_json::to_value(T::default()) {
+        Ok(serde_json::Value::Object(map)) => map.keys().cloned().collect(),
+        _ => unreachable!("records serialise as maps"),
+    }
+}
+
+/// The keys of the summary, of one flow and of one link direction, in output order.
+pub fn summary_keys() -> Vec<String> {
+    keys_of::<Summary>()
+}
+
+pub fn flow_keys() -> Vec<String> {
+    keys_of::<FlowResult>()
+}
+
+pub fn link_keys() -> Vec<String> {
+    keys_of::<LinkResult>()
+}
+
+/// One column of a time series, borrowed. Ids are resolved to names by the front end:
+/// a flow id to the flow's name; a link-direction id to its link's name, `from` and `to`.
+pub enum Column<'a> {
+    F64(&'a [f64]),
+    U64(&'a [u64]),
+    Flow(&'a [u32]),
+    Link(&'a [u32]),
+    LinkFrom(&'a [u32]),
+    LinkTo(&'a [u32]),
 }
 
 /// Flow time series, one row per flow per sample.
@@ -76,6 +122,37 @@ pub struct LinkSeries {
     pub queue_pkts: Vec<u64>,
     pub queue_bytes: Vec<u64>,
     pub tx_bytes: Vec<u64>,
+}
+
+impl FlowSeries {
+    /// Every column, in output order: the one list of the flow series' columns.
+    pub fn columns(&self) -> [(&'static str, Column<'_>); 8] {
+        [
+            ("time_s", Column::F64(&self.time_s)),
+            ("flow", Column::Flow(&self.flow)),
+            ("cwnd_bytes", Column::U64(&self.cwnd_bytes)),
+            ("ssthresh_bytes", Column::F64(&self.ssthresh_bytes)),
+            ("srtt_s", Column::F64(&self.srtt_s)),
+            ("rto_s", Column::F64(&self.rto_s)),
+            ("in_flight_bytes", Column::U64(&self.in_flight_bytes)),
+            ("bytes_delivered", Column::U64(&self.bytes_delivered)),
+        ]
+    }
+}
+
+impl LinkSeries {
+    /// Every column, in output order: the one list of the link series' columns.
+    pub fn columns(&self) -> [(&'static str, Column<'_>); 7] {
+        [
+            ("time_s", Column::F64(&self.time_s)),
+            ("link", Column::Link(&self.link)),
+            ("from", Column::LinkFrom(&self.link)),
+            ("to", Column::LinkTo(&self.link)),
+            ("queue_pkts", Column::U64(&self.queue_pkts)),
+            ("queue_bytes", Column::U64(&self.queue_bytes)),
+            ("tx_bytes", Column::U64(&self.tx_bytes)),
+        ]
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -114,5 +191,39 @@ impl Series {
         s.queue_pkts.push(l.queue_len() as u64);
         s.queue_bytes.push(l.queue_bytes());
         s.tx_bytes.push(l.stats.tx_bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_keys_are_the_fields_and_a_link_reports_its_counters_flat() {
+        let flow = flow_keys();
+        let has = |keys: &[String], k: &str| keys.iter().any(|x| x == k);
+        assert_eq!(flow[0], "name");
+        assert!(has(&flow, "sender_done_s") && has(&flow, "freezes"));
+        let link = link_keys();
+        for k in ["drops", "max_queue_bytes", "tx_bytes", "lost_packets"] {
+            assert!(has(&link, k), "{k} missing from {link:?}");
+        }
+        assert!(!has(&link, "stats") && !has(&link, "busy"));
+        assert_eq!(summary_keys().last().map(String::as_str), Some("links"));
+    }
+
+    #[test]
+    fn the_json_summary_has_exactly_the_schema_keys() {
+        let s = Summary {
+            flows: vec![FlowResult::default()],
+            links: vec![LinkResult::default()],
+            ..Summary::default()
+        };
+        let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        let keys =
+            |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&v), summary_keys());
+        assert_eq!(keys(&v["flows"][0]), flow_keys());
+        assert_eq!(keys(&v["links"][0]), link_keys());
     }
 }

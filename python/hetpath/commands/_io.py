@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 from .. import _toml
-from ..errors import ScenarioError
+from ..errors import OutputError, ScenarioError
 
 
 def read_input(path: Path) -> str:
     """Read a scenario file; any failure is a ``ScenarioError`` (exit 2), not a traceback."""
+    return _toml.read_file(path)
+
+
+def writable_dir(path: Path) -> Path:
+    """Create the output directory ``path`` now, before anything runs, so an unusable
+    ``--out`` fails at once (exit 2) and not after a long run."""
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ScenarioError(f"{path}: is a directory, expected a scenario .toml file") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{path}: not a UTF-8 text file") from None
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise OutputError(f"--out {path}: exists and is not a directory") from None
     except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise OutputError(f"--out {path}: cannot create the directory: {exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise OutputError(f"--out {path}: directory is not writable")
+    return path
 
 
 def scenario_name(text: str, path: Path) -> str:

@@ -10,7 +10,7 @@ import click
 from .. import _bridge
 from ..result import summary_json
 from ..runner import run_text
-from ._io import read_input, safe_dirname, scenario_name
+from ._io import read_input, safe_dirname, scenario_name, writable_dir
 from ._progress import RunProgress
 
 DEFAULT_OUT_ROOT = Path("out")
@@ -55,10 +55,12 @@ def run_command(
     text = read_input(file)
     source = str(file)
     if out_dir is None and (pcap or plots):
-        # The default directory is named after the scenario, so check it first:
-        # an invalid file then fails with the engine's message, not ours.
-        _bridge.validate_text(text, source)
         out_dir = DEFAULT_OUT_ROOT / safe_dirname(scenario_name(text, file))
+    if out_dir is not None:
+        # An invalid file fails with the engine's message, and an unusable directory
+        # before the run, not after it.
+        _bridge.validate_text(text, source)
+        writable_dir(out_dir)
 
     with RunProgress(enabled=not (quiet or as_json)) as progress:
         result = run_text(text, source, seed=seed, pcap_dir=out_dir if pcap else None,

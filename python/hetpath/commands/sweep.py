@@ -13,7 +13,9 @@ from rich.table import Table
 
 from .. import sweep as sweep_mod
 from ..backends import LocalBackend
+from ..report import eng
 from ..result import json_safe
+from ._io import writable_dir
 from ._progress import TaskProgress
 
 
@@ -24,33 +26,37 @@ def console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=200)
 
 
-def _missing(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and x != x)
+#: The printed table's metric columns: (header, metric, unit scale). Every metric is in
+#: summary.csv and --json; the terminal shows the ones a reader looks at first.
+_SHOWN = (("done s", "completion_s"), ("goodput b/s", "goodput_bps"),
+          ("retx", "retransmissions"), ("RTOs", "timeouts"))
 
 
-def _fmt(mean: Any, ci: Any, scale: float = 1.0, digits: int = 3) -> str:
-    if _missing(mean):
+def _cell(mean: Any, ci: Any) -> str:
+    """``mean ± ci`` in engineering notation; no ``±`` for a single run or a spread that
+    is zero to rounding."""
+    if mean is None or mean != mean:
         return "-"
-    text = f"{mean * scale:.{digits}g}"
-    if not _missing(ci):
-        text += f" ± {ci * scale:.2g}"
+    text = eng(mean)
+    if ci is not None and ci == ci and ci > 1e-9 * max(abs(mean), 1e-300):
+        text += f" ±{eng(ci)}"
     return text
 
 
 def summary_table(summary: Any, keys: list[str]) -> Table:
-    table = Table(show_edge=False, header_style="bold")
+    """The aggregate per grid point, protocol and flow, readable at 80 columns."""
+    table = Table(show_edge=False, header_style="bold", pad_edge=False, collapse_padding=True)
     for k in keys:
-        table.add_column(k)
-    for col in ("runs ok/all", "completion (s)", "goodput (kbit/s)", "rtx", "RTOs", "aborted", "unfinished"):
-        table.add_column(col, justify="right")
+        table.add_column(k.rsplit(".", 1)[-1], overflow="fold")
+    for header, _ in _SHOWN:
+        table.add_column(header, justify="right")
+    for header in ("ok/all", "abort", "unfin"):
+        table.add_column(header, justify="right")
     for _, r in summary.iterrows():
         table.add_row(
             *[str(r[k]) for k in keys],
+            *[_cell(r[m], r[f"{m}_ci95"]) for _, m in _SHOWN],
             f"{r['completed']}/{r['runs']}",
-            _fmt(r["completion_s"], r["completion_s_ci95"]),
-            _fmt(r["goodput_bps"], r["goodput_bps_ci95"], 1e-3),
-            _fmt(r["retransmissions"], r["retransmissions_ci95"]),
-            _fmt(r["timeouts"], r["timeouts_ci95"]),
             str(r["aborted"]),
             str(r["unfinished"]),
         )
@@ -80,12 +86,13 @@ def sweep_command(file: Path, seeds: Optional[int], jobs: Optional[int], out_dir
     if seeds is not None:
         spec.seeds = list(range(1, seeds + 1))
     tasks = sweep_mod.plan(spec)
+    if out_dir is not None:
+        writable_dir(out_dir)
     with TaskProgress(not quiet, "runs") as progress:
         raw = sweep_mod.run(tasks, LocalBackend(jobs), progress)
     keys = [a.name for a in spec.axes] + ["protocol", "flow"]
     summary = sweep_mod.aggregate(raw, keys)
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
         raw.to_csv(out_dir / "runs.csv", index=False)
         summary.to_csv(out_dir / "summary.csv", index=False)
     if as_json:
