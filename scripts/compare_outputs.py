@@ -79,8 +79,11 @@ def walk(a, b, path: str, diffs: list[str], engine: list[str]) -> None:
         for k in sorted(set(a) | set(b)):
             if k in IGNORED:
                 continue
-            if k not in a or k not in b:
-                diffs.append(f"{path}.{k}: only in {'new' if k in b else 'old'}")
+            if k not in a:
+                engine.append(f"{path}.{k}: key added")
+                continue
+            if k not in b:
+                diffs.append(f"{path}.{k}: only in old")
                 continue
             target = engine if k in ENGINE_ONLY else diffs
             if k in ENGINE_ONLY and a[k] != b[k]:

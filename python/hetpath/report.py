@@ -98,6 +98,36 @@ def links_table(links: list[dict[str, Any]]) -> Table:
     return table
 
 
+def legs_table(legs: list[dict[str, Any]]) -> Table:
+    """Per-leg results of flows that a PEP splits: where each leg runs, its controller,
+    its RTT and what it cost; ``*`` marks the leg over the flow's slowest link."""
+    table = Table(title="legs (flows split by a PEP)", **_TABLE_STYLE)
+    for col, justify in (
+        ("flow", "left"), ("leg", "left"), ("cc", "left"), ("srtt ms", "right"),
+        ("retx", "right"), ("timeouts", "right"), ("acked", "right"),
+    ):
+        table.add_column(col, justify=justify, **_column_style(justify))  # type: ignore[arg-type]
+    for leg in legs:
+        srtt = leg["srtt_s"]
+        table.add_row(
+            str(leg["flow"]),
+            f"{leg['from']} → {leg['to']}" + (" *" if leg["bottleneck"] else ""),
+            str(leg["cc"]),
+            _num(None if srtt is None else srtt * 1e3, ".1f"),
+            str(leg["retransmissions"]),
+            str(leg["timeouts"]),
+            _bytes(leg["bytes_acked"]),
+        )
+    return table
+
+
+def split_legs(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The legs of the flows that have more than one (a flow without a PEP has one leg,
+    which its own row already shows)."""
+    split = {leg["flow"] for leg in summary["legs"] if leg["leg"] > 0}
+    return [leg for leg in summary["legs"] if leg["flow"] in split]
+
+
 def headline(summary: dict[str, Any]) -> Text:
     """One line: which scenario, which seed, how long it simulated and took."""
     return Text.assemble(
@@ -117,10 +147,16 @@ def print_summary(summary: dict[str, Any], console: Optional[Console] = None) ->
     """
     console = console or Console()
     tables = [flows_table(summary["flows"]), links_table(summary["links"])]
+    legs = split_legs(summary)
+    if legs:
+        tables.insert(1, legs_table(legs))
     # Never let rich drop or crush columns: a terminal narrower than a table's
     # minimum gets the minimum (it soft-wraps); a pipe gets the natural width.
     unbounded = console.options.update_width(10_000)
     sizes = [console.measure(t, options=unbounded) for t in tables]
     need = max(m.minimum if console.is_terminal else m.maximum for m in sizes)
     console.width = max(console.width, need)
-    console.print(Group(headline(summary), "", tables[0], "", tables[1]))
+    parts: list[Any] = [headline(summary)]
+    for t in tables:
+        parts += ["", t]
+    console.print(Group(*parts))

@@ -112,8 +112,10 @@ def run(
             if pcap_dir is not None:
                 (Path(pcap_dir) / f"{ln['name']}_{src}-{dst}.pcap").write_bytes(b"\xd4\xc3\xb2\xa1")
     seed = data["scenario"].get("seed", 1) if seed is None else seed
+    legs = [_record("leg", flow=f["name"], **{"from": f["from"], "to": f["to"]}, cc=f["cc"], bottleneck=True,
+                    srtt_s=None) for f in flows]
     summary = _record("summary", scenario=data["scenario"]["name"], seed=seed, sim_time_s=end,
-                      wall_time_s=0.001, events=1, flows=flows, links=links)
+                      wall_time_s=0.001, events=1, flows=flows, links=links, legs=legs)
     series = {
         "flows": {c: [] for c in _SCHEMA["flow_series"]},
         "links": {c: [] for c in _SCHEMA["link_series"]},

@@ -14,6 +14,7 @@ SCHEMA = _bridge.schema()
 SUMMARY_KEYS = SCHEMA["summary"]
 FLOW_KEYS = SCHEMA["flow"]
 LINK_KEYS = SCHEMA["link"]
+LEG_KEYS = SCHEMA["leg"]
 FLOW_SERIES_COLS = SCHEMA["flow_series"]
 LINK_SERIES_COLS = SCHEMA["link_series"]
 

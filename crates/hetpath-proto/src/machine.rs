@@ -12,6 +12,7 @@
 //! - `poll_transmit(now, node)`: a packet of its own to send now; called until `None`.
 //! - `poll_timeout()`: the earliest time `handle_timeout` has work.
 //! - `poll_event()`: what happened (signals for the node's other machines, results).
+//! - `report_connections(out)`: the TCP connections it holds, as plain reports.
 //!
 //! Time comes in as an argument and the machine never schedules anything itself. `node`
 //! is the driver's window on the node: the machine's interfaces as plain numbers, and
@@ -167,4 +168,7 @@ pub trait Machine: Send {
     fn poll_event(&mut self) -> Option<Event> {
         None
     }
+    /// Adds a report of each TCP connection it holds to `out`: what a driver shows of a
+    /// host's connections and of a PEP's legs, without reaching into the machine.
+    fn report_connections(&self, _out: &mut Vec<tcp::ConnReport>) {}
 }

@@ -108,6 +108,7 @@ fn series_dict<'py>(
             match col {
                 Column::F64(v) => d.set_item(key, *v)?,
                 Column::U64(v) => d.set_item(key, *v)?,
+                Column::U32(v) => d.set_item(key, *v)?,
                 Column::Flow(ids) => d.set_item(key, names(ids, |i| &summary.flows[i].name))?,
                 Column::Link(ids) => d.set_item(key, names(ids, |i| &summary.links[i].name))?,
                 Column::LinkFrom(ids) => d.set_item(key, names(ids, |i| &summary.links[i].from))?,
@@ -138,6 +139,7 @@ fn schema(py: Python<'_>) -> PyResult<Py<PyDict>> {
     d.set_item("summary", results::summary_keys())?;
     d.set_item("flow", results::flow_keys())?;
     d.set_item("link", results::link_keys())?;
+    d.set_item("leg", results::leg_keys())?;
     d.set_item("flow_series", col_names(&empty.flows.columns()))?;
     d.set_item("link_series", col_names(&empty.links.columns()))?;
     Ok(d.unbind())

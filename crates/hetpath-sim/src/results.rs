@@ -8,8 +8,8 @@
 
 use crate::ids::DirId;
 use crate::link::{LinkDir, LinkStats};
-use hetpath_proto::tcp::Connection;
-use hetpath_proto::Time;
+use hetpath_proto::tcp::ConnReport;
+use hetpath_proto::{Dur, Time};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -50,6 +50,31 @@ pub struct LinkResult {
     pub stats: LinkStats,
 }
 
+/// One leg of a flow: a TCP connection that carries the flow's data over part of its path
+/// (`sim/legs.rs`). A flow between two hosts has one; each split PEP on its path adds one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LegResult {
+    pub flow: String,
+    /// Its place on the path, from 0 at the flow's source.
+    pub leg: u32,
+    /// The nodes that send and receive on it.
+    pub from: String,
+    pub to: String,
+    /// Its controller.
+    pub cc: String,
+    /// The leg that crosses the flow's slowest link direction (the first such leg).
+    pub bottleneck: bool,
+    /// The slowest link direction it crosses, bits per second (0 if it crosses none).
+    pub min_rate_bps: u64,
+    pub bytes_acked: u64,
+    /// Smoothed RTT at the end of the run; `None` if it never measured one.
+    pub srtt_s: Option<f64>,
+    pub retransmissions: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub freezes: u64,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Summary {
     pub scenario: String,
@@ -59,6 +84,8 @@ pub struct Summary {
     pub events: u64,
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
+    /// Every flow's legs, flow by flow, in path order.
+    pub legs: Vec<LegResult>,
 }
 
 impl Summary {
@@ -89,10 +116,15 @@ pub fn link_keys() -> Vec<String> {
     keys_of::<LinkResult>()
 }
 
+pub fn leg_keys() -> Vec<String> {
+    keys_of::<LegResult>()
+}
+
 /// One column of a time series, borrowed. Ids are resolved to names by the front end:
 /// a flow id to the flow's name; a link-direction id to its link's name, `from` and `to`.
 pub enum Column<'a> {
     F64(&'a [f64]),
+    U32(&'a [u32]),
     U64(&'a [u64]),
     Flow(&'a [u32]),
     Link(&'a [u32]),
@@ -100,11 +132,13 @@ pub enum Column<'a> {
     LinkTo(&'a [u32]),
 }
 
-/// Flow time series, one row per flow per sample.
+/// Flow time series, one row per leg of each flow per sample (one leg per flow unless a
+/// PEP splits it; see `LegResult`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlowSeries {
     pub time_s: Vec<f64>,
     pub flow: Vec<u32>,
+    pub leg: Vec<u32>,
     pub cwnd_bytes: Vec<u64>,
     /// NaN while ssthresh is still "arbitrarily high".
     pub ssthresh_bytes: Vec<f64>,
@@ -126,10 +160,11 @@ pub struct LinkSeries {
 
 impl FlowSeries {
     /// Every column, in output order: the one list of the flow series' columns.
-    pub fn columns(&self) -> [(&'static str, Column<'_>); 8] {
+    pub fn columns(&self) -> [(&'static str, Column<'_>); 9] {
         [
             ("time_s", Column::F64(&self.time_s)),
             ("flow", Column::Flow(&self.flow)),
+            ("leg", Column::U32(&self.leg)),
             ("cwnd_bytes", Column::U64(&self.cwnd_bytes)),
             ("ssthresh_bytes", Column::F64(&self.ssthresh_bytes)),
             ("srtt_s", Column::F64(&self.srtt_s)),
@@ -162,25 +197,29 @@ pub struct Series {
 }
 
 impl Series {
-    /// One sample of a flow; `c` is `None` for a flow without a TCP sender (the ideal
-    /// protocol), whose TCP columns are then 0 or NaN.
-    pub fn push_flow(&mut self, now: Time, flow: usize, c: Option<&Connection>, delivered: u64) {
+    /// One sample of leg `leg` of a flow; `c` is `None` for a flow without a TCP sender
+    /// (the ideal protocol), whose TCP columns are then 0 or NaN.
+    pub fn push_flow(
+        &mut self,
+        now: Time,
+        flow: usize,
+        leg: usize,
+        c: Option<&ConnReport>,
+        delivered: u64,
+    ) {
         let s = &mut self.flows;
-        let tx = c.map(Connection::sender);
+        let secs = |d: Option<Dur>| d.map_or(f64::NAN, |d| d.as_secs_f64());
         s.time_s.push(now.as_secs_f64());
         s.flow.push(flow as u32);
-        s.cwnd_bytes.push(tx.map_or(0, |t| t.cwnd()));
-        s.ssthresh_bytes.push(match tx.map(|t| t.ssthresh()) {
-            Some(v) if v != u64::MAX => v as f64,
-            _ => f64::NAN,
-        });
-        s.srtt_s.push(
-            tx.and_then(|t| t.rtt().srtt())
-                .map_or(f64::NAN, |d| d.as_secs_f64()),
+        s.leg.push(leg as u32);
+        s.cwnd_bytes.push(c.map_or(0, |c| c.cwnd_bytes));
+        s.ssthresh_bytes.push(
+            c.and_then(|c| c.ssthresh_bytes)
+                .map_or(f64::NAN, |v| v as f64),
         );
-        s.rto_s
-            .push(tx.map_or(f64::NAN, |t| t.rtt().rto().as_secs_f64()));
-        s.in_flight_bytes.push(tx.map_or(0, |t| t.pipe()));
+        s.srtt_s.push(secs(c.and_then(|c| c.srtt)));
+        s.rto_s.push(secs(c.map(|c| c.rto)));
+        s.in_flight_bytes.push(c.map_or(0, |c| c.in_flight_bytes));
         s.bytes_delivered.push(delivered);
     }
 
@@ -209,7 +248,7 @@ mod tests {
             assert!(has(&link, k), "{k} missing from {link:?}");
         }
         assert!(!has(&link, "stats") && !has(&link, "busy"));
-        assert_eq!(summary_keys().last().map(String::as_str), Some("links"));
+        assert_eq!(summary_keys().last().map(String::as_str), Some("legs"));
     }
 
     #[test]
@@ -217,6 +256,7 @@ mod tests {
         let s = Summary {
             flows: vec![FlowResult::default()],
             links: vec![LinkResult::default()],
+            legs: vec![LegResult::default()],
             ..Summary::default()
         };
         let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
@@ -225,5 +265,6 @@ mod tests {
         assert_eq!(keys(&v), summary_keys());
         assert_eq!(keys(&v["flows"][0]), flow_keys());
         assert_eq!(keys(&v["links"][0]), link_keys());
+        assert_eq!(keys(&v["legs"][0]), leg_keys());
     }
 }

@@ -251,3 +251,50 @@ fn xcp_fills_the_bottleneck_with_a_small_queue_and_shares_it_fairly() {
     let jain = rates.iter().sum::<f64>().powi(2) / (3.0 * rates.iter().map(|r| r * r).sum::<f64>());
     assert!(jain > 0.95, "Jain {jain}: {rates:?}");
 }
+
+#[test]
+fn each_leg_of_a_split_flow_is_reported_in_path_order() {
+    // A distributed PEP over a lossy GEO hop: three legs, and the loss is repaired on the
+    // satellite leg alone, which is the one that crosses the slowest link.
+    // The run goes on after the flow completes, so every leg hears its last ACK.
+    let agents = pep("r1", "hybla") + &pep("r2", "hybla");
+    let text = satellite("2MB", LOSSY_GEO, &agents).replace("stop_when_done = true", "");
+    let (s, _) = run(&text, Some(3));
+    let route: Vec<_> = s
+        .legs
+        .iter()
+        .map(|l| (l.from.as_str(), l.to.as_str()))
+        .collect();
+    assert_eq!(route, [("s", "r1"), ("r1", "r2"), ("r2", "d")]);
+    assert_eq!(
+        s.legs.iter().map(|l| l.cc.as_str()).collect::<Vec<_>>(),
+        ["cubic", "hybla", "hybla"]
+    );
+    let [lan, sat, far] = &s.legs[..] else {
+        unreachable!()
+    };
+    assert!(sat.bottleneck && !lan.bottleneck && !far.bottleneck);
+    assert_eq!(sat.min_rate_bps, 10_000_000);
+    assert!(sat.retransmissions > 0, "1% loss on the hop");
+    assert_eq!(lan.retransmissions + far.retransmissions, 0);
+    assert!(sat.srtt_s.unwrap() > 0.5 && lan.srtt_s.unwrap() < 0.01);
+    for l in &s.legs {
+        assert_eq!(l.bytes_acked, 2_000_000, "leg {} relays every byte", l.leg);
+    }
+    // The flow's own row is the client leg's connection.
+    assert_eq!(s.flows[0].retransmissions, lan.retransmissions);
+}
+
+#[test]
+fn an_end_to_end_flow_has_one_leg_with_its_own_counters() {
+    let (s, _) = run(&satellite("1MB", LOSSY_GEO, ""), Some(3));
+    let (f, [leg]) = (&s.flows[0], &s.legs[..]) else {
+        panic!("{:?}", s.legs)
+    };
+    assert_eq!((leg.from.as_str(), leg.to.as_str(), leg.leg), ("s", "d", 0));
+    assert!(leg.bottleneck);
+    assert_eq!(
+        (leg.retransmissions, leg.timeouts, leg.fast_retransmits),
+        (f.retransmissions, f.timeouts, f.fast_retransmits)
+    );
+}

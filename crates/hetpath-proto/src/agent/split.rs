@@ -25,7 +25,7 @@ use crate::packet::{Body, Endpoint, Packet, TcpFlags, TcpSegment, XcpHeader};
 use crate::rap::{
     Feedback, Iface, LoadConfig, LoadMonitor, RateMeasure, XcpRouter, XcpRouterConfig,
 };
-use crate::tcp::{Connection, State, TcpConfig};
+use crate::tcp::{self, Connection, State, TcpConfig};
 use crate::time::{Dur, Time};
 use std::collections::{HashMap, VecDeque};
 
@@ -326,6 +326,11 @@ impl Machine for SplitPep {
                 }
             }
             self.relay(i);
+        }
+    }
+    fn report_connections(&self, out: &mut Vec<tcp::ConnReport>) {
+        for s in &self.splits {
+            out.extend([s.near.report(), s.far.report()]);
         }
     }
 }

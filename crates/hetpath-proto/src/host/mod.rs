@@ -23,7 +23,7 @@ use crate::esp::SecurityAssociation;
 use crate::ids::ConnId;
 use crate::machine::{At, Event, Hooks, LocalQueue, Machine, NodeView, Transmit, Verdict};
 use crate::packet::{Addr, Body, Endpoint, Packet, TcpFlags, TcpSegment};
-use crate::tcp::{self, Connection, TcpConfig};
+use crate::tcp::{self, ConnReport, Connection, TcpConfig};
 use crate::time::Time;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
@@ -431,5 +431,8 @@ impl Machine for Host {
 
     fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
+    }
+    fn report_connections(&self, out: &mut Vec<ConnReport>) {
+        out.extend(self.connections().map(|(_, c)| c.report()));
     }
 }

@@ -54,7 +54,7 @@ impl Simulation {
     }
 
     /// The link directions a packet from `from` to `to` crosses, in order.
-    fn path(&self, from: NodeId, to: NodeId) -> Vec<DirId> {
+    pub(super) fn path(&self, from: NodeId, to: NodeId) -> Vec<DirId> {
         let mut dirs = Vec::new();
         let mut at = from;
         while at != to {

@@ -7,11 +7,13 @@
 //! - `forwarding.rs`: routes, and a packet's way through a node (hooks, delivery, queues);
 //! - `machines.rs`: driving any machine through the contract (`hetpath_proto::machine`);
 //! - `flows.rs`: flows on hosts and machines, and what their events say of them;
+//! - `legs.rs`: a flow's legs (the connections that carry it, split PEPs included);
 //! - `mobility.rs`: the mobile host's association and its wireless links;
 //! - `report.rs`: time series samples and the summary.
 
 mod flows;
 mod forwarding;
+mod legs;
 mod machines;
 mod mobility;
 mod report;

@@ -3,22 +3,67 @@
 
 use super::flows::{Flow, FlowTransport};
 use super::{DirId, Simulation};
-use crate::results::{FlowResult, LinkResult, Summary};
+use crate::results::{FlowResult, LegResult, LinkResult, Summary};
 use hetpath_proto::tcp::State;
 use hetpath_proto::Time;
 
 impl Simulation {
     pub(super) fn sample(&mut self, now: Time) {
         let mut series = std::mem::take(&mut self.series);
+        let reports = self.connection_reports();
         for (i, f) in self.flows.iter().enumerate() {
-            if f.started {
-                series.push_flow(now, i, self.client_conn(f), self.delivered(f));
+            if !f.started {
+                continue;
+            }
+            let delivered = self.delivered(f);
+            let legs = self.legs(i, &reports);
+            if legs.is_empty() {
+                series.push_flow(now, i, 0, None, delivered);
+            }
+            for (k, leg) in legs.iter().enumerate() {
+                series.push_flow(now, i, k, Some(&leg.report), delivered);
             }
         }
         for (i, d) in self.dirs.iter().enumerate() {
             series.push_link(now, DirId(i as u32), d);
         }
         self.series = series;
+    }
+
+    /// Every flow's legs, flow by flow, in path order.
+    fn leg_results(&self) -> Vec<LegResult> {
+        let reports = self.connection_reports();
+        let mut out = Vec::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            let legs = self.legs(i, &reports);
+            let rate =
+                |l: &super::legs::Leg| l.slowest.map(|d| self.dirs[d.index()].params.rate_bps);
+            let bottleneck = legs
+                .iter()
+                .enumerate()
+                .filter_map(|(k, l)| rate(l).map(|r| (r, k)))
+                .min()
+                .map(|(_, k)| k);
+            for (k, l) in legs.iter().enumerate() {
+                let r = &l.report;
+                out.push(LegResult {
+                    flow: f.params.name.clone(),
+                    leg: k as u32,
+                    from: self.node_name(l.from).to_string(),
+                    to: self.node_name(l.to).to_string(),
+                    cc: r.cc.to_string(),
+                    bottleneck: bottleneck == Some(k),
+                    min_rate_bps: rate(l).unwrap_or(0),
+                    bytes_acked: r.bytes_acked,
+                    srtt_s: r.srtt.map(|d| d.as_secs_f64()),
+                    retransmissions: r.stats.retransmissions,
+                    fast_retransmits: r.stats.fast_retransmits,
+                    timeouts: r.stats.timeouts,
+                    freezes: r.stats.freezes,
+                });
+            }
+        }
+        out
     }
 
     /// Per-flow and per-link results at the current time.
@@ -54,6 +99,7 @@ impl Simulation {
             events: self.q.executed(),
             flows,
             links,
+            legs: self.leg_results(),
         }
     }
 
