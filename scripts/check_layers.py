@@ -23,7 +23,7 @@ LAYERS = {
         "machine", "host", "agent", "testing",
     ],
     "crates/hetpath-sim/src": [
-        "units", "ids", "rng", "engine", "channel", "link", "mobility", "results", "sim",
+        "units", "ids", "rng", "engine", "channel", "link", "mobility", "results", "trace", "sim",
         "scenario", "capture",
     ],
 }

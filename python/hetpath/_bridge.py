@@ -67,13 +67,17 @@ def run_text(
     pcap_dir: Optional[str] = None,
     progress: Optional[ProgressFn] = None,
     series: bool = True,
+    trace: bool = False,
 ) -> dict[str, Any]:
     """Run a scenario given as TOML text; ``path`` names it in error messages.
 
-    ``series=False`` skips the time series (faster, less memory: for sweeps).
+    ``series=False`` skips the time series (faster, less memory: for sweeps);
+    ``trace=True`` adds the event trace as columns under ``"trace"``.
     """
+    extra = {"trace": True} if trace else {}  # the fake core of the tests knows no trace
     with translated():
-        raw: dict[str, Any] = core().run(text, path, seed=seed, pcap_dir=pcap_dir, progress=progress, series=series)
+        raw: dict[str, Any] = core().run(text, path, seed=seed, pcap_dir=pcap_dir, progress=progress,
+                                         series=series, **extra)
     # The engine hands the summary over as JSON, serialised from the schema's own types.
     raw["summary"] = json.loads(raw["summary"])
     return raw

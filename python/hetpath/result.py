@@ -83,6 +83,35 @@ class Result:
         return pd.DataFrame(self._flow_cols)
 
     @cached_property
+    def trace(self) -> "pd.DataFrame":
+        """The typed event trace (``hetpath.run(..., trace=True)``): one row per event,
+        ``time_s, event, node, flow, link, value``; see docs/guide.md, "Event trace"."""
+        import pandas as pd
+
+        cols = self._raw.get("trace")
+        if cols is None:
+            raise ValueError("this run kept no trace: run it with trace=True (CLI: --trace FILE)")
+        frame = pd.DataFrame(cols)
+        frame["event"] = frame["event"].astype("category")
+        frame["value"] = frame["value"].astype("Int64")
+        return frame
+
+    def write_trace(self, path: PathLike) -> Path:
+        """Write the trace as one columnar file that pandas and polars read directly:
+        Parquet (``.parquet``), Arrow IPC (``.arrow``, ``.feather``) or CSV (``.csv``)."""
+        out = Path(path)
+        frame = self.trace
+        if out.suffix == ".csv":
+            frame.to_csv(out, index=False)
+        elif out.suffix in (".arrow", ".feather"):
+            frame.to_feather(out)
+        elif out.suffix == ".parquet":
+            frame.to_parquet(out, index=False)
+        else:
+            raise ValueError(f"{out}: unknown trace format; expected .parquet, .arrow, .feather or .csv")
+        return out
+
+    @cached_property
     def link_series(self) -> "pd.DataFrame":
         """Sampled per-link-direction state: ``time_s, link, from, to, queue_pkts, ...``."""
         import pandas as pd

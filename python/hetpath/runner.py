@@ -24,6 +24,7 @@ def run(
     seed: Optional[int] = None,
     pcap_dir: Optional[PathLike] = None,
     progress: Optional[_bridge.ProgressFn] = None,
+    trace: bool = False,
 ) -> Result:
     """Simulate ``scenario`` and return its :class:`Result`.
 
@@ -31,7 +32,8 @@ def run(
     overrides the scenario's seed.  ``pcap_dir`` (created if missing) receives
     one ``<link>_<from>-<to>.pcap`` per link direction.  ``progress(sim_s,
     end_s)`` is called about every 1% of simulated time; an exception it raises
-    (e.g. KeyboardInterrupt) stops the run and propagates.
+    (e.g. KeyboardInterrupt) stops the run and propagates.  ``trace=True`` keeps
+    the typed event trace (``Result.trace``).
 
     Raises ``ScenarioError`` for invalid input, ``SimulationError`` if the
     engine fails, and ``OSError`` if the file cannot be read.
@@ -40,7 +42,7 @@ def run(
         text, source = scenario.to_toml(), scenario.source_name()
     else:
         text, source = read_scenario_file(scenario), str(scenario)
-    return run_text(text, source, seed=seed, pcap_dir=pcap_dir, progress=progress)
+    return run_text(text, source, seed=seed, pcap_dir=pcap_dir, progress=progress, trace=trace)
 
 
 def run_text(
@@ -51,6 +53,7 @@ def run_text(
     pcap_dir: Optional[PathLike] = None,
     progress: Optional[_bridge.ProgressFn] = None,
     series: bool = True,
+    trace: bool = False,
 ) -> Result:
     """Like :func:`run` for TOML text already in memory; ``source`` names it in errors.
 
@@ -62,7 +65,8 @@ def run_text(
         Path(pcap_dir).mkdir(parents=True, exist_ok=True)
         pcap = str(pcap_dir)
     started = now_utc()
-    raw = _bridge.run_text(text, source, seed=seed, pcap_dir=pcap, progress=progress, series=series)
+    raw = _bridge.run_text(text, source, seed=seed, pcap_dir=pcap, progress=progress, series=series,
+                           trace=trace)
     raw["provenance"] = provenance(text, source, raw["summary"]["seed"], started, now_utc())
     raw["scenario_text"] = text
     return Result(raw)

@@ -1,6 +1,9 @@
 //! `hetpath._core`: the PyO3 bridge. Conversions only; all logic is in hetpath-sim.
 
 use hetpath_sim::results::{self, Column, Series, Summary};
+use hetpath_sim::sim::{DirId, FlowId, NodeId};
+use hetpath_sim::trace::Trace;
+use hetpath_sim::Simulation;
 use hetpath_sim::{capture, scenario};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -36,7 +39,7 @@ fn validate(text: &str, path: &str) -> PyResult<()> {
 
 /// Parses, runs and summarises a scenario. See python/hetpath/_bridge.py for the contract.
 #[pyfunction]
-#[pyo3(signature = (text, path, seed=None, pcap_dir=None, progress=None, series=true))]
+#[pyo3(signature = (text, path, seed=None, pcap_dir=None, progress=None, series=true, trace=false))]
 fn run(
     py: Python<'_>,
     text: &str,
@@ -45,9 +48,13 @@ fn run(
     pcap_dir: Option<&str>,
     progress: Option<Py<PyAny>>,
     series: bool,
+    trace: bool,
 ) -> PyResult<Py<PyDict>> {
     let mut sim = scenario::load(text, path, seed).map_err(scenario_err)?;
     sim.sampling = series;
+    if trace {
+        sim.enable_trace();
+    }
     let captures =
         match pcap_dir {
             Some(d) => Some(capture::attach(&mut sim, Path::new(d)).map_err(|e| {
@@ -93,7 +100,31 @@ fn run(
     let out = PyDict::new(py);
     out.set_item("summary", summary.to_json())?;
     out.set_item("series", series_dict(py, &summary, sim.series())?)?;
+    if let Some(t) = sim.trace() {
+        out.set_item("trace", trace_dict(py, &sim, &summary, t)?)?;
+    }
     Ok(out.unbind())
+}
+
+/// The trace as columns, ids resolved to names (`None` where an event has no flow or
+/// link); a link direction is named by its link, and the node it leaves is `node`.
+fn trace_dict<'py>(
+    py: Python<'py>,
+    sim: &Simulation,
+    summary: &Summary,
+    t: &Trace,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("time_s", &t.time_s)?;
+    d.set_item("event", &t.event)?;
+    let node = |n: &NodeId| sim.node_name(*n);
+    d.set_item("node", t.node.iter().map(node).collect::<Vec<_>>())?;
+    let flow = |f: &Option<FlowId>| f.map(|f| summary.flows[f.index()].name.as_str());
+    d.set_item("flow", t.flow.iter().map(flow).collect::<Vec<_>>())?;
+    let link = |l: &Option<DirId>| l.map(|l| summary.links[l.index()].name.as_str());
+    d.set_item("link", t.link.iter().map(link).collect::<Vec<_>>())?;
+    d.set_item("value", &t.value)?;
+    Ok(d)
 }
 
 /// The series as columns named by `results::*Series::columns`, ids resolved to names.

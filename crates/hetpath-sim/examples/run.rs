@@ -1,9 +1,16 @@
-//! Runs a scenario file and prints the summary: `cargo run --release --example run -- FILE`.
-//! (The user-facing command is the Python `hetpath run`; this is for engine work.)
+//! Runs a scenario file and prints the summary: `cargo run --release --example run -- FILE
+//! [SEED] [--trace]` (`--trace` keeps the event trace, to measure what it costs). The
+//! user-facing command is the Python `hetpath run`; this is for engine work.
 
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: run FILE [SEED]");
-    let seed = std::env::args().nth(2).map(|s| s.parse().expect("seed"));
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let trace = args.iter().any(|a| a == "--trace");
+    args.retain(|a| a != "--trace");
+    let path = args
+        .first()
+        .expect("usage: run FILE [SEED] [--trace]")
+        .clone();
+    let seed = args.get(1).map(|s| s.parse().expect("seed"));
     let text = std::fs::read_to_string(&path).expect("read scenario");
     let mut sim = match hetpath_sim::load(&text, &path, seed) {
         Ok(s) => s,
@@ -12,6 +19,9 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if trace {
+        sim.enable_trace();
+    }
     let t0 = std::time::Instant::now();
     sim.run(&mut |_, _| true);
     let s = sim.summary(t0.elapsed().as_secs_f64());
@@ -41,5 +51,8 @@ fn main() {
             l.stats.lost_packets,
             l.stats.max_queue_pkts
         );
+    }
+    if let Some(t) = sim.trace() {
+        println!("  trace: {} events", t.len());
     }
 }

@@ -14,6 +14,7 @@ pub mod results;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod trace;
 pub mod units;
 
 pub use results::Summary;

@@ -29,6 +29,22 @@ def writable_dir(path: Path) -> Path:
     return path
 
 
+def writable_file(path: Path, suffixes: tuple[str, ...]) -> Path:
+    """Check an output file's name and directory now, before anything runs: the suffix
+    must be one of ``suffixes`` (none: the first is added), and the directory must
+    exist and be writable."""
+    if path.suffix == "":
+        path = path.with_suffix(suffixes[0])
+    if path.suffix not in suffixes:
+        raise OutputError(f"{path}: unknown format '{path.suffix}'; expected one of {', '.join(suffixes)}")
+    parent = path.parent
+    if path.is_dir():
+        raise OutputError(f"{path}: is a directory, expected a file name")
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"{path}: directory {parent} does not exist or is not writable")
+    return path
+
+
 def scenario_name(text: str, path: Path) -> str:
     """The ``[scenario] name`` of already-validated text, or the file's stem."""
     try:

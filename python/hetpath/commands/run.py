@@ -10,10 +10,12 @@ import click
 from .. import _bridge
 from ..result import summary_json
 from ..runner import run_text
-from ._io import read_input, safe_dirname, scenario_name, writable_dir
+from ._io import read_input, safe_dirname, scenario_name, writable_dir, writable_file
 from ._progress import RunProgress
 
 DEFAULT_OUT_ROOT = Path("out")
+#: Trace file suffixes (`Result.write_trace`); a file without one is Parquet.
+TRACE_FORMATS = (".parquet", ".arrow", ".feather", ".csv")
 
 
 def _note(message: str, quiet: bool) -> None:
@@ -41,6 +43,8 @@ def _check_seed(_ctx: click.Context, _param: click.Parameter, value: Optional[in
 @click.option("--plots/--no-plots", default=None,
               help="Write PNG plots (default: on whenever results are written). "
                    "--plots without --out writes to out/<scenario-name>.")
+@click.option("--trace", "trace_file", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Write the typed event trace: .parquet (default format), .arrow or .csv.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no notes on stderr.")
 def run_command(
     file: Path,
@@ -49,6 +53,7 @@ def run_command(
     as_json: bool,
     seed: Optional[int],
     plots: Optional[bool],
+    trace_file: Optional[Path],
     quiet: bool,
 ) -> None:
     """Simulate the scenario in FILE and print per-flow and per-link results."""
@@ -62,9 +67,15 @@ def run_command(
         _bridge.validate_text(text, source)
         writable_dir(out_dir)
 
+    if trace_file is not None:
+        trace_file = writable_file(trace_file, TRACE_FORMATS)
+
     with RunProgress(enabled=not (quiet or as_json)) as progress:
         result = run_text(text, source, seed=seed, pcap_dir=out_dir if pcap else None,
-                          progress=progress)
+                          progress=progress, trace=trace_file is not None)
+    if trace_file is not None:
+        result.write_trace(trace_file)
+        _note(f"hetpath: wrote {len(result.trace):,} trace events to {trace_file}", quiet)
 
     if as_json:
         click.echo(summary_json(result.summary))

@@ -4,6 +4,7 @@
 //! and learns its progress from its machines' events.
 
 use super::{Ev, FlowId, MachineId, NodeId, Simulation};
+use crate::trace::TraceEvent;
 use hetpath_proto::cc::Algorithm;
 use hetpath_proto::host::Listener;
 use hetpath_proto::machine::Event;
@@ -136,6 +137,10 @@ impl Simulation {
             None => host.write(c, u64::MAX / 4),
         }
         let local = host.connection(c).local();
+        if self.trace.is_some() {
+            self.trace_flows.insert((local, remote), f);
+            self.trace_flows.insert((remote, local), f);
+        }
         self.map_stream(client, c, f);
         self.expected.insert((p.to, remote, local), f);
         self.flows[f.index()].client = Some((client, c));
@@ -160,6 +165,7 @@ impl Simulation {
             } => {
                 let node = self.machines[m.index()].node;
                 if let Some(f) = self.expected.remove(&(node, local, remote)) {
+                    self.record(TraceEvent::Accepted, node, Some(f), None);
                     self.map_stream(m, conn, f);
                     self.flows[f.index()].server = Some((m, conn));
                     if let Some(n) = self.flows[f.index()].params.size {
@@ -181,6 +187,16 @@ impl Simulation {
         else {
             return;
         };
+        if self.trace.is_some() {
+            let ev = match ev {
+                Event::Delivered { bytes, .. } => TraceEvent::Delivered(bytes),
+                Event::Acked { bytes, .. } => TraceEvent::Acked(bytes),
+                Event::Lost { .. } => TraceEvent::IdealLoss,
+                Event::Tcp { event, .. } => TraceEvent::Tcp(event),
+                Event::Signal(_) | Event::Accepted { .. } => unreachable!("returned above"),
+            };
+            self.record(ev, self.machines[m.index()].node, Some(f), None);
+        }
         let flow = &mut self.flows[f.index()];
         let size = flow.params.size;
         match ev {

@@ -1,10 +1,11 @@
 //! Routes, and a packet's way through a node: the arrival hooks, local delivery or the
 //! next hop, the departure hooks of that hop, its queue; and the losses the oracle hears.
 
-use super::{DirId, MachineId, NodeId, Simulation};
+use super::{DirId, FlowId, MachineId, NodeId, Simulation};
 use crate::link::Frame;
+use crate::trace::{Loss, TraceEvent};
 use hetpath_proto::machine::{At, Verdict, Via};
-use hetpath_proto::{Addr, Dur};
+use hetpath_proto::{Addr, Dur, Endpoint, Packet};
 use std::collections::VecDeque;
 
 /// Node `i` has address 10.0.x.y with x.y = i + 1.
@@ -202,12 +203,22 @@ impl Simulation {
         let now = self.q.now();
         match self.dirs[d.index()].enqueue(now, f) {
             Ok(w) => self.wake_link(d, w),
-            Err(f) => self.lost(f),
+            Err(f) => self.lost(f, d, Loss::Queue),
         }
     }
 
-    /// A packet was lost (channel, full queue, outage): the oracle machines learn it.
-    pub(super) fn lost(&mut self, f: Frame) {
+    /// A packet was lost on link direction `d` (full queue, channel, outage): the trace
+    /// and the oracle machines learn it.
+    pub(super) fn lost(&mut self, f: Frame, d: DirId, why: Loss) {
+        if self.trace.is_some() {
+            let flow = self.flow_of(&f.packet);
+            self.record(
+                TraceEvent::Lost(why),
+                self.dirs[d.index()].params.from,
+                flow,
+                Some(d),
+            );
+        }
         let n = self.oracles.len();
         if n == 0 {
             return;
@@ -220,5 +231,19 @@ impl Simulation {
                 self.show(m, At::Lost, copy);
             }
         }
+    }
+
+    /// The flow a TCP packet belongs to (trace only: its map is filled when tracing).
+    fn flow_of(&self, p: &Packet) -> Option<FlowId> {
+        let seg = p.as_tcp()?;
+        let src = Endpoint {
+            addr: p.ip.src,
+            port: seg.src_port,
+        };
+        let dst = Endpoint {
+            addr: p.ip.dst,
+            port: seg.dst_port,
+        };
+        self.trace_flows.get(&(src, dst)).copied()
     }
 }

@@ -9,6 +9,7 @@
 
 use super::{DirId, Ev, MachineId, NodeId, Simulation};
 use crate::link::Frame;
+use crate::trace::TraceEvent;
 use hetpath_proto::crosslayer::Signal;
 use hetpath_proto::host::Host;
 use hetpath_proto::machine::{At, Event, LocalQueue, Machine, NodeView, Transmit, Verdict, Via};
@@ -255,6 +256,7 @@ impl Simulation {
     /// A layer of `node` (or one of its machines, `from`) reports `signal`: every other
     /// machine on the node hears it at once.
     pub(super) fn publish(&mut self, node: NodeId, signal: Signal, from: Option<MachineId>) {
+        self.record(TraceEvent::Signal(signal), node, None, None);
         let now = self.q.now();
         for k in 0..self.nodes[node.index()].machines.len() {
             let m = self.nodes[node.index()].machines[k];

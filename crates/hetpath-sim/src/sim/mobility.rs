@@ -6,6 +6,7 @@
 
 use super::{DirId, Ev, NodeId, Simulation};
 use crate::mobility::MobileHost;
+use crate::trace::Loss;
 use hetpath_proto::crosslayer::Signal;
 use hetpath_proto::Time;
 
@@ -104,7 +105,7 @@ impl Simulation {
             let (_, mut lost) = self.dirs[d.index()].set_up(now, false);
             lost.extend(self.dirs[d.index()].flush());
             for f in lost {
-                self.lost(f);
+                self.lost(f, d, Loss::Outage);
             }
         }
         for d in new_pair.into_iter().flatten() {

@@ -26,6 +26,7 @@ use crate::engine::EventQueue;
 use crate::link::{LinkDir, Wakeups};
 use crate::mobility::MobileHost;
 use crate::results::Series;
+use crate::trace::{Loss, Trace, TraceEvent};
 use hetpath_proto::{Dur, Time};
 use machines::Slot;
 use std::collections::HashMap;
@@ -103,6 +104,10 @@ pub struct Simulation {
     mobile: Option<MobileHost>,
     /// The received power of the frame being shown to the mobile host's machines.
     frame_power: Option<f64>,
+    /// The event trace, when asked for (`enable_trace`), and the flows by their
+    /// connections' (source, destination), to name the flow of a lost packet.
+    trace: Option<Box<Trace>>,
+    trace_flows: HashMap<(hetpath_proto::Endpoint, hetpath_proto::Endpoint), FlowId>,
 }
 
 impl Simulation {
@@ -134,6 +139,26 @@ impl Simulation {
             sampling: true,
             mobile: None,
             frame_power: None,
+            trace: None,
+            trace_flows: HashMap::new(),
+        }
+    }
+
+    /// Keep an event trace of the run (`trace`); call before it starts.
+    pub fn enable_trace(&mut self) {
+        self.trace = Some(Box::default());
+    }
+
+    /// The event trace, if it was enabled.
+    pub fn trace(&self) -> Option<&Trace> {
+        self.trace.as_deref()
+    }
+
+    /// Records `ev` if the trace is on.
+    #[inline]
+    fn record(&mut self, ev: TraceEvent, node: NodeId, flow: Option<FlowId>, link: Option<DirId>) {
+        if let Some(t) = &mut self.trace {
+            t.push(self.q.now(), ev, node, flow, link);
         }
     }
 
@@ -240,7 +265,7 @@ impl Simulation {
                 let done = self.dirs[d.index()].on_tx_done(now);
                 self.wake_link(d, done.wake);
                 if let Some(f) = done.lost {
-                    self.lost(f);
+                    self.lost(f, d, Loss::Channel);
                 }
                 self.wake_waiters(d, true);
             }
@@ -263,10 +288,17 @@ impl Simulation {
             }
             Ev::FlowStart(f) => self.start_flow(f),
             Ev::LinkState(d, up) => {
+                let node = self.dirs[d.index()].params.from;
+                let state = if up {
+                    TraceEvent::LinkUp
+                } else {
+                    TraceEvent::LinkDown
+                };
+                self.record(state, node, None, Some(d));
                 let (w, lost) = self.dirs[d.index()].set_up(now, up);
                 self.wake_link(d, w);
                 for f in lost {
-                    self.lost(f);
+                    self.lost(f, d, Loss::Outage);
                 }
                 self.wake_waiters(d, false);
             }

@@ -1,0 +1,75 @@
+//! The event trace: it changes nothing, and what it records adds up to the counters.
+
+mod common;
+
+use common::{flow, two_node};
+use hetpath_sim::load;
+
+/// Two NewReno flows over a lossy, shallow-queued link that goes down for a second.
+fn scenario() -> String {
+    let link = "rate = \"2Mbps\"\ndelay = \"50ms\"\nqueue = \"12pkt\"\n\
+                ab = { channel = { model = \"bernoulli\", p = 0.02 }, outages = [{ down = \"3s\", up = \"4s\" }] }";
+    let flows = flow("f1", "newreno", "size = \"1MB\"")
+        + &flow("f2", "newreno", "size = \"1MB\"\nstart = \"0.5s\"");
+    two_node("60s", link, &flows)
+}
+
+fn run(trace: bool) -> hetpath_sim::Simulation {
+    let mut sim = load(&scenario(), "trace.toml", Some(2)).unwrap();
+    if trace {
+        sim.enable_trace();
+    }
+    assert!(sim.run(&mut |_, _| true));
+    sim
+}
+
+#[test]
+fn tracing_changes_no_result() {
+    let (plain, traced) = (run(false), run(true));
+    assert!(plain.trace().is_none());
+    assert_eq!(plain.summary(0.0), traced.summary(0.0));
+    assert_eq!(plain.events_executed(), traced.events_executed());
+    // Debug text, as the series hold NaN (which is never equal to itself).
+    let text = |s: &hetpath_sim::Simulation| format!("{:?}", s.series());
+    assert!(text(&plain) == text(&traced), "the series differ");
+}
+
+#[test]
+fn the_trace_adds_up_to_the_counters() {
+    let sim = run(true);
+    let (s, t) = (sim.summary(0.0), sim.trace().unwrap());
+    let count = |event: &str, keep: &dyn Fn(usize) -> bool| {
+        (0..t.len())
+            .filter(|&i| t.event[i] == event && keep(i))
+            .count() as u64
+    };
+    let ab = &s.links[0].stats;
+    let on_ab = |i: usize| t.link[i].is_some_and(|d| d.0 == 0);
+    assert!(ab.drops > 0 && ab.lost_packets > 0, "{ab:?}");
+    assert_eq!(count("link.queue_drop", &on_ab), ab.drops);
+    assert_eq!(
+        count("link.channel_loss", &on_ab) + count("link.outage_loss", &on_ab),
+        ab.lost_packets
+    );
+    assert_eq!(count("link.down", &on_ab), 1);
+    assert_eq!(count("link.up", &on_ab), 1);
+    for (k, f) in s.flows.iter().enumerate() {
+        let of = |i: usize| t.flow[i].is_some_and(|x| x.0 as usize == k);
+        assert!(f.timeouts > 0 && f.fast_retransmits > 0, "{f:?}");
+        assert_eq!(count("tcp.rto", &of), f.timeouts, "{}", f.name);
+        assert_eq!(
+            count("tcp.fast_retransmit", &of),
+            f.fast_retransmits,
+            "{}",
+            f.name
+        );
+        assert_eq!(count("flow.delivered", &of), 1);
+        // Every data packet lost on the way there is attributed to its flow.
+        let drops_of = count("link.queue_drop", &|i| on_ab(i) && of(i));
+        assert!(drops_of > 0, "{}", f.name);
+    }
+    assert!(
+        t.time_s.windows(2).all(|w| w[0] <= w[1]),
+        "in the order they happened"
+    );
+}
