@@ -1,10 +1,10 @@
 //! The legs of a flow: every TCP connection that sends the flow's data over part of its
-//! path. A flow between two hosts has one leg; a transparent split PEP on the path
-//! (PEPsal, RAPPEP) ends one leg and opens the next under the same addresses and ports,
-//! so a flow's legs are the connections, on any machine, whose local end is the client's
-//! and whose remote end is the server's, in the order the path reaches their nodes.
-//! They are read through the machine contract (`Machine::report_connections`), never
-//! from a machine's insides.
+//! path. A flow between two hosts has one, its client's connection. A transparent split
+//! PEP on the path (PEPsal, RAPPEP) ends one leg and opens the next under the same
+//! addresses and ports, so the other legs are the connections of the node's other
+//! machines whose local end is the client's and whose remote end is the server's, in the
+//! order the path reaches their nodes. They are read through the machine contract
+//! (`Machine::report_connections`), never from a machine's insides.
 
 use super::machines::Owned;
 use super::{DirId, NodeId, Simulation};
@@ -19,11 +19,10 @@ pub(super) struct Leg {
     pub(super) from: NodeId,
     pub(super) to: NodeId,
     pub(super) report: ConnReport,
-    /// The slowest link direction it crosses: the flow's bottleneck if any leg's is.
-    pub(super) slowest: Option<DirId>,
 }
 
-/// Every machine's connections, by (local, remote), with the node each lives on.
+/// The connections of every machine but the hosts, by (local, remote), with the node
+/// each lives on. Empty unless a machine that holds connections (a PEP) is placed.
 pub(super) type Reports = HashMap<(Endpoint, Endpoint), Vec<(NodeId, ConnReport)>>;
 
 impl Simulation {
@@ -31,12 +30,8 @@ impl Simulation {
         let mut all = Reports::new();
         let mut buf = Vec::new();
         for slot in &self.machines {
-            match &slot.machine {
-                Owned::Host(h) => {
-                    hetpath_proto::machine::Machine::report_connections(&**h, &mut buf)
-                }
-                Owned::Other(m) => m.report_connections(&mut buf),
-                Owned::Vacant => {}
+            if let Owned::Other(m) = &slot.machine {
+                m.report_connections(&mut buf);
             }
             for r in buf.drain(..) {
                 all.entry((r.local, r.remote))
@@ -53,37 +48,28 @@ impl Simulation {
         let Some(client) = self.client_conn(f) else {
             return Vec::new();
         };
-        let Some(senders) = reports.get(&(client.local(), client.remote())) else {
-            return Vec::new();
-        };
-        // The path's link directions, and its nodes: node k forwards on direction k.
-        let dirs = self.path(f.params.from, f.params.to);
-        let nodes: Vec<NodeId> = std::iter::once(f.params.from)
-            .chain(dirs.iter().map(|d| self.dirs[d.index()].params.to))
-            .collect();
-        let at = |n: NodeId| nodes.iter().position(|&p| p == n).unwrap_or(usize::MAX);
-        let mut legs: Vec<(usize, NodeId, &ConnReport)> =
-            senders.iter().map(|(n, r)| (at(*n), *n, r)).collect();
-        legs.sort_by_key(|l| l.0);
-        (0..legs.len())
-            .map(|k| {
-                let (start, from, report) = legs[k];
-                let (end, to) = legs
-                    .get(k + 1)
-                    .map_or((dirs.len(), f.params.to), |l| (l.0, l.1));
-                let slowest = dirs
-                    .get(start..end.min(dirs.len()))
-                    .unwrap_or_default()
-                    .iter()
-                    .copied()
-                    .min_by_key(|d| self.dirs[d.index()].params.rate_bps);
-                Leg {
-                    from,
-                    to,
-                    report: report.clone(),
-                    slowest,
-                }
-            })
+        let mut senders = vec![(f.params.from, client.report())];
+        if let Some(more) = reports.get(&(client.local(), client.remote())) {
+            let dirs = self.path(f.params.from, f.params.to);
+            let nodes: Vec<NodeId> = std::iter::once(f.params.from)
+                .chain(dirs.iter().map(|d| self.dirs[d.index()].params.to))
+                .collect();
+            let mut more = more.clone();
+            more.sort_by_key(|(n, _)| nodes.iter().position(|p| p == n).unwrap_or(usize::MAX));
+            senders.extend(more);
+        }
+        let ends: Vec<NodeId> = senders.iter().skip(1).map(|s| s.0).collect();
+        senders
+            .into_iter()
+            .zip(ends.into_iter().chain([f.params.to]))
+            .map(|((from, report), to)| Leg { from, to, report })
             .collect()
+    }
+
+    /// The slowest link direction a leg crosses.
+    pub(super) fn slowest(&self, leg: &Leg) -> Option<DirId> {
+        self.path(leg.from, leg.to)
+            .into_iter()
+            .min_by_key(|d| self.dirs[d.index()].params.rate_bps)
     }
 }

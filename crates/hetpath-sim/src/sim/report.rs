@@ -16,6 +16,12 @@ impl Simulation {
                 continue;
             }
             let delivered = self.delivered(f);
+            if reports.is_empty() {
+                // No PEP anywhere: the client's connection is the only leg.
+                let report = self.client_conn(f).map(|c| c.report());
+                series.push_flow(now, i, 0, report.as_ref(), delivered);
+                continue;
+            }
             let legs = self.legs(i, &reports);
             if legs.is_empty() {
                 series.push_flow(now, i, 0, None, delivered);
@@ -36,8 +42,10 @@ impl Simulation {
         let mut out = Vec::new();
         for (i, f) in self.flows.iter().enumerate() {
             let legs = self.legs(i, &reports);
-            let rate =
-                |l: &super::legs::Leg| l.slowest.map(|d| self.dirs[d.index()].params.rate_bps);
+            let rate = |l: &super::legs::Leg| {
+                self.slowest(l)
+                    .map(|d| self.dirs[d.index()].params.rate_bps)
+            };
             let bottleneck = legs
                 .iter()
                 .enumerate()
