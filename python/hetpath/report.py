@@ -121,6 +121,16 @@ def legs_table(legs: list[dict[str, Any]]) -> Table:
     return table
 
 
+def machines_table(machines: list[dict[str, Any]]) -> Table:
+    """The counters of the machines placed on nodes (PEPs, routers, State Managers)."""
+    table = Table(title="machines", **_TABLE_STYLE)
+    for col, justify in (("node", "left"), ("machine", "left"), ("counter", "left"), ("value", "right")):
+        table.add_column(col, justify=justify, **_column_style(justify))  # type: ignore[arg-type]
+    for m in machines:
+        table.add_row(str(m["node"]), str(m["machine"]), str(m["counter"]), f"{m['value']:,}")
+    return table
+
+
 def split_legs(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """The legs of the flows that have more than one (a flow without a PEP has one leg,
     which its own row already shows)."""
@@ -150,6 +160,8 @@ def print_summary(summary: dict[str, Any], console: Optional[Console] = None) ->
     legs = split_legs(summary)
     if legs:
         tables.insert(1, legs_table(legs))
+    if summary["machines"]:
+        tables.append(machines_table(summary["machines"]))
     # Never let rich drop or crush columns: a terminal narrower than a table's
     # minimum gets the minimum (it soft-wraps); a pipe gets the natural width.
     unbounded = console.options.update_width(10_000)

@@ -12,7 +12,8 @@
 //! - `poll_transmit(now, node)`: a packet of its own to send now; called until `None`.
 //! - `poll_timeout()`: the earliest time `handle_timeout` has work.
 //! - `poll_event()`: what happened (signals for the node's other machines, results).
-//! - `report_connections(out)`: the TCP connections it holds, as plain reports.
+//! - `report_connections(out)`, `kind()`, `counters(out)`: what it shows of itself to
+//!   the results (its TCP connections as plain reports, its own counters).
 //!
 //! Time comes in as an argument and the machine never schedules anything itself. `node`
 //! is the driver's window on the node: the machine's interfaces as plain numbers, and
@@ -171,4 +172,13 @@ pub trait Machine: Send {
     /// Adds a report of each TCP connection it holds to `out`: what a driver shows of a
     /// host's connections and of a PEP's legs, without reaching into the machine.
     fn report_connections(&self, _out: &mut Vec<tcp::ConnReport>) {}
+    /// What results call it (`split-pep`, `state-manager`, ...).
+    fn kind(&self) -> &'static str {
+        "machine"
+    }
+    /// Adds its own counters to `out`, by name, for the results.
+    fn counters(&self, _out: &mut Vec<Counter>) {}
 }
+
+/// One of a machine's own counters: a name and a value.
+pub type Counter = (&'static str, u64);

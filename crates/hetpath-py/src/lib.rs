@@ -171,6 +171,7 @@ fn schema(py: Python<'_>) -> PyResult<Py<PyDict>> {
     d.set_item("flow", results::flow_keys())?;
     d.set_item("link", results::link_keys())?;
     d.set_item("leg", results::leg_keys())?;
+    d.set_item("machine", results::machine_keys())?;
     d.set_item("flow_series", col_names(&empty.flows.columns()))?;
     d.set_item("link_series", col_names(&empty.links.columns()))?;
     Ok(d.unbind())

@@ -75,6 +75,17 @@ pub struct LegResult {
     pub freezes: u64,
 }
 
+/// One counter of a machine placed on a node (a PEP, a router, a State Manager), in the
+/// long form: one row per counter.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MachineResult {
+    pub node: String,
+    /// Its kind (`split-pep`, `xcp-router`, `state-manager`, ...).
+    pub machine: String,
+    pub counter: String,
+    pub value: u64,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Summary {
     pub scenario: String,
@@ -86,6 +97,8 @@ pub struct Summary {
     pub links: Vec<LinkResult>,
     /// Every flow's legs, flow by flow, in path order.
     pub legs: Vec<LegResult>,
+    /// The counters of the machines placed on nodes, in placement order.
+    pub machines: Vec<MachineResult>,
 }
 
 impl Summary {
@@ -118,6 +131,10 @@ pub fn link_keys() -> Vec<String> {
 
 pub fn leg_keys() -> Vec<String> {
     keys_of::<LegResult>()
+}
+
+pub fn machine_keys() -> Vec<String> {
+    keys_of::<MachineResult>()
 }
 
 /// One column of a time series, borrowed. Ids are resolved to names by the front end:
@@ -248,7 +265,7 @@ mod tests {
             assert!(has(&link, k), "{k} missing from {link:?}");
         }
         assert!(!has(&link, "stats") && !has(&link, "busy"));
-        assert_eq!(summary_keys().last().map(String::as_str), Some("legs"));
+        assert_eq!(summary_keys().last().map(String::as_str), Some("machines"));
     }
 
     #[test]
@@ -257,6 +274,7 @@ mod tests {
             flows: vec![FlowResult::default()],
             links: vec![LinkResult::default()],
             legs: vec![LegResult::default()],
+            machines: vec![MachineResult::default()],
             ..Summary::default()
         };
         let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
@@ -266,5 +284,6 @@ mod tests {
         assert_eq!(keys(&v["flows"][0]), flow_keys());
         assert_eq!(keys(&v["links"][0]), link_keys());
         assert_eq!(keys(&v["legs"][0]), leg_keys());
+        assert_eq!(keys(&v["machines"][0]), machine_keys());
     }
 }

@@ -283,6 +283,26 @@ fn each_leg_of_a_split_flow_is_reported_in_path_order() {
     }
     // The flow's own row is the client leg's connection.
     assert_eq!(s.flows[0].retransmissions, lan.retransmissions);
+    // Each PEP reports the one connection it split.
+    let split: Vec<_> = s
+        .machines
+        .iter()
+        .map(|m| {
+            (
+                m.node.as_str(),
+                m.machine.as_str(),
+                m.counter.as_str(),
+                m.value,
+            )
+        })
+        .collect();
+    assert_eq!(
+        split,
+        [
+            ("r1", "split-pep", "connections_split", 1),
+            ("r2", "split-pep", "connections_split", 1)
+        ]
+    );
 }
 
 #[test]

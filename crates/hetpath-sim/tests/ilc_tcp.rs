@@ -106,7 +106,22 @@ fn without_disconnection_ilc_is_its_base_tcp() {
                 &fig8("1Mbps", "", "2MB", cc, &format!("{big}, ilc = \"{ilc}\"")),
                 Some(3),
             );
-            assert!(base.0 == with.0, "{cc} {ilc}: same summary");
+            // The same results; only the State Manager's own counters are new, and they
+            // say it answered every timeout with PROCEED_NORMALLY.
+            let advice = |c: &str| {
+                with.0
+                    .machines
+                    .iter()
+                    .find(|m| m.counter == c)
+                    .map(|m| m.value)
+            };
+            assert_eq!(advice("advised_proceed"), Some(with.0.flows[0].timeouts));
+            assert_eq!(advice("advised_freeze"), Some(0));
+            let without_machines = hetpath_sim::Summary {
+                machines: Vec::new(),
+                ..with.0.clone()
+            };
+            assert!(base.0 == without_machines, "{cc} {ilc}: same summary");
             let (a, b) = (&base.1.flows, &with.1.flows);
             let first = (0..a.time_s.len().min(b.time_s.len())).find(|&i| {
                 let row = |f: &hetpath_sim::results::FlowSeries| {
@@ -168,6 +183,16 @@ fn handoff_collapses_the_window_and_backs_off_without_ilc() {
     );
     let g = &ilc.0.flows[0];
     assert_eq!(g.freezes, 1, "{g:?}");
+    // The State Manager's own counters say the same (through the machine contract).
+    let advised = |name: &str| {
+        ilc.0
+            .machines
+            .iter()
+            .filter(|m| m.machine == "state-manager" && m.counter == name)
+            .map(|m| m.value)
+            .sum::<u64>()
+    };
+    assert_eq!((advised("advised_freeze"), advised("restores")), (1, 1));
     let kept = cwnd_between(&ilc.1, 10.5, 14.0);
     assert!(
         kept.iter().all(|&c| c >= 10_000),

@@ -56,6 +56,16 @@ def _grid_tables(findings: list, metric: str) -> list[Table]:
     return tables
 
 
+def _formats_option(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """``--format svg --format png`` or ``--format svg,png``: checked, in order, no repeats."""
+    from ..plots import check_formats
+
+    try:
+        return check_formats(f for v in value for f in v.split(","))
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
 @click.command("reproduce", short_help="Reproduce a paper's experiments beside its figures.")
 @click.argument("paper", type=click.Choice(sorted(PAPERS)))
 @click.option("--quick", is_flag=True, help="A reduced run (fewer seeds) that finishes in about a minute.")
@@ -67,12 +77,16 @@ def _grid_tables(findings: list, metric: str) -> list[Table]:
               help="Worker processes (default: every core).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="Where runs.csv, findings.csv, comparison.csv and the plots go (default out/reproduce/PAPER).")
-@click.option("--no-plots", is_flag=True, help="Skip the PNG plots and CSV files.")
+@click.option("--no-plots", is_flag=True, help="Skip the figures and CSV files.")
+@click.option("--format", "formats", multiple=True, default=("png",), callback=_formats_option, metavar="FMT",
+              help="Figure file format: png, svg or pdf; repeat or separate by commas for several "
+                   "(default png).")
 @click.option("--scenarios", "scenarios_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
               metavar="DIR", help="The paper's scenario directory (default: scenarios/PAPER of this checkout).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or notes on stderr.")
 def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[int], jobs: Optional[int],
-                      out_dir: Optional[Path], no_plots: bool, scenarios_dir: Optional[Path], quiet: bool) -> None:
+                      out_dir: Optional[Path], no_plots: bool, formats: tuple[str, ...], scenarios_dir: Optional[Path],
+                      quiet: bool) -> None:
     """Run PAPER's experiments (see docs/reproductions/PAPER.md) and compare."""
     import pandas as pd
 
@@ -87,7 +101,7 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
 
     with TaskProgress(not quiet, "runs") as progress:
         ctx = Context(scenarios=where, quick=quick, backend=LocalBackend(jobs), out_dir=out, seeds=seeds,
-                      progress=progress, note=note)
+                      progress=progress, note=note, formats=formats)
         findings = module.reproduce(ctx)
     attach(findings, published, module.label_order(module.grid(ctx)))
     rows = comparison_rows(findings, published)

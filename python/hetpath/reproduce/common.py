@@ -34,6 +34,8 @@ class Context:
     seeds: Optional[int] = None
     progress: Optional[Callable[[int, int], None]] = None
     note: Callable[[str], None] = lambda _msg: None
+    #: Figure file formats, each figure written once per format (see :mod:`hetpath.plots`).
+    formats: tuple[str, ...] = ("png",)
 
 
 @dataclass(eq=False)

@@ -22,7 +22,7 @@ from .. import _toml
 from .. import sweep as sweep_mod
 from ..runner import run_text
 from ..stats import mean_ci95
-from .common import Context, Finding
+from .common import Context, Finding, attach, load_paper
 
 NAME = "rappep"
 TITLE = "seed 004: RAPPEP (XCP / MPCP inside a split-TCP PEP) over a GEO hop"
@@ -158,8 +158,11 @@ def reproduce(ctx: Context) -> list[Finding]:
         from . import rappep_plots
 
         series = {t: time_series(t) for t in tasks if t.seed == 1}
-        written = rappep_plots.write_all(series, ctx.out_dir)
-        ctx.note(f"{NAME}: wrote runs.csv and {len(written)} plots to {ctx.out_dir}")
+        # The paper's values, for the crosses of the AFCT figures (the CLI attaches them again).
+        attach(found, load_paper(ctx.scenarios / "paper.toml"), label_order(tasks))
+        written = rappep_plots.write_all(series, ctx.out_dir, found, ctx.formats,
+                                         note=lambda msg: ctx.note(f"{NAME}: {msg}"))
+        ctx.note(f"{NAME}: wrote runs.csv and {len(written)} figure files to {ctx.out_dir}")
     return found
 
 
@@ -177,7 +180,7 @@ def time_series(task: sweep_mod.Task) -> dict[str, pd.DataFrame]:
     fs = result.flow_series.sort_values(["flow", "time_s"])
     share = fs[["time_s", "flow"]].copy()
     share["share"] = fs.groupby("flow")["bytes_delivered"].diff() * 8 / fs.groupby("flow")["time_s"].diff() / rate
-    return {"utilization": util, "share": share.dropna(), "cwnd": fs[["time_s", "flow", "cwnd_bytes"]]}
+    return {"utilization": util, "share": share.dropna(), "cwnd": fs[[c for c in ("time_s", "flow", "leg", "cwnd_bytes") if c in fs]]}
 
 
 def summary_frame(found: list[Finding]) -> pd.DataFrame:

@@ -96,8 +96,9 @@ def reproduce(ctx: Context) -> list[Finding]:
         raw.to_csv(ctx.out_dir / "runs.csv", index=False)
         from . import tcp_radio_plots
 
-        written = tcp_radio_plots.write_all(found, spec, ctx.out_dir, sequence_runs(spec))
-        ctx.note(f"{NAME}: wrote runs.csv and {len(written)} plots to {ctx.out_dir}")
+        written = tcp_radio_plots.write_all(found, spec, ctx.out_dir, sequence_runs(spec), ctx.formats,
+                                            note=lambda msg: ctx.note(f"{NAME}: {msg}"))
+        ctx.note(f"{NAME}: wrote runs.csv and {len(written)} figure files to {ctx.out_dir}")
     return found
 
 

@@ -1,44 +1,51 @@
-"""PNG plots for the tcp-radio reproduction, in the spirit of seed 003's figures:
+"""Figures for the tcp-radio reproduction, in the spirit of seed 003's figures:
 time-sequence diagrams (Figs. 4-8), normalized throughput per transfer size (Figs. 9-12,
-18, 20-23) and gain over NewReno per bandwidth (Figs. 13-17, 19, 24-28).  Values the
-paper states in its text are drawn as black crosses at their points."""
+18, 20-23) and gain over NewReno per link rate (Figs. 13-17, 19, 24-28).  Values the
+paper states in its text are drawn as crosses in their protocol's colour."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional, Sequence
 
 import pandas as pd
 
 from .. import sweep as sweep_mod
+from ..plots import Note, figure, legend, log_if_wide, save, series_figure
 from .common import Finding
 
 COLORS = {"newreno": "tab:red", "westwood+": "tab:orange", "tcp-radio": "tab:blue",
           "tcp-radio-newrto": "tab:green", "ideal": "black"}
+#: Axis labels with units, per grid axis and metric.
+LABELS = {
+    "size": "transfer size (KB = 1000 bytes)",
+    "bandwidth": "link rate (bit/s)",
+    "normalized_throughput": "normalized throughput (fraction of link rate)",
+    "gain_pct": "gain over NewReno (%)",
+}
 
 
-def _figure(title: str, xlabel: str, ylabel: str) -> tuple[Any, Any]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7.5, 4.2), layout="constrained")
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    ax.set_title(title, fontsize="medium")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(True, alpha=0.3)
-    return fig, ax
+def paper_marker(ax: Any, x: float, y: float, color: str, first: bool) -> None:
+    """A value the paper states, as a cross in its protocol's colour; the first one
+    of a figure carries the legend entry that says so."""
+    ax.plot(x, y, marker="X", linestyle="none", markersize=8, color=color, markeredgecolor="black",
+            markeredgewidth=0.6, zorder=6, label="paper (text), in its protocol's colour" if first else None)
 
 
 def _bars(found: list[Finding], metric: str, experiment: str, fixed: tuple[str, str], axis: tuple[str, list[str]],
-          title: str, path: Path, log: bool) -> Path:
-    """Grouped bars: one group per value of ``axis``, one bar per protocol, CI whiskers."""
+          title: str, path: Path, formats: Sequence[str], note: Optional[Note]) -> list[Path]:
+    """Grouped bars: one group per value of ``axis``, one bar per protocol, CI whiskers;
+    "n/a" where no run completed (or, for the gain, no NewReno run to pair with)."""
+    from matplotlib.transforms import blended_transform_factory
+
     xname, xs = axis
-    fig, ax = _figure(title, xname, metric.replace("_", " "))
+    fig, (ax,) = figure(title, LABELS[xname], LABELS[metric])
     protos = [p for p in COLORS if any(f.protocol == p and f.metric == metric for f in found)]
     width = 0.8 / max(1, len(protos))
+    bottom = blended_transform_factory(ax.transData, ax.transAxes)
+    values, missing, stated = [], False, False
     for j, proto in enumerate(protos):
+        labelled = False
         for i, x in enumerate(xs):
             f = next((f for f in found if f.experiment == experiment and f.protocol == proto and f.metric == metric
                       and f.params.get(fixed[0]) == fixed[1] and f.params.get(xname) == x), None)
@@ -46,44 +53,54 @@ def _bars(found: list[Finding], metric: str, experiment: str, fixed: tuple[str, 
                 continue
             pos = i - 0.4 + width * (j + 0.5)
             if f.ours is not None:
-                ax.bar(pos, f.ours, width, color=COLORS[proto], label=proto if i == 0 else None,
+                ax.bar(pos, f.ours, width, color=COLORS[proto], label=None if labelled else proto,
                        yerr=f.ci95 or 0, capsize=2, error_kw={"elinewidth": 0.8})
+                labelled = True
+                values.append(f.ours)
             else:
-                ax.text(pos, 0, "×", ha="center", va="bottom", color=COLORS[proto], fontsize="small")
+                ax.text(pos, 0.01, "n/a", transform=bottom, rotation=90, ha="center", va="bottom",
+                        color=COLORS[proto], fontsize="x-small")
+                missing = True
             for p in f.paper:
                 if p.value is not None and ".." not in "".join(p.params.values()):
-                    ax.plot(pos, p.value, "kx", markersize=7, label="paper (text)" if i == 0 and j == 0 else None)
+                    paper_marker(ax, pos, p.value, COLORS[proto], not stated)
+                    stated = True
+                    values.append(p.value)
     ax.set_xticks(range(len(xs)), xs)
-    if log:
-        ax.set_yscale("log")
-    ax.legend(fontsize="x-small", ncol=3, loc="best")
-    fig.savefig(path, dpi=110)
-    return path
+    ax.set_xlim(-0.5, len(xs) - 0.5)
+    if metric == "gain_pct" and values:
+        ax.axhline(0, color="0.3", linewidth=0.8)
+    elif not log_if_wide([ax], values):
+        ax.set_ylim(bottom=0)
+    if missing:
+        what = "no completed run, or\nno NewReno run to pair" if metric == "gain_pct" else "no run completed"
+        ax.text(1.02, 0.0, f"n/a: {what}", transform=ax.transAxes, fontsize="x-small", va="bottom")
+    legend(ax)
+    return save(fig, path, formats, note)
 
 
-def write_all(found: list[Finding], spec: sweep_mod.Sweep, out: Path, sequences: dict[str, dict[str, pd.DataFrame]]) -> list[Path]:
+def write_all(found: list[Finding], spec: sweep_mod.Sweep, out: Path, sequences: dict[str, dict[str, pd.DataFrame]],
+              formats: Sequence[str] = ("png",), note: Optional[Note] = None) -> list[Path]:
     labels = {a.name: a.labels for a in spec.axes}
     sizes, bws = labels["size"], labels["bandwidth"]
     tests = sorted({f.experiment for f in found})
-    written = []
+    written: list[Path] = []
     for test in tests:
-        log = test != "test1"
         for bw in bws:
-            written.append(_bars(found, "normalized_throughput", test, ("bandwidth", bw), ("size", sizes),
-                                 f"{test}: normalized throughput (Eq. 7), {bw}bit/s", out / f"throughput_{test}_{bw}.png", log))
+            written += _bars(found, "normalized_throughput", test, ("bandwidth", bw), ("size", sizes),
+                             f"{test}: normalized throughput (Eq. 7), {bw}bit/s", out / f"throughput_{test}_{bw}.png",
+                             formats, note)
         for size in sizes:
-            written.append(_bars(found, "gain_pct", test, ("size", size), ("bandwidth", bws),
-                                 f"{test}: gain over NewReno (Eq. 8, %), {size}", out / f"gain_{test}_{size}.png", False))
+            written += _bars(found, "gain_pct", test, ("size", size), ("bandwidth", bws),
+                             f"{test}: gain over NewReno (Eq. 8), {size}", out / f"gain_{test}_{size}.png",
+                             formats, note)
     from .tcp_radio import SEQUENCE_FIGURES
 
     for fig_name, bw, size, channel in SEQUENCE_FIGURES:
         runs = sequences.get(fig_name, {})
-        fig, ax = _figure(f"{fig_name}: time-sequence, {bw}bit/s, {size}, {channel}, seed 1",
-                          "time (s)", "bytes delivered (kbytes)")
-        for proto, s in runs.items():
-            ax.plot(s["time_s"], s["bytes_delivered"] / 1000, color=COLORS.get(proto), label=proto, linewidth=1.2)
-        ax.legend(fontsize="small")
-        path = out / f"{fig_name}_sequence_{bw}_{size}.png"
-        fig.savefig(path, dpi=110)
-        written.append(path)
+        written += series_figure(
+            f"{fig_name}: time-sequence, {bw}bit/s, {size}, {channel}, seed 1", "time (s)",
+            "data delivered (kB = 1000 bytes)",
+            [(proto, s["time_s"], s["bytes_delivered"] / 1000) for proto, s in runs.items()],
+            out / f"{fig_name}_sequence_{bw}_{size}.png", formats, colors=COLORS, log=False, note=note)
     return written

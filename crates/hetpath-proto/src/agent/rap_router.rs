@@ -4,7 +4,7 @@
 //! watches its interface 0.
 
 use crate::ids::IfaceId;
-use crate::machine::{At, Hooks, Machine, NodeView, Verdict};
+use crate::machine::{At, Counter, Hooks, Machine, NodeView, Verdict};
 use crate::packet::{Body, Packet, RouterFeedback};
 use crate::rap::{load_code, LoadMonitor, XcpRouter};
 use crate::time::Time;
@@ -19,13 +19,15 @@ pub enum RouterKind {
 
 pub struct RapRouter {
     kind: RouterKind,
+    /// Data segments whose feedback field it wrote.
+    stamped: u64,
 }
 
 const WATCHED: IfaceId = IfaceId(0);
 
 impl RapRouter {
     pub fn new(kind: RouterKind) -> RapRouter {
-        RapRouter { kind }
+        RapRouter { kind, stamped: 0 }
     }
     pub fn kind(&self) -> &RouterKind {
         &self.kind
@@ -58,12 +60,14 @@ impl Machine for RapRouter {
         // Only data carries a request; an ACK's field is the echo on its way back.
         match (&mut self.kind, &mut seg.rap) {
             (RouterKind::Xcp(r), Some(RouterFeedback::Xcp(h))) if seg.len > 0 => {
+                self.stamped += 1;
                 r.on_packet(now, size, h, &iface)
             }
             // Other traffic loads the link too (ns-2 xcpq.cc counts all input).
             (RouterKind::Xcp(r), _) => r.on_unmarked(now, size, &iface),
             (RouterKind::Load(m), Some(RouterFeedback::Load { code, bits })) if seg.len > 0 => {
                 // VCP section 3.1: a router only raises the code to its own level.
+                self.stamped += 1;
                 *code = (*code).max(load_code(m.load(), *bits));
             }
             _ => {}
@@ -84,5 +88,14 @@ impl Machine for RapRouter {
             RouterKind::Xcp(r) => r.handle_timeout(now, &iface),
             RouterKind::Load(m) => m.handle_timeout(now, &iface),
         }
+    }
+    fn kind(&self) -> &'static str {
+        match self.kind {
+            RouterKind::Xcp(_) => "xcp-router",
+            RouterKind::Load(_) => "load-router",
+        }
+    }
+    fn counters(&self, out: &mut Vec<Counter>) {
+        out.push(("segments_stamped", self.stamped));
     }
 }

@@ -20,7 +20,7 @@
 
 use crate::cc::{self, Algorithm, RapMonitor};
 use crate::ids::IfaceId;
-use crate::machine::{At, Hooks, Machine, NodeView, Transmit, Verdict};
+use crate::machine::{At, Counter, Hooks, Machine, NodeView, Transmit, Verdict};
 use crate::packet::{Body, Endpoint, Packet, TcpFlags, TcpSegment, XcpHeader};
 use crate::rap::{
     Feedback, Iface, LoadConfig, LoadMonitor, RateMeasure, XcpRouter, XcpRouterConfig,
@@ -327,6 +327,12 @@ impl Machine for SplitPep {
             }
             self.relay(i);
         }
+    }
+    fn kind(&self) -> &'static str {
+        "split-pep"
+    }
+    fn counters(&self, out: &mut Vec<Counter>) {
+        out.push(("connections_split", self.splits.len() as u64));
     }
     fn report_connections(&self, out: &mut Vec<tcp::ConnReport>) {
         for s in &self.splits {

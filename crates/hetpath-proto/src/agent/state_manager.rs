@@ -9,7 +9,7 @@
 
 use crate::crosslayer::{Advice, Signal};
 use crate::ids::ConnId;
-use crate::machine::{At, Event, Hooks, Machine, NodeView, Verdict};
+use crate::machine::{At, Counter, Event, Hooks, Machine, NodeView, Verdict};
 use crate::packet::Packet;
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -31,6 +31,10 @@ pub struct StateManager {
     /// TCP_REGISTERED of Figure 7: the frozen connections waiting for RESTORE.
     registered: Vec<ConnId>,
     out: VecDeque<Signal>,
+    /// What it answered and sent: FREEZE, PROCEED NORMALLY, RESTORE.
+    freezes: u64,
+    proceeds: u64,
+    restores: u64,
 }
 
 impl StateManager {
@@ -42,6 +46,9 @@ impl StateManager {
             ip_up,
             registered: Vec::new(),
             out: VecDeque::new(),
+            freezes: 0,
+            proceeds: 0,
+            restores: 0,
         }
     }
 
@@ -66,6 +73,7 @@ impl StateManager {
     fn restore_if_needed(&mut self) {
         if self.all_up() {
             for c in self.registered.drain(..) {
+                self.restores += 1;
                 self.out.push_back(Signal::Restore(c));
             }
         }
@@ -113,6 +121,10 @@ impl Machine for StateManager {
             }
             Signal::WhatShouldTcpDo(c) => {
                 let advice = self.what_should_tcp_do(c);
+                match advice {
+                    Advice::Freeze => self.freezes += 1,
+                    _ => self.proceeds += 1,
+                }
                 self.out.push_back(Signal::Advise(c, advice));
             }
             _ => {}
@@ -121,6 +133,16 @@ impl Machine for StateManager {
 
     fn poll_event(&mut self) -> Option<Event> {
         self.out.pop_front().map(Event::Signal)
+    }
+    fn kind(&self) -> &'static str {
+        "state-manager"
+    }
+    fn counters(&self, out: &mut Vec<Counter>) {
+        out.extend([
+            ("advised_freeze", self.freezes),
+            ("advised_proceed", self.proceeds),
+            ("restores", self.restores),
+        ]);
     }
 }
 

@@ -2,8 +2,9 @@
 //! summary at the end.
 
 use super::flows::{Flow, FlowTransport};
+use super::machines::Owned;
 use super::{DirId, Simulation};
-use crate::results::{FlowResult, LegResult, LinkResult, Summary};
+use crate::results::{FlowResult, LegResult, LinkResult, MachineResult, Summary};
 use hetpath_proto::tcp::State;
 use hetpath_proto::Time;
 
@@ -34,6 +35,27 @@ impl Simulation {
             series.push_link(now, DirId(i as u32), d);
         }
         self.series = series;
+    }
+
+    /// The counters of every machine but the hosts (whose connections are the flows and
+    /// legs), through the contract.
+    fn machine_results(&self) -> Vec<MachineResult> {
+        let mut out = Vec::new();
+        let mut counters = Vec::new();
+        for slot in &self.machines {
+            if let Owned::Other(m) = &slot.machine {
+                m.counters(&mut counters);
+                for (counter, value) in counters.drain(..) {
+                    out.push(MachineResult {
+                        node: self.node_name(slot.node).to_string(),
+                        machine: m.kind().to_string(),
+                        counter: counter.to_string(),
+                        value,
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// Every flow's legs, flow by flow, in path order.
@@ -108,6 +130,7 @@ impl Simulation {
             flows,
             links,
             legs: self.leg_results(),
+            machines: self.machine_results(),
         }
     }
 
