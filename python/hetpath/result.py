@@ -12,7 +12,7 @@ import math
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 if TYPE_CHECKING:  # pandas is imported on first use, keeping `hetpath --help` fast
     import pandas as pd
@@ -149,11 +149,12 @@ class Result:
                 written.append(pq)
         return written
 
-    def plot(self, out_dir: PathLike) -> list[Path]:
-        """Write PNG plots (cwnd per flow, queue per link direction); returns the files."""
+    def plot(self, out_dir: PathLike, formats: Sequence[str] = ("png",)) -> list[Path]:
+        """Write the plots (cwnd of each flow's bottleneck leg, queue per link direction),
+        one file per format (png, svg, pdf); returns the files."""
         from .plots import plot_result
 
-        return plot_result(self, Path(out_dir))
+        return plot_result(self, Path(out_dir), formats)
 
     def __repr__(self) -> str:
         n_flows = len(self.summary.get("flows", []))

@@ -6,6 +6,8 @@ import os
 import re
 from pathlib import Path
 
+import click
+
 from .. import _toml
 from ..errors import OutputError, ScenarioError
 
@@ -58,3 +60,19 @@ def safe_dirname(name: str) -> str:
     """Make a scenario name usable as one directory component."""
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
     return cleaned or "scenario"
+
+
+def _formats(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """``--format svg --format png`` or ``--format svg,png``: checked, in order, no repeats."""
+    from ..plots import check_formats
+
+    try:
+        return check_formats(f for v in value for f in v.split(","))
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+#: The ``--format`` option of the commands that write figures.
+format_option = click.option(
+    "--format", "formats", multiple=True, default=("png",), callback=_formats, metavar="FMT",
+    help="Figure file format: png, svg or pdf; repeat or separate by commas for several (default png).")

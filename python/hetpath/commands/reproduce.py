@@ -12,6 +12,7 @@ from rich.table import Table
 from ..backends import LocalBackend
 from ..reproduce import PAPERS, paper_module
 from ..reproduce.common import Context, attach, comparison_rows, find_scenarios, json_lines, load_paper
+from ._io import format_option
 from ._progress import TaskProgress
 from .sweep import console, seeds_option
 
@@ -56,16 +57,6 @@ def _grid_tables(findings: list, metric: str) -> list[Table]:
     return tables
 
 
-def _formats_option(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
-    """``--format svg --format png`` or ``--format svg,png``: checked, in order, no repeats."""
-    from ..plots import check_formats
-
-    try:
-        return check_formats(f for v in value for f in v.split(","))
-    except ValueError as e:
-        raise click.BadParameter(str(e)) from None
-
-
 @click.command("reproduce", short_help="Reproduce a paper's experiments beside its figures.")
 @click.argument("paper", type=click.Choice(sorted(PAPERS)))
 @click.option("--quick", is_flag=True, help="A reduced run (fewer seeds) that finishes in about a minute.")
@@ -78,9 +69,7 @@ def _formats_option(_ctx: click.Context, _param: click.Parameter, value: tuple[s
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="Where runs.csv, findings.csv, comparison.csv and the plots go (default out/reproduce/PAPER).")
 @click.option("--no-plots", is_flag=True, help="Skip the figures and CSV files.")
-@click.option("--format", "formats", multiple=True, default=("png",), callback=_formats_option, metavar="FMT",
-              help="Figure file format: png, svg or pdf; repeat or separate by commas for several "
-                   "(default png).")
+@format_option
 @click.option("--scenarios", "scenarios_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
               metavar="DIR", help="The paper's scenario directory (default: scenarios/PAPER of this checkout).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or notes on stderr.")

@@ -10,7 +10,7 @@ import click
 from .. import _bridge
 from ..result import summary_json
 from ..runner import run_text
-from ._io import read_input, safe_dirname, scenario_name, writable_dir, writable_file
+from ._io import format_option, read_input, safe_dirname, scenario_name, writable_dir, writable_file
 from ._progress import RunProgress
 
 DEFAULT_OUT_ROOT = Path("out")
@@ -43,6 +43,7 @@ def _check_seed(_ctx: click.Context, _param: click.Parameter, value: Optional[in
 @click.option("--plots/--no-plots", default=None,
               help="Write PNG plots (default: on whenever results are written). "
                    "--plots without --out writes to out/<scenario-name>.")
+@format_option
 @click.option("--trace", "trace_file", type=click.Path(path_type=Path), default=None, metavar="FILE",
               help="Write the typed event trace: .parquet (default format), .arrow or .csv.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no notes on stderr.")
@@ -53,6 +54,7 @@ def run_command(
     as_json: bool,
     seed: Optional[int],
     plots: Optional[bool],
+    formats: tuple[str, ...],
     trace_file: Optional[Path],
     quiet: bool,
 ) -> None:
@@ -87,6 +89,6 @@ def run_command(
     if out_dir is not None:
         written = result.write(out_dir)
         if plots is not False:
-            written += result.plot(out_dir)
+            written += result.plot(out_dir, formats)
         extra = " and pcaps" if pcap else ""
         _note(f"hetpath: wrote {len(written)} files{extra} to {out_dir}", quiet)
