@@ -158,6 +158,11 @@ pub struct TcpSegment {
 
 impl TcpSegment {
     /// Sequence space the segment occupies: payload plus one for SYN and for FIN.
+    /// (source, destination) of the segment, sent from `src` to `dst`.
+    pub fn endpoints(&self, src: Addr, dst: Addr) -> (Endpoint, Endpoint) {
+        let end = |addr, port| Endpoint { addr, port };
+        (end(src, self.src_port), end(dst, self.dst_port))
+    }
     pub fn seq_len(&self) -> u64 {
         self.len as u64
             + self.flags.contains(TcpFlags::SYN) as u64
@@ -390,6 +395,10 @@ impl Packet {
             Body::Tcp(s) => Some(s),
             _ => None,
         }
+    }
+    /// (source, destination) of a packet whose TCP header is readable (not ESP).
+    pub fn tcp_endpoints(&self) -> Option<(Endpoint, Endpoint)> {
+        Some(self.as_tcp()?.endpoints(self.ip.src, self.ip.dst))
     }
 }
 

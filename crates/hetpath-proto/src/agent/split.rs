@@ -165,17 +165,8 @@ impl SplitPep {
             Some(Monitor::Load(m)) => m.on_packet(now, size, iface),
             Some(Monitor::Xcp(router)) => {
                 let Body::Tcp(seg) = &p.body else { return };
-                let key = (
-                    Endpoint {
-                        addr: p.ip.dst,
-                        port: seg.dst_port,
-                    },
-                    Endpoint {
-                        addr: p.ip.src,
-                        port: seg.src_port,
-                    },
-                );
-                let Some(&(i, Leg::Far)) = self.index.get(&key) else {
+                let (src, dst) = seg.endpoints(p.ip.src, p.ip.dst);
+                let Some(&(i, Leg::Far)) = self.index.get(&(dst, src)) else {
                     return;
                 };
                 if seg.len == 0 {
@@ -251,14 +242,7 @@ impl Machine for SplitPep {
         let Body::Tcp(seg) = &p.body else {
             return Verdict::Pass(p);
         };
-        let src = Endpoint {
-            addr: p.ip.src,
-            port: seg.src_port,
-        };
-        let dst = Endpoint {
-            addr: p.ip.dst,
-            port: seg.dst_port,
-        };
+        let (src, dst) = seg.endpoints(p.ip.src, p.ip.dst);
         if let Some(&(i, leg)) = self.index.get(&(src, dst)) {
             match leg {
                 Leg::Near => self.splits[i].near.handle_segment(now, seg),

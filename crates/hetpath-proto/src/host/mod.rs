@@ -288,14 +288,7 @@ impl Host {
         if !seg.flags.contains(TcpFlags::SYN) || seg.flags.contains(TcpFlags::ACK) {
             return None;
         }
-        let local = Endpoint {
-            addr: dst,
-            port: seg.dst_port,
-        };
-        let remote = Endpoint {
-            addr: src,
-            port: seg.src_port,
-        };
+        let (remote, local) = seg.endpoints(src, dst);
         let mut conn = Connection::accept(l.tcp, l.cc.build(l.tcp.cc_config()), local, remote, seg);
         conn.set_auto_read(l.auto_read);
         let seal = spi.and_then(|s| self.sad.get(&s).copied());

@@ -5,7 +5,7 @@ use super::{DirId, FlowId, MachineId, NodeId, Simulation};
 use crate::link::Frame;
 use crate::trace::{Loss, TraceEvent};
 use hetpath_proto::machine::{At, Verdict, Via};
-use hetpath_proto::{Addr, Dur, Endpoint, Packet};
+use hetpath_proto::{Addr, Dur, Packet};
 use std::collections::VecDeque;
 
 /// Node `i` has address 10.0.x.y with x.y = i + 1.
@@ -235,15 +235,6 @@ impl Simulation {
 
     /// The flow a TCP packet belongs to (trace only: its map is filled when tracing).
     fn flow_of(&self, p: &Packet) -> Option<FlowId> {
-        let seg = p.as_tcp()?;
-        let src = Endpoint {
-            addr: p.ip.src,
-            port: seg.src_port,
-        };
-        let dst = Endpoint {
-            addr: p.ip.dst,
-            port: seg.dst_port,
-        };
-        self.trace_flows.get(&(src, dst)).copied()
+        self.trace_flows.get(&p.tcp_endpoints()?).copied()
     }
 }
