@@ -129,3 +129,10 @@ def test_the_sweep_table_fits_80_columns_without_noise(tmp_path: Path) -> None:
     assert max(len(ln) for ln in lines) <= 80
     assert not any("…" in ln for ln in lines), lines
     assert "e+" not in "".join(lines) and "± 0" not in "".join(lines)
+
+
+def test_reproduce_checks_out_before_it_runs(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = invoke(["reproduce", "rappep", "--quick", "--out", str(blocker)])
+    assert result.exit_code == 2 and "not a directory" in result.stderr, result.stderr

@@ -12,7 +12,7 @@ from rich.table import Table
 from ..backends import LocalBackend
 from ..reproduce import PAPERS, paper_module
 from ..reproduce.common import Context, attach, comparison_rows, find_scenarios, json_lines, load_paper
-from ._io import format_option
+from ._io import format_option, writable_dir
 from ._progress import TaskProgress
 from .sweep import console, seeds_option
 
@@ -82,7 +82,7 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
     module = paper_module(paper)
     where = find_scenarios(paper, scenarios_dir)
     published = load_paper(where / "paper.toml")
-    out = None if no_plots else (out_dir or DEFAULT_OUT_ROOT / paper)
+    out = None if no_plots else writable_dir(out_dir or DEFAULT_OUT_ROOT / paper)
 
     def note(msg: str) -> None:
         if not quiet:

@@ -140,7 +140,7 @@ impl Simulation {
         let delivered = self.delivered(f);
         let end = f.completion.unwrap_or(now);
         let elapsed = end.since(p.start).as_secs_f64();
-        let mut stats = client.map(|c| *c.stats()).unwrap_or_default();
+        let mut stats = client.map(|c| c.report().stats).unwrap_or_default();
         if let FlowTransport::Machines = p.transport {
             stats.retransmissions = f.lost;
         }
