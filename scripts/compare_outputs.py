@@ -111,8 +111,11 @@ def diff(old: Path, new: Path) -> int:
                    | {p.relative_to(new) for p in new.rglob("*") if p.is_file()})
     for rel in files:
         a, b = old / rel, new / rel
-        if not a.exists() or not b.exists():
-            diffs.append(f"{rel}: only in {'new' if b.exists() else 'old'}")
+        if not a.exists():
+            engine.append(f"{rel}: file added")
+            continue
+        if not b.exists():
+            diffs.append(f"{rel}: only in old")
             continue
         if rel.suffix == ".json":
             walk(json.loads(a.read_text()), json.loads(b.read_text()), str(rel), diffs, engine)

@@ -6,6 +6,8 @@ Quick start::
     res = hetpath.run("scenarios/examples/geo-clean.toml", seed=2)
     print(res.flows[["name", "goodput_bps"]])
     res.write("out/geo"); res.plot("out/geo")
+    out = hetpath.sweep("base.toml", grid={"link.sat.rate": ["1Mbps", "10Mbps"]}, seeds=5)
+    print(out.summary)
 
 Errors: every error raised on purpose derives from :class:`HetpathError`.
 :class:`ScenarioError` (also a ``ValueError``) means the input is wrong and its
@@ -16,10 +18,13 @@ message is one line naming the file and key; :class:`SimulationError` (also a
 
 from __future__ import annotations
 
-from .errors import CoreMissingError, HetpathError, ScenarioError, SimulationError
+from . import sweep
+from .errors import CoreMissingError, HetpathError, OutputError, ScenarioError, SimulationError
 from .result import Result
 from .runner import cc_names, run, validate
 from .scenario import Scenario
+from .sweep_api import SweepResult
+
 
 try:
     from importlib.metadata import PackageNotFoundError
@@ -32,12 +37,15 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 __all__ = [
     "CoreMissingError",
     "HetpathError",
+    "OutputError",
     "Result",
     "Scenario",
     "ScenarioError",
     "SimulationError",
+    "SweepResult",
     "__version__",
     "cc_names",
     "run",
+    "sweep",
     "validate",
 ]

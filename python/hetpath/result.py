@@ -1,7 +1,9 @@
 """The outcome of one run: the summary, per-flow/per-link tables and time series.
 
 Tables are built lazily and cached: the summary alone is enough for ``--json``,
-and pandas DataFrames of long series cost memory only when asked for.
+and pandas DataFrames of long series cost memory only when asked for.  Every list
+of records in the summary (flows, links, legs, machines, and whatever the engine's
+schema adds) is a table (:meth:`Result.table`), so a new key needs no Python change.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import os
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+
+from . import _bridge
 
 if TYPE_CHECKING:  # pandas is imported on first use, keeping `hetpath --help` fast
     import pandas as pd
@@ -36,6 +40,27 @@ def summary_json(summary: dict[str, Any]) -> str:
     return json.dumps(json_safe(summary), indent=2, allow_nan=False)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def typed(frame: "pd.DataFrame") -> "pd.DataFrame":
+    """Give ``frame`` stable dtypes whatever its values: pandas makes a column of only
+    ``None`` (e.g. ``completion_s`` when no flow completed) ``object``; a column of
+    numbers and ``None`` is a float column with NaN, so it becomes float64."""
+    for col in frame.columns:
+        values = frame[col]
+        if values.dtype == object and len(values) and all(v is None or _is_number(v) for v in values):
+            frame[col] = values.astype("float64")
+    return frame
+
+
+#: Dimensions of :meth:`Result.series_xarray`: what identifies a sample of a flow's
+#: leg and of a link direction; the other columns are the sampled variables.
+FLOW_SERIES_INDEX = ("time_s", "flow", "leg")
+LINK_DIRECTION = ("link", "from", "to")
+
+
 class Result:
     """What :func:`hetpath.run` returns; wraps the dict produced by the engine."""
 
@@ -50,6 +75,7 @@ class Result:
         series = raw.get("series") or {}
         self._flow_cols: dict[str, Any] = series.get("flows") or {}
         self._link_cols: dict[str, Any] = series.get("links") or {}
+        self._tables: dict[str, "pd.DataFrame"] = {}
 
     @property
     def scenario(self) -> str:
@@ -61,26 +87,43 @@ class Result:
         """Seed the run actually used (after any override)."""
         return int(self.summary["seed"])
 
-    @cached_property
+    @property
+    def table_names(self) -> list[str]:
+        """The summary's lists of records, in the schema's order: each is a table."""
+        return [k for k in self.summary if isinstance(self.summary[k], list)]
+
+    def table(self, name: str) -> "pd.DataFrame":
+        """The summary's list ``name`` (e.g. ``"legs"``) as a DataFrame: a ``seed``
+        column (so tables of several runs concatenate), then one column per key of the
+        record in the schema's order; optional numbers are float64 with NaN."""
+        import pandas as pd
+
+        if name not in self._tables:
+            if name not in self.table_names:
+                raise KeyError(f"{name!r} is not a table of this result; expected one of "
+                               + ", ".join(self.table_names))
+            # The record kind is the list's singular ("legs" -> "leg"), so even an
+            # empty list has its columns.
+            columns = _bridge.schema().get(name[:-1])
+            frame = typed(pd.DataFrame(self.summary[name], columns=columns))
+            frame.insert(0, "seed", self.seed)
+            self._tables[name] = frame
+        return self._tables[name]
+
+    @property
     def flows(self) -> "pd.DataFrame":
         """One row per flow: goodput, completion time, retransmissions, ..."""
-        import pandas as pd
+        return self.table("flows")
 
-        return pd.DataFrame(self.summary.get("flows", []))
-
-    @cached_property
+    @property
     def links(self) -> "pd.DataFrame":
         """One row per link direction: utilization, drops, maximum queue, ..."""
-        import pandas as pd
-
-        return pd.DataFrame(self.summary.get("links", []))
+        return self.table("links")
 
     @cached_property
     def flow_series(self) -> "pd.DataFrame":
-        """Sampled per-flow state: ``time_s, flow, cwnd_bytes, ssthresh_bytes, srtt_s, ...``."""
-        import pandas as pd
-
-        return pd.DataFrame(self._flow_cols)
+        """Sampled per-flow state: ``time_s, flow, leg, cwnd_bytes, ssthresh_bytes, ...``."""
+        return _series(self._flow_cols)
 
     @cached_property
     def trace(self) -> "pd.DataFrame":
@@ -114,13 +157,33 @@ class Result:
     @cached_property
     def link_series(self) -> "pd.DataFrame":
         """Sampled per-link-direction state: ``time_s, link, from, to, queue_pkts, ...``."""
-        import pandas as pd
+        return _series(self._link_cols)
 
-        return pd.DataFrame(self._link_cols)
+    def series_xarray(self) -> Any:
+        """Both series as one ``xarray.Dataset``: flow variables over (``time_s``,
+        ``flow``, ``leg``), link variables over (``time_s``, ``direction``), where a
+        direction is ``"<link>:<from>-><to>"`` with ``link``, ``from`` and ``to`` as its
+        coordinates. A link variable named like a flow variable gets a ``link_`` prefix.
+        Needs xarray, which hetpath does not install."""
+        try:
+            import xarray as xr
+        except ImportError:
+            raise ImportError("Result.series_xarray() needs xarray, which hetpath does not install; "
+                              "install it with: pip install xarray") from None
+        flows = self.flow_series.set_index(list(FLOW_SERIES_INDEX)).to_xarray()
+        ls = self.link_series
+        ls = ls.assign(direction=ls["link"] + ":" + ls["from"] + "->" + ls["to"])
+        ends = ls.drop_duplicates("direction").set_index("direction")[list(LINK_DIRECTION)]
+        links = ls.drop(columns=list(LINK_DIRECTION)).set_index(["time_s", "direction"]).to_xarray()
+        links = links.assign_coords({c: ("direction", ends.loc[links["direction"].values, c].to_numpy())
+                                     for c in LINK_DIRECTION})
+        links = links.rename({v: f"link_{v}" for v in links.data_vars if v in flows.data_vars})
+        return xr.merge([flows, links], join="outer", compat="no_conflicts")
 
     def write(self, out_dir: PathLike) -> list[Path]:
         """Write summary.json (with the provenance), the scenario that ran
-        (scenario.toml) and CSVs (plus Parquet if pyarrow is installed).
+        (scenario.toml), ``<name>.csv`` for every table (:attr:`table_names`) and both
+        series (plus Parquet if pyarrow is installed).
 
         Returns the files written.  The directory is created if needed.
         """
@@ -132,12 +195,8 @@ class Result:
         if self.scenario_text is not None:
             written.append(out / "scenario.toml")
             written[-1].write_text(self.scenario_text, encoding="utf-8")
-        tables = {
-            "flows": self.flows,
-            "links": self.links,
-            "flow_series": self.flow_series,
-            "link_series": self.link_series,
-        }
+        tables = {name: self.table(name) for name in self.table_names}
+        tables.update(flow_series=self.flow_series, link_series=self.link_series)
         parquet = importlib.util.find_spec("pyarrow") is not None
         for name, frame in tables.items():
             csv = out / f"{name}.csv"
@@ -161,3 +220,14 @@ class Result:
         n_links = len(self.summary.get("links", []))
         seed = self.summary.get("seed")
         return f"<Result {self.scenario!r} seed={seed} flows={n_flows} link_directions={n_links}>"
+
+
+def _series(columns: dict[str, Any]) -> "pd.DataFrame":
+    """A series as a typed DataFrame, ``time_s`` on the sample grid: the engine's clock
+    counts nanoseconds, and seconds as floats carry noise (0.30000000000000004)."""
+    import pandas as pd
+
+    frame = typed(pd.DataFrame(columns))
+    if "time_s" in frame:
+        frame["time_s"] = frame["time_s"].astype("float64").round(9)
+    return frame

@@ -39,9 +39,11 @@ def run(
     engine fails, and ``OSError`` if the file cannot be read.
     """
     if isinstance(scenario, Scenario):
-        text, source = scenario.to_toml(), scenario.source_name()
-    else:
-        text, source = read_scenario_file(scenario), str(scenario)
+        # Its errors name the Python call and argument, not a line of the TOML made from it.
+        with scenario.python_errors():
+            return run_text(scenario.to_toml(), scenario.source_name(), seed=seed, pcap_dir=pcap_dir,
+                            progress=progress, trace=trace)
+    text, source = read_scenario_file(scenario), str(scenario)
     return run_text(text, source, seed=seed, pcap_dir=pcap_dir, progress=progress, trace=trace)
 
 

@@ -3,17 +3,28 @@
 The builder is deliberately thin: it records what you pass and writes the same
 TOML a person would, and the Rust loader does all validation.  That keeps one
 source of truth for what a valid scenario is; errors surface when you
-:func:`hetpath.run` or :meth:`Scenario.validate`, naming the offending key.
+:func:`hetpath.run` or :meth:`Scenario.validate`.  The engine's message cites a
+line of TOML the user never saw, so :meth:`Scenario.explain` maps it back to the
+Python call and argument that produced it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import sys
 from copy import deepcopy
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 from . import _bridge, _toml
+from .errors import ScenarioError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on Python < 3.11
+    import tomli as tomllib
 
 PathLike = Union[str, "os.PathLike[str]"]
 Value = Any  # a unit string ("10Mbps"), a number, a bool or a nested dict
@@ -53,6 +64,10 @@ class Scenario:
         #: The file this scenario was loaded from or saved to; the engine
         #: resolves relative paths inside the scenario against its directory.
         self.path: Optional[Path] = None
+        #: What came from parsed TOML (:meth:`from_dict`) rather than builder calls:
+        #: entries per array, and whether [scenario]/[tcp] did. Only builder-made
+        #: parts are named as Python calls in errors (:meth:`explain`).
+        self._loaded: dict[str, int] = {}
 
     # -- building -----------------------------------------------------------
 
@@ -72,14 +87,18 @@ class Scenario:
         a: str,
         b: str,
         *,
-        rate: Value,
-        delay: Value,
+        rate: Optional[Value] = None,
+        delay: Optional[Value] = None,
         queue: Optional[Value] = None,
         ab: Optional[dict[str, Any]] = None,
         ba: Optional[dict[str, Any]] = None,
         **settings: Value,
     ) -> "Scenario":
-        """Add a bidirectional link; ``ab``/``ba`` override settings per direction."""
+        """Add a bidirectional link; ``ab``/``ba`` override settings per direction.
+
+        ``rate`` and ``delay`` may be left out when both ``ab`` and ``ba`` give them
+        (the engine decides what is missing and says so).
+        """
         self._links.append(
             {"name": name, "a": a, "b": b, "rate": rate, "delay": delay, "queue": queue,
              **settings, "ab": ab, "ba": ba}
@@ -151,6 +170,8 @@ class Scenario:
             k: v for k, v in data.items() if k not in expected or not isinstance(v, expected[k])
         }
         sc.path = None
+        sc._loaded = {k: len(v) for k, v in (("node", sc._nodes), ("link", sc._links), ("flow", sc._flows))}
+        sc._loaded.update(scenario=bool(sc._scenario), tcp=bool(sc._tcp))
         return sc
 
     @classmethod
@@ -176,7 +197,72 @@ class Scenario:
 
     def validate(self) -> None:
         """Ask the engine whether the scenario is valid; raises ``ScenarioError`` if not."""
-        _bridge.validate_text(self.to_toml(), self.source_name())
+        with self.python_errors():
+            _bridge.validate_text(self.to_toml(), self.source_name())
+
+    @contextlib.contextmanager
+    def python_errors(self) -> Iterator[None]:
+        """Re-raise a ``ScenarioError`` about this scenario's TOML text naming the Python
+        call and argument instead (:meth:`explain`); for anything that runs or checks it."""
+        try:
+            yield
+        except ScenarioError as exc:
+            raise ScenarioError(self.explain(str(exc))) from None
+
+    def explain(self, message: str, text: Optional[str] = None) -> str:
+        """Rewrite the engine's message about this scenario's generated TOML (``text``,
+        default :meth:`to_toml`) so it names what the user wrote instead of a line they
+        never saw: ``Scenario.link('sat', rate=...)`` for builder calls, the table entry
+        (``link[0] 'sat'.rate``) for parts loaded from TOML. Other messages pass through."""
+        prefix = self.source_name() + ": "
+        if not message.startswith(prefix):
+            return message
+        body = message[len(prefix):]
+        m = _LINE_ERROR.match(body)
+        if m:
+            where = _line_keys(text if text is not None else self.to_toml()).get(int(m["line"]))
+            if where is None:
+                return message
+            section, index, key = where
+            rest = m["rest"]
+            if rest.startswith(key + ": "):
+                rest = rest[len(key) + 2:]
+            return prefix + self._name(section, index, [key], None) + ": " + rest
+        m = _ENTRY_ERROR.match(body)
+        if m and m["kind"] in ("scenario", "tcp", "node", "link", "flow"):
+            index = int(m["index"]) if m["index"] is not None else None
+            path = [p for p in (m["path"] or "").split(".") if p]
+            return prefix + self._name(m["kind"], index, path, m["dir"]) + ": " + m["rest"]
+        return message
+
+    def _name(self, section: str, index: Optional[int], path: list[str], direction: Optional[str]) -> str:
+        """``Scenario.<section>('<name>', <arg>=...)`` (plus the sub-key, if any) for a part
+        made by a builder call; the engine's own table reference for a loaded part."""
+        entries = {"node": self._nodes, "link": self._links, "flow": self._flows}.get(section)
+        if entries is None:
+            loaded = bool(self._loaded.get(section))
+            head: Optional[str] = {"scenario": f"Scenario({self.name!r}", "tcp": "Scenario.tcp("}.get(section)
+            label = section if index is None else f"{section}[{index}]"
+        else:
+            assert index is not None
+            entry = entries[index] if index < len(entries) else {}
+            loaded = index < self._loaded.get(section, 0)
+            head = f"Scenario.{section}({entry.get('name')!r}"
+            label = f"{section}[{index}] {entry.get('name')!r}"
+            # A per-direction error names `ab=` only when the key was given there.
+            if direction and path and path[0] in (entry.get(direction) or {}):
+                path = [direction, *path]
+        if loaded or head is None:
+            where = label + (f" ({direction})" if direction else "")
+            return where + "".join("." + p for p in path)
+        arg = re.sub(r"\[\d+\]$", "", path[0]) if path else "name"
+        arg = _PY_ARGS.get(arg, arg)
+        sub = ".".join(path)[len(path[0]) if path else 0:].lstrip(".")
+        if arg == "name":
+            call = head + ")"
+        else:
+            call = head + (", " if entries is not None or section == "scenario" else "") + f"{arg}=...)"
+        return call + (f": {sub}" if sub else "")
 
     def __repr__(self) -> str:
         return (
@@ -186,3 +272,34 @@ class Scenario:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Scenario) and self.to_dict() == other.to_dict()
+
+
+#: Scenario keys whose Python argument has another name.
+_PY_ARGS = {"from": "src", "to": "dst"}
+#: The engine's two message shapes: a parse error at a line, and a build error naming a
+#: table entry (``link[0] 'sat' (ab).delay: ...``, ``scenario.duration: ...``).
+_LINE_ERROR = re.compile(r"^line (?P<line>\d+): (?P<rest>.*)$", re.S)
+_ENTRY_ERROR = re.compile(
+    r"^(?P<kind>[a-z_]+)(?:\[(?P<index>\d+)\])?(?: '[^']*')?(?: \((?P<dir>ab|ba)\))?"
+    r"(?P<path>(?:\.[^.:\s]+)*): (?P<rest>.*)$", re.S)
+_HEADER = re.compile(r"^\[(\[)?(?P<section>[^\]]+)\]\]?$")
+
+
+def _line_keys(text: str) -> dict[int, tuple[str, Optional[int], str]]:
+    """For TOML laid out by :func:`hetpath._toml.dumps` (one key per line): line number
+    (1-based) -> (section, index in its array or None, key)."""
+    out: dict[int, tuple[str, Optional[int], str]] = {}
+    counts: dict[str, int] = {}
+    section, index = "", None
+    for n, line in enumerate(text.splitlines(), start=1):
+        h = _HEADER.match(line)
+        if h:
+            section, index = h["section"], None
+            if h.group(1):  # [[array]]: the next entry
+                index = counts[section] = counts.get(section, -1) + 1
+        elif line.strip():
+            try:
+                out[n] = (section, index, next(iter(tomllib.loads(line))))
+            except (tomllib.TOMLDecodeError, StopIteration):
+                pass
+    return out

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import copy
 import itertools
+import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
@@ -298,3 +300,17 @@ def aggregate(raw: "pd.DataFrame", by: Sequence[str], metrics: Optional[Sequence
             row[f"{m}_ci95"] = ci
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+class _CallableModule(types.ModuleType):
+    """``hetpath.sweep`` is this module (``from hetpath import sweep; sweep.load(...)``)
+    and, called, the Python entry point ``hetpath.sweep(scenario, grid=..., seeds=...)``
+    (:func:`hetpath.sweep_api.sweep`): one name for both, so neither shadows the other."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from .sweep_api import sweep
+
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

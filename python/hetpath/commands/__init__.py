@@ -11,9 +11,11 @@ from __future__ import annotations
 import click
 
 from .list_ import list_group
+from .report import report_command
 from .reproduce import reproduce_command
 from .run import run_command
 from .sweep import sweep_command
 from .validate import validate_command
 
-COMMANDS: list[click.Command] = [run_command, sweep_command, reproduce_command, validate_command, list_group]
+COMMANDS: list[click.Command] = [run_command, sweep_command, reproduce_command, report_command, validate_command,
+                                 list_group]
