@@ -20,7 +20,7 @@ def test_run_writes_a_trace_that_adds_up(tmp_path: Path, lossy_toml: Path, suffi
     summary = json.loads(result.stdout)
     read = {".parquet": pd.read_parquet, ".arrow": pd.read_feather, ".csv": pd.read_csv}[suffix]
     trace = read(path)
-    assert list(trace.columns) == ["time_s", "event", "node", "flow", "link", "value"]
+    assert list(trace.columns) == ["time_s", "event", "node", "flow", "link", "value", "cwnd_bytes", "ssthresh_bytes"]
     for f in summary["flows"]:
         mine = trace[trace["flow"] == f["name"]]
         assert (mine["event"] == "tcp.rto").sum() == f["timeouts"]

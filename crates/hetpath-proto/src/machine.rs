@@ -169,8 +169,10 @@ pub trait Machine: Send {
     fn poll_event(&mut self) -> Option<Event> {
         None
     }
-    /// Adds a report of each TCP connection it holds to `out`: what a driver shows of a
-    /// host's connections and of a PEP's legs, without reaching into the machine.
+    /// Adds a report of each TCP connection it holds to `out`, in `ConnId` order (the
+    /// report of `ConnId(k)` is the k-th): what a driver shows of a host's connections
+    /// and of a PEP's legs, and of the connection an `Event::Tcp` names, without
+    /// reaching into the machine.
     fn report_connections(&self, _out: &mut Vec<tcp::ConnReport>) {}
     /// What results call it (`split-pep`, `state-manager`, ...).
     fn kind(&self) -> &'static str {

@@ -124,6 +124,8 @@ fn trace_dict<'py>(
     let link = |l: &Option<DirId>| l.map(|l| summary.links[l.index()].name.as_str());
     d.set_item("link", t.link.iter().map(link).collect::<Vec<_>>())?;
     d.set_item("value", &t.value)?;
+    d.set_item("cwnd_bytes", &t.cwnd_bytes)?;
+    d.set_item("ssthresh_bytes", &t.ssthresh_bytes)?;
     Ok(d)
 }
 

@@ -99,6 +99,10 @@ pub struct Trace {
     pub flow: Vec<Option<FlowId>>,
     pub link: Vec<Option<DirId>>,
     pub value: Vec<Option<u64>>,
+    /// For a TCP event: the connection's congestion window and ssthresh (`None` while
+    /// still "arbitrarily high") just after it, so a loss response reads off the trace.
+    pub cwnd_bytes: Vec<Option<u64>>,
+    pub ssthresh_bytes: Vec<Option<u64>>,
 }
 
 impl Trace {
@@ -116,6 +120,15 @@ impl Trace {
         self.flow.push(flow);
         self.link.push(link);
         self.value.push(ev.value());
+        self.cwnd_bytes.push(None);
+        self.ssthresh_bytes.push(None);
+    }
+
+    /// Sets the window columns of the last event.
+    pub fn set_window(&mut self, cwnd: u64, ssthresh: Option<u64>) {
+        if let (Some(c), Some(s)) = (self.cwnd_bytes.last_mut(), self.ssthresh_bytes.last_mut()) {
+            (*c, *s) = (Some(cwnd), ssthresh);
+        }
     }
 
     pub fn len(&self) -> usize {

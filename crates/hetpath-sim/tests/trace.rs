@@ -73,3 +73,64 @@ fn the_trace_adds_up_to_the_counters() {
         "in the order they happened"
     );
 }
+
+#[test]
+fn a_peps_legs_report_their_tcp_events_to_the_trace() {
+    // One flow split at r: the PEP's far leg recovers the hop's losses; its events are
+    // the flow's, at r, and add up to that leg's counters.
+    let text = r#"
+[scenario]
+name = "pep"
+duration = "120s"
+[[node]]
+name = "a"
+[[node]]
+name = "r"
+[[node]]
+name = "b"
+[[link]]
+name = "lan"
+a = "a"
+b = "r"
+rate = "100Mbps"
+delay = "1ms"
+[[link]]
+name = "sat"
+a = "r"
+b = "b"
+rate = "5Mbps"
+delay = "250ms"
+ab = { channel = { model = "bernoulli", p = 0.01 } }
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+cc = "cubic"
+size = "3MB"
+[[agent]]
+kind = "split-pep"
+node = "r"
+cc = "hybla"
+"#;
+    let mut sim = load(text, "pep.toml", Some(1)).unwrap();
+    sim.enable_trace();
+    assert!(sim.run(&mut |_, _| true));
+    let (s, t) = (sim.summary(0.0), sim.trace().unwrap());
+    let sat = &s.legs[1];
+    assert_eq!((sat.from.as_str(), sat.cc.as_str()), ("r", "hybla"));
+    assert!(sat.fast_retransmits > 0);
+    let at_r = |e: &str| {
+        (0..t.len())
+            .filter(|&i| t.event[i] == e && t.node[i].0 == 1 && t.flow[i].is_some_and(|f| f.0 == 0))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        at_r("tcp.fast_retransmit").len() as u64,
+        sat.fast_retransmits
+    );
+    assert_eq!(at_r("tcp.rto").len() as u64, sat.timeouts);
+    // Each carries the leg's window just after the response.
+    for i in at_r("tcp.fast_retransmit") {
+        assert!(t.cwnd_bytes[i].is_some() && t.ssthresh_bytes[i].is_some());
+    }
+}

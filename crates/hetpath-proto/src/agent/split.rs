@@ -19,8 +19,8 @@
 //! instead of reading feedback from the ACK.
 
 use crate::cc::{self, Algorithm, RapMonitor};
-use crate::ids::IfaceId;
-use crate::machine::{At, Counter, Hooks, Machine, NodeView, Transmit, Verdict};
+use crate::ids::{ConnId, IfaceId};
+use crate::machine::{At, Counter, Event, Hooks, Machine, NodeView, Transmit, Verdict};
 use crate::packet::{Body, Endpoint, Packet, TcpFlags, TcpSegment, XcpHeader};
 use crate::rap::{
     Feedback, Iface, LoadConfig, LoadMonitor, RateMeasure, XcpRouter, XcpRouterConfig,
@@ -76,6 +76,9 @@ pub struct SplitPep {
     monitor: Option<Monitor>,
     /// The split polled first for the next packet to send.
     turn: usize,
+    /// Its legs' TCP events, for the driver: leg `ConnId(2i)` is split `i`'s near leg,
+    /// `ConnId(2i + 1)` its far leg (the order of `report_connections`).
+    events: VecDeque<Event>,
 }
 
 /// What XCP-PEP's senders ask for: as much as the monitor will give.
@@ -102,6 +105,7 @@ impl SplitPep {
             index: HashMap::new(),
             monitor,
             turn: 0,
+            events: VecDeque::new(),
         }
     }
 
@@ -202,9 +206,13 @@ impl SplitPep {
         if s.far.state() == State::Aborted {
             s.near.reset();
         }
-        // The legs' events are for drivers of end hosts; the relay reads state instead.
-        while s.near.poll_event().is_some() {}
-        while s.far.poll_event().is_some() {}
+        // The relay reads state; the legs' events go to the driver, for the results.
+        for (k, leg) in [(0, &mut s.near), (1, &mut s.far)] {
+            while let Some(event) = leg.poll_event() {
+                let conn = ConnId(2 * i as u32 + k);
+                self.events.push_back(Event::Tcp { conn, event });
+            }
+        }
     }
 }
 
@@ -311,6 +319,9 @@ impl Machine for SplitPep {
             }
             self.relay(i);
         }
+    }
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
     }
     fn kind(&self) -> &'static str {
         "split-pep"

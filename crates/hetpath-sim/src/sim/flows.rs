@@ -4,7 +4,6 @@
 //! and learns its progress from its machines' events.
 
 use super::{Ev, FlowId, MachineId, NodeId, Simulation};
-use crate::trace::TraceEvent;
 use hetpath_proto::cc::Algorithm;
 use hetpath_proto::host::Listener;
 use hetpath_proto::machine::Event;
@@ -165,7 +164,7 @@ impl Simulation {
             } => {
                 let node = self.machines[m.index()].node;
                 if let Some(f) = self.expected.remove(&(node, local, remote)) {
-                    self.record(TraceEvent::Accepted, node, Some(f), None);
+                    self.trace_event(m, &ev, Some(f));
                     self.map_stream(m, conn, f);
                     self.flows[f.index()].server = Some((m, conn));
                     if let Some(n) = self.flows[f.index()].params.size {
@@ -180,23 +179,14 @@ impl Simulation {
             | Event::Tcp { conn, .. } => conn,
             Event::Signal(_) => return,
         };
-        let Some(f) = self
+        let flow = self
             .streams
             .get(m.index())
-            .and_then(|c| c.get(conn.index()).copied().flatten())
-        else {
-            return;
+            .and_then(|c| c.get(conn.index()).copied().flatten());
+        self.trace_event(m, &ev, flow);
+        let Some(f) = flow else {
+            return; // a PEP leg's event, say: for the trace only
         };
-        if self.trace.is_some() {
-            let ev = match ev {
-                Event::Delivered { bytes, .. } => TraceEvent::Delivered(bytes),
-                Event::Acked { bytes, .. } => TraceEvent::Acked(bytes),
-                Event::Lost { .. } => TraceEvent::IdealLoss,
-                Event::Tcp { event, .. } => TraceEvent::Tcp(event),
-                Event::Signal(_) | Event::Accepted { .. } => unreachable!("returned above"),
-            };
-            self.record(ev, self.machines[m.index()].node, Some(f), None);
-        }
         let flow = &mut self.flows[f.index()];
         let size = flow.params.size;
         match ev {

@@ -1,11 +1,11 @@
 //! Routes, and a packet's way through a node: the arrival hooks, local delivery or the
 //! next hop, the departure hooks of that hop, its queue; and the losses the oracle hears.
 
-use super::{DirId, FlowId, MachineId, NodeId, Simulation};
+use super::{DirId, MachineId, NodeId, Simulation};
 use crate::link::Frame;
 use crate::trace::{Loss, TraceEvent};
 use hetpath_proto::machine::{At, Verdict, Via};
-use hetpath_proto::{Addr, Dur, Packet};
+use hetpath_proto::{Addr, Dur};
 use std::collections::VecDeque;
 
 /// Node `i` has address 10.0.x.y with x.y = i + 1.
@@ -231,10 +231,5 @@ impl Simulation {
                 self.show(m, At::Lost, copy);
             }
         }
-    }
-
-    /// The flow a TCP packet belongs to (trace only: its map is filled when tracing).
-    fn flow_of(&self, p: &Packet) -> Option<FlowId> {
-        self.trace_flows.get(&p.tcp_endpoints()?).copied()
     }
 }

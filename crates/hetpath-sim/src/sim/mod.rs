@@ -9,7 +9,8 @@
 //! - `flows.rs`: flows on hosts and machines, and what their events say of them;
 //! - `legs.rs`: a flow's legs (the connections that carry it, split PEPs included);
 //! - `mobility.rs`: the mobile host's association and its wireless links;
-//! - `report.rs`: time series samples and the summary.
+//! - `report.rs`: time series samples and the summary;
+//! - `tracing.rs`: what the event trace records of machines' events and lost packets.
 
 mod flows;
 mod forwarding;
@@ -17,6 +18,7 @@ mod legs;
 mod machines;
 mod mobility;
 mod report;
+mod tracing;
 
 pub use crate::ids::{DirId, FlowId, LinkId, MachineId, NodeId};
 pub use flows::{FlowParams, FlowTransport, TcpFlow};
