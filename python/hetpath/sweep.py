@@ -299,7 +299,11 @@ def aggregate(raw: "pd.DataFrame", by: Sequence[str], metrics: Optional[Sequence
             row[m] = mean
             row[f"{m}_ci95"] = ci
         rows.append(row)
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    # A metric no run had (say, completion of a bulk flow) is NaN, never an object column.
+    stats = [c for m in metrics for c in (m, f"{m}_ci95")]
+    out[stats] = out[stats].astype("float64")
+    return out
 
 
 class _CallableModule(types.ModuleType):

@@ -136,3 +136,11 @@ def test_reproduce_checks_out_before_it_runs(tmp_path: Path) -> None:
     blocker.write_text("x")
     result = invoke(["reproduce", "rappep", "--quick", "--out", str(blocker)])
     assert result.exit_code == 2 and "not a directory" in result.stderr, result.stderr
+
+
+def test_a_metric_no_run_has_is_a_float_column(tmp_path: Path) -> None:
+    (tmp_path / "base.toml").write_text(BULK)
+    path = tmp_path / "sweep.toml"
+    path.write_text('[sweep]\nscenario = "base.toml"\n')
+    summary = sweep.aggregate(sweep.run(sweep.plan(sweep.load(path))), ["protocol", "flow"])
+    assert summary["completion_s"].isna().all() and summary["completion_s"].dtype == "float64"
