@@ -194,7 +194,10 @@ def series_figure(title: str, xlabel: str, ylabel: str, series: Sequence[tuple[s
                 ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     if panels == 1:
         legend(axes[0])
-    if footnote:
+    if footnote and panels == 1:
+        # Under the axis label, where the layout makes room for it.
+        axes[0].set_xlabel(f"{xlabel}\n{footnote}")
+    elif footnote:
         fig.text(0.005, 0.005, footnote, fontsize="x-small", color="0.35", ha="left", va="bottom")
     return save(fig, path, formats, note)
 

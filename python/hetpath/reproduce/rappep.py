@@ -178,8 +178,10 @@ def time_series(task: sweep_mod.Task) -> dict[str, pd.DataFrame]:
         "utilization": (ls["tx_bytes"].diff() * 8 / ls["time_s"].diff() / rate).to_numpy()[1:],
     })
     fs = result.flow_series.sort_values(["flow", "time_s"])
-    share = fs[["time_s", "flow"]].copy()
-    share["share"] = fs.groupby("flow")["bytes_delivered"].diff() * 8 / fs.groupby("flow")["time_s"].diff() / rate
+    delivered = fs[fs["leg"] == 0]  # one row per flow and sample (every leg has the same)
+    share = delivered[["time_s", "flow"]].copy()
+    by_flow = delivered.groupby("flow")
+    share["share"] = by_flow["bytes_delivered"].diff() * 8 / by_flow["time_s"].diff() / rate
     return {"utilization": util, "share": share.dropna(), "cwnd": fs[[c for c in ("time_s", "flow", "leg", "cwnd_bytes") if c in fs]]}
 
 
