@@ -88,18 +88,19 @@ def write_all(found: list[Finding], spec: sweep_mod.Sweep, out: Path, sequences:
     for test in tests:
         for bw in bws:
             written += _bars(found, "normalized_throughput", test, ("bandwidth", bw), ("size", sizes),
-                             f"{test}: normalized throughput (Eq. 7), {bw}bit/s", out / f"throughput_{test}_{bw}.png",
+                             f"Normalized throughput at {bw}bit/s, channel {test}", out / f"throughput_{test}_{bw}.png",
                              formats, note)
         for size in sizes:
             written += _bars(found, "gain_pct", test, ("size", size), ("bandwidth", bws),
-                             f"{test}: gain over NewReno (Eq. 8), {size}", out / f"gain_{test}_{size}.png",
+                             f"Gain over NewReno, {size} transfers, channel {test}", out / f"gain_{test}_{size}.png",
                              formats, note)
     from .tcp_radio import SEQUENCE_FIGURES
 
     for fig_name, bw, size, channel in SEQUENCE_FIGURES:
         runs = sequences.get(fig_name, {})
         written += series_figure(
-            f"{fig_name}: time-sequence, {bw}bit/s, {size}, {channel}, seed 1", "time (s)",
+            f"Data delivered over time, {bw}bit/s, {size}, channel {channel}, seed 1 "
+            f"(paper Fig. {int(fig_name.removeprefix('fig'))})", "time (s)",
             "data delivered (kB = 1000 bytes)",
             [(proto, s["time_s"], s["bytes_delivered"] / 1000) for proto, s in runs.items()],
             out / f"{fig_name}_sequence_{bw}_{size}.png", formats, colors=COLORS, log=False, note=note)
