@@ -46,6 +46,20 @@ impl TraceEvent {
         use tcp::Event as T;
         match self {
             TraceEvent::Tcp(e) => match e {
+                T::State(s) => match s {
+                    tcp::State::SynSent => "tcp.state.syn_sent",
+                    tcp::State::SynReceived => "tcp.state.syn_received",
+                    tcp::State::Established => "tcp.state.established",
+                    tcp::State::FinWait1 => "tcp.state.fin_wait_1",
+                    tcp::State::FinWait2 => "tcp.state.fin_wait_2",
+                    tcp::State::CloseWait => "tcp.state.close_wait",
+                    tcp::State::Closing => "tcp.state.closing",
+                    tcp::State::LastAck => "tcp.state.last_ack",
+                    tcp::State::TimeWait => "tcp.state.time_wait",
+                    tcp::State::Closed => "tcp.state.closed",
+                    tcp::State::Aborted => "tcp.state.aborted",
+                },
+                T::ZeroWindowAck => "tcp.zero_window_ack",
                 T::Connected => "tcp.connected",
                 T::RecoveryStarted => "tcp.fast_retransmit",
                 T::Timeout { .. } => "tcp.rto",

@@ -59,6 +59,8 @@ impl State {
 /// Things the driver may want to know, in the order they happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
+    /// It entered this state (RFC 9293 section 3.3.2).
+    State(State),
     Connected,
     /// A loss episode began (fast retransmit).
     RecoveryStarted,
@@ -79,6 +81,8 @@ pub enum Event {
     Frozen,
     /// ILC-TCP: RESTOREd; the first unacknowledged segment goes out next.
     Restored,
+    /// It sent an ACK advertising a zero window: its receive buffer is full.
+    ZeroWindowAck,
 }
 
 pub struct Connection {
@@ -322,7 +326,7 @@ impl Connection {
         match self.state {
             // Both sides were done: the reset only ends the wait.
             State::Closing | State::LastAck | State::TimeWait | State::Closed => {
-                self.state = State::Closed;
+                self.set_state(State::Closed);
                 self.time_wait_deadline = None;
             }
             _ => self.abort(false),
@@ -342,7 +346,7 @@ impl Connection {
     }
 
     fn establish(&mut self) {
-        self.state = State::Established;
+        self.set_state(State::Established);
         self.syn_deadline = None;
         self.syn_due = false;
         self.events.push_back(Event::Connected);
@@ -372,14 +376,23 @@ impl Connection {
             (true, true, true) if self.peer_closed_first => State::Closed,
             (true, true, true) => State::TimeWait,
         };
-        if next != self.state && matches!(next, State::TimeWait | State::Closed) {
+        let closing = next != self.state && matches!(next, State::TimeWait | State::Closed);
+        self.set_state(next);
+        if closing {
             self.events.push_back(Event::Closed);
         }
-        self.state = next;
+    }
+
+    /// Every state change is an event (`Event::State`), for drivers that trace them.
+    fn set_state(&mut self, next: State) {
+        if next != self.state {
+            self.state = next;
+            self.events.push_back(Event::State(next));
+        }
     }
 
     pub(super) fn abort(&mut self, send_rst: bool) {
-        self.state = State::Aborted;
+        self.set_state(State::Aborted);
         self.send_rst = send_rst;
         self.events.push_back(Event::Aborted);
     }
@@ -441,6 +454,9 @@ impl Connection {
             None => self.segment(TcpFlags::ACK, self.sender.snd_max),
         };
         let (ack, window, sack) = self.receiver.on_ack_sent();
+        if window == 0 {
+            self.events.push_back(Event::ZeroWindowAck);
+        }
         s.ack = ack;
         s.window = window;
         s.sack = sack;
@@ -497,7 +513,7 @@ impl Connection {
                 if self.time_wait_deadline.is_some_and(|d| d <= now) {
                     // RFC 9293 section 3.10.8: the 2 MSL wait is over.
                     self.time_wait_deadline = None;
-                    self.state = State::Closed;
+                    self.set_state(State::Closed);
                 }
                 self.receiver.on_ack_timer(now);
                 let expiry = self.sender.handle_timeout(now);

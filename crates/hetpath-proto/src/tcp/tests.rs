@@ -68,10 +68,25 @@ fn clean_transfer_delivers_everything_and_closes() {
     assert_eq!(net.conn(0, c).state(), State::TimeWait);
     assert_eq!(net.conn(1, net.accepted(1).unwrap()).state(), State::Closed);
     assert_eq!(net.conn(0, c).stats().retransmissions, 0);
+    // Every state change is an event: the client's walk, from SYN-SENT on.
+    let states: Vec<State> = net
+        .tcp_events(0)
+        .iter()
+        .filter_map(|e| match e.1 {
+            Event::State(s) => Some(s),
+            _ => None,
+        })
+        .collect();
     assert_eq!(
-        net.tcp_events(0).first().map(|e| e.1),
-        Some(Event::Connected)
+        states,
+        [
+            State::Established,
+            State::FinWait1,
+            State::FinWait2,
+            State::TimeWait
+        ]
     );
+    assert!(net.tcp_events(0).iter().any(|e| e.1 == Event::Connected));
     // RTT ~ 100 ms plus queueing; the estimator saw it.
     let srtt = net.conn(0, c).sender().rtt().srtt().unwrap();
     assert!(
@@ -445,7 +460,10 @@ fn active_and_passive_close_walk_the_rfc_9293_states() {
     assert!(fin[0].flags.contains(TcpFlags::FIN));
     // Section 3.10.7.4, eighth step: the peer's FIN moves ESTABLISHED to CLOSE-WAIT.
     assert_eq!(b.state(), State::CloseWait);
-    assert_eq!(events(&mut b), [Event::PeerFinished]);
+    assert_eq!(
+        events(&mut b),
+        [Event::PeerFinished, Event::State(State::CloseWait)]
+    );
     flush(T0, &mut b, &mut a);
     // Fifth step: the ACK of our FIN moves FIN-WAIT-1 to FIN-WAIT-2.
     assert_eq!(a.state(), State::FinWait2);
@@ -531,7 +549,10 @@ fn a_reset_counts_only_inside_the_receive_window() {
     assert_eq!(a.state(), State::Established, "out of the window: ignored");
     a.handle_segment(T0, &rst(1 + window - 1, None));
     assert_eq!(a.state(), State::Aborted);
-    assert_eq!(events(&mut a), [Event::Aborted]);
+    assert_eq!(
+        events(&mut a),
+        [Event::State(State::Aborted), Event::Aborted]
+    );
 }
 
 #[test]
@@ -558,8 +579,9 @@ fn a_reset_in_time_wait_only_ends_the_wait() {
     let _ = events(&mut a);
     a.handle_segment(T0, &rst(2, None));
     assert_eq!(a.state(), State::Closed);
-    assert!(
-        events(&mut a).is_empty(),
+    assert_eq!(
+        events(&mut a),
+        [Event::State(State::Closed)],
         "a finished transfer is not aborted"
     );
 }
@@ -626,4 +648,31 @@ fn a_host_runs_the_same_on_its_own_timer_heap_and_on_keyed_timers() {
     let (heap, keyed) = (run(false), run(true));
     assert!(heap.len() > 600, "{}", heap.len());
     assert!(heap == keyed, "the two timer modes diverge");
+}
+
+#[test]
+fn a_full_receive_buffer_is_announced_by_zero_window_ack_events() {
+    // The receiving application reads nothing: once the buffer is full, the receiver's
+    // ACKs advertise a zero window, and each one is an event; an application that
+    // reads keeps the window open and raises none. (Exactly a buffer's worth is sent:
+    // the receiver advertises what is left to the byte, with no SWS avoidance.)
+    let run = |reads: bool| {
+        let (mut a, mut b) = established();
+        b.set_auto_read(reads);
+        a.write(cfg().recv_buffer);
+        let mut now = T0;
+        for _ in 0..2_000 {
+            flush(now, &mut a, &mut b);
+            flush(now, &mut b, &mut a);
+            now = now + Dur::from_millis(10);
+            b.handle_timeout(now); // delayed ACKs
+            a.handle_timeout(now);
+        }
+        events(&mut b)
+            .iter()
+            .filter(|e| **e == Event::ZeroWindowAck)
+            .count()
+    };
+    assert!(run(false) > 0);
+    assert_eq!(run(true), 0);
 }
