@@ -106,6 +106,7 @@ def reproduce(ctx: Context) -> list[Finding]:
         from . import ilc_tcp_plots
 
         attach(found, load_paper(ctx.scenarios / "paper.toml"), label_order(specs))
+        ctx.note(f"{NAME}: cwnd trace runs, then the figures")
         written = ilc_tcp_plots.write_all(found, ctx.out_dir, cwnd_traces(specs["exp4"]), ctx.formats,
                                           note=lambda msg: ctx.note(f"{NAME}: {msg}"))
         ctx.note(f"{NAME}: wrote runs.csv and {len(written)} figure files to {ctx.out_dir}")

@@ -157,7 +157,9 @@ def reproduce(ctx: Context) -> list[Finding]:
         raw.to_csv(ctx.out_dir / "runs.csv", index=False)
         from . import rappep_plots
 
-        series = {t: time_series(t) for t in tasks if t.seed == 1}
+        traced = [t for t in tasks if t.seed == 1]
+        ctx.note(f"{NAME}: {len(traced)} time-series runs, then the figures")
+        series = {t: time_series(t) for t in traced}
         # The paper's values, for the crosses of the AFCT figures (the CLI attaches them again).
         attach(found, load_paper(ctx.scenarios / "paper.toml"), label_order(tasks))
         written = rappep_plots.write_all(series, ctx.out_dir, found, ctx.formats,

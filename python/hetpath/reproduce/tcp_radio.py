@@ -96,6 +96,7 @@ def reproduce(ctx: Context) -> list[Finding]:
         raw.to_csv(ctx.out_dir / "runs.csv", index=False)
         from . import tcp_radio_plots
 
+        ctx.note(f"{NAME}: {len(SEQUENCE_FIGURES)} time-sequence runs, then the figures")
         written = tcp_radio_plots.write_all(found, spec, ctx.out_dir, sequence_runs(spec), ctx.formats,
                                             note=lambda msg: ctx.note(f"{NAME}: {msg}"))
         ctx.note(f"{NAME}: wrote runs.csv and {len(written)} figure files to {ctx.out_dir}")
