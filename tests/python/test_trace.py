@@ -25,6 +25,8 @@ def test_run_writes_a_trace_that_adds_up(tmp_path: Path, lossy_toml: Path, suffi
         mine = trace[trace["flow"] == f["name"]]
         assert (mine["event"] == "tcp.rto").sum() == f["timeouts"]
         assert (mine["event"] == "tcp.fast_retransmit").sum() == f["fast_retransmits"]
+        resent = mine["event"].isin(["tcp.retransmit.recovery", "tcp.retransmit.timeout"]).sum()
+        assert resent == f["retransmissions"] > 0
     losses = trace["event"].isin(["link.channel_loss", "link.outage_loss"]).sum()
     assert losses == sum(ln["lost_packets"] for ln in summary["links"]) > 0
     assert (trace["event"] == "link.queue_drop").sum() == sum(ln["drops"] for ln in summary["links"])

@@ -174,6 +174,9 @@ pub trait Machine: Send {
     /// and of a PEP's legs, and of the connection an `Event::Tcp` names, without
     /// reaching into the machine.
     fn report_connections(&self, _out: &mut Vec<tcp::ConnReport>) {}
+    /// Report fine-grained events too (every TCP retransmission): a driver that keeps a
+    /// trace turns this on; off, they cost nothing.
+    fn detailed_events(&mut self, _on: bool) {}
     /// What results call it (`split-pep`, `state-manager`, ...).
     fn kind(&self) -> &'static str {
         "machine"

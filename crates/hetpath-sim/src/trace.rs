@@ -60,6 +60,8 @@ impl TraceEvent {
                     tcp::State::Aborted => "tcp.state.aborted",
                 },
                 T::ZeroWindowAck => "tcp.zero_window_ack",
+                T::Retransmitted { timeout: false, .. } => "tcp.retransmit.recovery",
+                T::Retransmitted { timeout: true, .. } => "tcp.retransmit.timeout",
                 T::Connected => "tcp.connected",
                 T::RecoveryStarted => "tcp.fast_retransmit",
                 T::Timeout { .. } => "tcp.rto",
@@ -93,11 +95,13 @@ impl TraceEvent {
         }
     }
 
-    /// Its number, where it has one: a timeout's consecutive count, delivered or
+    /// Its number, where it has one: a timeout's consecutive count, a retransmitted
+    /// segment's first byte (offset from the start of the stream), delivered or
     /// acknowledged bytes.
     pub fn value(&self) -> Option<u64> {
         match *self {
             TraceEvent::Tcp(tcp::Event::Timeout { count }) => Some(count as u64),
+            TraceEvent::Tcp(tcp::Event::Retransmitted { seq, .. }) => Some(seq),
             TraceEvent::Delivered(b) | TraceEvent::Acked(b) => Some(b),
             _ => None,
         }

@@ -63,6 +63,10 @@ fn the_trace_adds_up_to_the_counters() {
             "{}",
             f.name
         );
+        // Every retransmission is an event, in recovery or after a timeout.
+        let resent = count("tcp.retransmit.recovery", &of) + count("tcp.retransmit.timeout", &of);
+        assert_eq!(resent, f.retransmissions, "{}", f.name);
+        assert!(count("tcp.retransmit.timeout", &of) > 0, "{}", f.name);
         assert_eq!(count("flow.delivered", &of), 1);
         // Every data packet lost on the way there is attributed to its flow.
         let drops_of = count("link.queue_drop", &|i| on_ab(i) && of(i));

@@ -79,6 +79,8 @@ pub struct SplitPep {
     /// Its legs' TCP events, for the driver: leg `ConnId(2i)` is split `i`'s near leg,
     /// `ConnId(2i + 1)` its far leg (the order of `report_connections`).
     events: VecDeque<Event>,
+    /// Its legs report every retransmission (`Machine::detailed_events`).
+    detailed: bool,
 }
 
 /// What XCP-PEP's senders ask for: as much as the monitor will give.
@@ -106,6 +108,7 @@ impl SplitPep {
             monitor,
             turn: 0,
             events: VecDeque::new(),
+            detailed: false,
         }
     }
 
@@ -129,6 +132,8 @@ impl SplitPep {
         let mut far = Connection::connect(tcp, cc, opener, responder);
         near.set_auto_read(false);
         far.set_auto_read(false);
+        near.set_detailed_events(self.detailed);
+        far.set_detailed_events(self.detailed);
         let i = self.splits.len();
         self.index.insert((opener, responder), (i, Leg::Near));
         self.index.insert((responder, opener), (i, Leg::Far));
@@ -322,6 +327,13 @@ impl Machine for SplitPep {
     }
     fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
+    }
+    fn detailed_events(&mut self, on: bool) {
+        self.detailed = on;
+        for s in &mut self.splits {
+            s.near.set_detailed_events(on);
+            s.far.set_detailed_events(on);
+        }
     }
     fn kind(&self) -> &'static str {
         "split-pep"

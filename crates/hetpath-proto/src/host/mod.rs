@@ -85,6 +85,8 @@ pub struct Host {
     /// Connections with input since they were last polled dry, in the order they got it.
     dirty: VecDeque<ConnId>,
     events: VecDeque<Event>,
+    /// Its connections report every retransmission (`Machine::detailed_events`).
+    detailed: bool,
 }
 
 impl Host {
@@ -99,6 +101,7 @@ impl Host {
             timers: Timers::default(),
             dirty: VecDeque::new(),
             events: VecDeque::new(),
+            detailed: false,
         }
     }
 
@@ -171,6 +174,8 @@ impl Host {
         seal: Option<SecurityAssociation>,
         sink: bool,
     ) -> ConnId {
+        let mut conn = conn;
+        conn.set_detailed_events(self.detailed);
         let c = ConnId(self.conns.len() as u32);
         let key = (conn.local().port, conn.remote().addr, conn.remote().port);
         self.demux.insert(key, c);
@@ -427,5 +432,11 @@ impl Machine for Host {
     }
     fn report_connections(&self, out: &mut Vec<ConnReport>) {
         out.extend(self.connections().map(|(_, c)| c.report()));
+    }
+    fn detailed_events(&mut self, on: bool) {
+        self.detailed = on;
+        for e in &mut self.conns {
+            e.conn.set_detailed_events(on);
+        }
     }
 }

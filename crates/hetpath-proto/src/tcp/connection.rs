@@ -83,6 +83,13 @@ pub enum Event {
     Restored,
     /// It sent an ACK advertising a zero window: its receive buffer is full.
     ZeroWindowAck,
+    /// It retransmitted the segment starting at `seq`: in loss recovery (fast
+    /// retransmit, SACK or partial ACK: RFC 5681, 6582, 6675), or after a retransmission
+    /// timeout (`timeout`, RFC 6298 section 5). Only with `set_detailed_events`.
+    Retransmitted {
+        seq: u64,
+        timeout: bool,
+    },
 }
 
 pub struct Connection {
@@ -107,6 +114,8 @@ pub struct Connection {
     /// receiver's part of XCP, VCP and MPCP (Katabi et al. 2002 section 3.2), whatever
     /// controller the receiver itself runs; an ACK without feedback to echo carries none.
     echo: Echo,
+    /// Report every retransmission as an event (`set_detailed_events`).
+    detailed: bool,
     /// When TIME-WAIT ends.
     time_wait_deadline: Option<Time>,
     send_rst: bool,
@@ -159,6 +168,7 @@ impl Connection {
             wire_shift: 0,
             peer_closed_first: false,
             echo: Echo::default(),
+            detailed: false,
             time_wait_deadline: None,
             send_rst: false,
             events: VecDeque::new(),
@@ -199,6 +209,12 @@ impl Connection {
         self.advance_close();
     }
     /// Lets the application read on its own schedule (bounded buffer, back-pressure).
+    /// Also report each retransmission (`Event::Retransmitted`): for a driver that
+    /// traces; off, a retransmission costs no event.
+    pub fn set_detailed_events(&mut self, on: bool) {
+        self.detailed = on;
+    }
+
     pub fn set_auto_read(&mut self, on: bool) {
         self.receiver.set_auto_read(on);
     }
@@ -440,6 +456,24 @@ impl Connection {
         let out = self.sender.poll_segment(now);
         if out.is_none() && !self.receiver.ack_pending() {
             return None;
+        }
+        if let (
+            true,
+            Some(
+                Outgoing::Data {
+                    seq,
+                    retransmission: true,
+                    ..
+                }
+                | Outgoing::Fin {
+                    seq,
+                    retransmission: true,
+                },
+            ),
+        ) = (self.detailed, out)
+        {
+            let timeout = !self.sender.in_recovery();
+            self.events.push_back(Event::Retransmitted { seq, timeout });
         }
         let mut s = match out {
             Some(Outgoing::Data { seq, len, .. }) => {

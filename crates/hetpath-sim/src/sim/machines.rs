@@ -23,6 +23,17 @@ pub(super) enum Owned {
     Vacant,
 }
 
+impl Owned {
+    /// Turns the machine's detailed events on or off (the trace wants them).
+    pub(super) fn detailed_events(&mut self, on: bool) {
+        match self {
+            Owned::Host(h) => h.detailed_events(on),
+            Owned::Other(x) => x.detailed_events(on),
+            Owned::Vacant => {}
+        }
+    }
+}
+
 pub(super) struct Slot {
     pub(super) machine: Owned,
     pub(super) node: NodeId,
@@ -146,7 +157,10 @@ impl Simulation {
         }
     }
 
-    fn place(&mut self, node: NodeId, ifaces: Vec<DirId>, machine: Owned) -> MachineId {
+    fn place(&mut self, node: NodeId, ifaces: Vec<DirId>, mut machine: Owned) -> MachineId {
+        if self.trace.is_some() {
+            machine.detailed_events(true);
+        }
         let m = MachineId(self.machines.len() as u32);
         let (hooks, local_queue, first) = match &machine {
             Owned::Host(h) => (h.hooks(), h.local_queue(), h.poll_timeout()),

@@ -149,6 +149,9 @@ impl Simulation {
     /// Keep an event trace of the run (`trace`); call before it starts.
     pub fn enable_trace(&mut self) {
         self.trace = Some(Box::default());
+        for slot in &mut self.machines {
+            slot.machine.detailed_events(true);
+        }
     }
 
     /// The event trace, if it was enabled.
