@@ -3,65 +3,7 @@
 
 mod common;
 
-use common::run;
-
-/// sender -1 Gbit/s- r1 -`sat`- r2 -1 Gbit/s- receiver, one flow, and `extra` (agents).
-fn satellite(size: &str, sat: &str, extra: &str) -> String {
-    format!(
-        r#"
-[scenario]
-name = "pep"
-duration = "300s"
-stop_when_done = true
-[[node]]
-name = "s"
-[[node]]
-name = "r1"
-[[node]]
-name = "r2"
-[[node]]
-name = "d"
-[[link]]
-name = "side"
-a = "s"
-b = "r1"
-rate = "1Gbps"
-delay = "1ms"
-queue = "1000pkt"
-[[link]]
-name = "sat"
-a = "r1"
-b = "r2"
-{sat}
-[[link]]
-name = "rx"
-a = "r2"
-b = "d"
-rate = "1Gbps"
-delay = "1ms"
-queue = "1000pkt"
-[[flow]]
-name = "f"
-from = "s"
-to = "d"
-cc = "cubic"
-size = "{size}"
-{extra}
-"#
-    )
-}
-
-const GEO: &str = r#"rate = "10Mbps"
-delay = "250ms"
-queue = "300pkt""#;
-const LOSSY_GEO: &str = r#"rate = "10Mbps"
-delay = "250ms"
-queue = "300pkt"
-ab = { channel = { model = "bernoulli", p = 0.01 } }"#;
-
-fn pep(node: &str, cc: &str) -> String {
-    format!("[[agent]]\nkind = \"split-pep\"\nnode = \"{node}\"\ncc = \"{cc}\"\n")
-}
+use common::{pep, run, satellite, GEO, LOSSY_GEO};
 
 #[test]
 fn split_pep_delivers_every_byte_under_loss_integrated_and_distributed() {

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{flow, two_node};
+use common::{flow, pep, satellite, two_node};
 use hetpath_sim::load;
 
 /// Two NewReno flows over a lossy, shallow-queued link that goes down for a second.
@@ -82,46 +82,15 @@ fn the_trace_adds_up_to_the_counters() {
 fn a_peps_legs_report_their_tcp_events_to_the_trace() {
     // One flow split at r: the PEP's far leg recovers the hop's losses; its events are
     // the flow's, at r, and add up to that leg's counters.
-    let text = r#"
-[scenario]
-name = "pep"
-duration = "120s"
-[[node]]
-name = "a"
-[[node]]
-name = "r"
-[[node]]
-name = "b"
-[[link]]
-name = "lan"
-a = "a"
-b = "r"
-rate = "100Mbps"
-delay = "1ms"
-[[link]]
-name = "sat"
-a = "r"
-b = "b"
-rate = "5Mbps"
-delay = "250ms"
-ab = { channel = { model = "bernoulli", p = 0.01 } }
-[[flow]]
-name = "f"
-from = "a"
-to = "b"
-cc = "cubic"
-size = "3MB"
-[[agent]]
-kind = "split-pep"
-node = "r"
-cc = "hybla"
-"#;
-    let mut sim = load(text, "pep.toml", Some(1)).unwrap();
+    // The run goes on after the flow completes, so the far leg hears its last ACK.
+    let sat = "rate = \"5Mbps\"\ndelay = \"250ms\"\nab = { channel = { model = \"bernoulli\", p = 0.01 } }";
+    let text = satellite("3MB", sat, &pep("r1", "hybla")).replace("stop_when_done = true", "");
+    let mut sim = load(&text, "pep.toml", Some(1)).unwrap();
     sim.enable_trace();
     assert!(sim.run(&mut |_, _| true));
     let (s, t) = (sim.summary(0.0), sim.trace().unwrap());
     let sat = &s.legs[1];
-    assert_eq!((sat.from.as_str(), sat.cc.as_str()), ("r", "hybla"));
+    assert_eq!((sat.from.as_str(), sat.cc.as_str()), ("r1", "hybla"));
     assert!(sat.fast_retransmits > 0);
     let at_r = |e: &str| {
         (0..t.len())

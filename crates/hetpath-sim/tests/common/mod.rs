@@ -48,3 +48,61 @@ pub fn goodput_between(series: &hetpath_sim::results::Series, flow: u32, t0: f64
     };
     (at(t1) - at(t0)) as f64 * 8.0 / (t1 - t0)
 }
+
+/// sender -1 Gbit/s- r1 -`sat`- r2 -1 Gbit/s- receiver, one flow, and `extra` (agents).
+pub fn satellite(size: &str, sat: &str, extra: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "pep"
+duration = "300s"
+stop_when_done = true
+[[node]]
+name = "s"
+[[node]]
+name = "r1"
+[[node]]
+name = "r2"
+[[node]]
+name = "d"
+[[link]]
+name = "side"
+a = "s"
+b = "r1"
+rate = "1Gbps"
+delay = "1ms"
+queue = "1000pkt"
+[[link]]
+name = "sat"
+a = "r1"
+b = "r2"
+{sat}
+[[link]]
+name = "rx"
+a = "r2"
+b = "d"
+rate = "1Gbps"
+delay = "1ms"
+queue = "1000pkt"
+[[flow]]
+name = "f"
+from = "s"
+to = "d"
+cc = "cubic"
+size = "{size}"
+{extra}
+"#
+    )
+}
+
+pub const GEO: &str = r#"rate = "10Mbps"
+delay = "250ms"
+queue = "300pkt""#;
+pub const LOSSY_GEO: &str = r#"rate = "10Mbps"
+delay = "250ms"
+queue = "300pkt"
+ab = { channel = { model = "bernoulli", p = 0.01 } }"#;
+
+pub fn pep(node: &str, cc: &str) -> String {
+    format!("[[agent]]\nkind = \"split-pep\"\nnode = \"{node}\"\ncc = \"{cc}\"\n")
+}
