@@ -223,11 +223,11 @@ class Result:
 
 
 def _series(columns: dict[str, Any]) -> "pd.DataFrame":
-    """A series as a typed DataFrame, ``time_s`` on the sample grid: the engine's clock
-    counts nanoseconds, and seconds as floats carry noise (0.30000000000000004)."""
+    """A series as a typed DataFrame (``time_s`` float even when empty; the engine puts
+    it on the sample grid)."""
     import pandas as pd
 
     frame = typed(pd.DataFrame(columns))
     if "time_s" in frame:
-        frame["time_s"] = frame["time_s"].astype("float64").round(9)
+        frame["time_s"] = frame["time_s"].astype("float64")
     return frame

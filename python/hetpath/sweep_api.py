@@ -18,7 +18,6 @@ from . import _toml
 from . import sweep as sweep_mod
 from .backends import Backend
 from .errors import ScenarioError
-from .result import typed
 from .scenario import Scenario
 
 if TYPE_CHECKING:
@@ -91,4 +90,4 @@ def sweep(
         raise ScenarioError(re.sub(re.escape(source) + r": line \d+: ", "", str(exc))) from None
     runs = sweep_mod.run(tasks, backend, progress)
     keys = [a.name for a in spec.axes] + ["protocol", "flow"]
-    return SweepResult(runs=runs, summary=typed(sweep_mod.aggregate(runs, keys)), keys=keys)
+    return SweepResult(runs=runs, summary=sweep_mod.aggregate(runs, keys), keys=keys)

@@ -160,22 +160,14 @@ fn names<'a>(ids: &[u32], name: impl Fn(usize) -> &'a str) -> Vec<&'a str> {
     ids.iter().map(|&i| name(i as usize)).collect()
 }
 
-/// The result schema (`hetpath_sim::results`): the keys of the summary, of a flow and of
-/// a link direction, and the columns of both time series, each in output order.
+/// The result schema (`hetpath_sim::results::schema`): the keys of the summary and of
+/// each kind of record, and the columns of both time series, each in output order.
 #[pyfunction]
 fn schema(py: Python<'_>) -> PyResult<Py<PyDict>> {
-    let empty = Series::default();
-    let col_names = |cols: &[(&'static str, Column<'_>)]| -> Vec<&'static str> {
-        cols.iter().map(|c| c.0).collect()
-    };
     let d = PyDict::new(py);
-    d.set_item("summary", results::summary_keys())?;
-    d.set_item("flow", results::flow_keys())?;
-    d.set_item("link", results::link_keys())?;
-    d.set_item("leg", results::leg_keys())?;
-    d.set_item("machine", results::machine_keys())?;
-    d.set_item("flow_series", col_names(&empty.flows.columns()))?;
-    d.set_item("link_series", col_names(&empty.links.columns()))?;
+    for (name, keys) in results::schema() {
+        d.set_item(name, keys)?;
+    }
     Ok(d.unbind())
 }
 

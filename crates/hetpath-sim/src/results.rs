@@ -2,9 +2,9 @@
 //! the Python layer turns into DataFrames.
 //!
 //! These types are the result schema, defined once: the summary's keys are their serde
-//! names (`summary_keys`, `flow_keys`, `link_keys`), the series' columns are listed by
-//! `FlowSeries::columns` and `LinkSeries::columns`, and the Python layer reads all of
-//! them through `hetpath._core.schema()` instead of keeping copies.
+//! names, the series' columns are listed by `FlowSeries::columns` and
+//! `LinkSeries::columns`, and `schema()` gathers them for the Python layer
+//! (`hetpath._core.schema()`), which keeps no copies.
 
 use crate::ids::DirId;
 use crate::link::{LinkDir, LinkStats};
@@ -116,25 +116,21 @@ fn keys_of<T: Serialize + Default>() -> Vec<String> {
     }
 }
 
-/// The keys of the summary, of one flow and of one link direction, in output order.
-pub fn summary_keys() -> Vec<String> {
-    keys_of::<Summary>()
-}
-
-pub fn flow_keys() -> Vec<String> {
-    keys_of::<FlowResult>()
-}
-
-pub fn link_keys() -> Vec<String> {
-    keys_of::<LinkResult>()
-}
-
-pub fn leg_keys() -> Vec<String> {
-    keys_of::<LegResult>()
-}
-
-pub fn machine_keys() -> Vec<String> {
-    keys_of::<MachineResult>()
+/// The result schema: the keys of the summary and of each kind of record in it, and the
+/// columns of both time series, each in output order.
+pub fn schema() -> Vec<(&'static str, Vec<String>)> {
+    let columns =
+        |cols: &[(&'static str, Column<'_>)]| cols.iter().map(|c| c.0.to_string()).collect();
+    let empty = Series::default();
+    vec![
+        ("summary", keys_of::<Summary>()),
+        ("flow", keys_of::<FlowResult>()),
+        ("link", keys_of::<LinkResult>()),
+        ("leg", keys_of::<LegResult>()),
+        ("machine", keys_of::<MachineResult>()),
+        ("flow_series", columns(&empty.flows.columns())),
+        ("link_series", columns(&empty.links.columns())),
+    ]
 }
 
 /// One column of a time series, borrowed. Ids are resolved to names by the front end:
@@ -226,7 +222,7 @@ impl Series {
     ) {
         let s = &mut self.flows;
         let secs = |d: Option<Dur>| d.map_or(f64::NAN, |d| d.as_secs_f64());
-        s.time_s.push(now.as_secs_f64());
+        s.time_s.push(sample_time(now));
         s.flow.push(flow as u32);
         s.leg.push(leg as u32);
         s.cwnd_bytes.push(c.map_or(0, |c| c.cwnd_bytes));
@@ -242,12 +238,18 @@ impl Series {
 
     pub fn push_link(&mut self, now: Time, link: DirId, l: &LinkDir) {
         let s = &mut self.links;
-        s.time_s.push(now.as_secs_f64());
+        s.time_s.push(sample_time(now));
         s.link.push(link.0);
         s.queue_pkts.push(l.queue_len() as u64);
         s.queue_bytes.push(l.queue_bytes());
         s.tx_bytes.push(l.stats.tx_bytes);
     }
+}
+
+/// A sample's time in seconds, the double nearest the exact decimal (0.3, not the
+/// 0.30000000000000004 that scaling by 1e-9 gives), so samples sit on their grid.
+fn sample_time(t: Time) -> f64 {
+    t.since(Time::ZERO).as_nanos() as f64 / 1e9
 }
 
 #[cfg(test)]
@@ -256,16 +258,19 @@ mod tests {
 
     #[test]
     fn the_keys_are_the_fields_and_a_link_reports_its_counters_flat() {
-        let flow = flow_keys();
+        let flow = keys_of::<FlowResult>();
         let has = |keys: &[String], k: &str| keys.iter().any(|x| x == k);
         assert_eq!(flow[0], "name");
         assert!(has(&flow, "sender_done_s") && has(&flow, "freezes"));
-        let link = link_keys();
+        let link = keys_of::<LinkResult>();
         for k in ["drops", "max_queue_bytes", "tx_bytes", "lost_packets"] {
             assert!(has(&link, k), "{k} missing from {link:?}");
         }
         assert!(!has(&link, "stats") && !has(&link, "busy"));
-        assert_eq!(summary_keys().last().map(String::as_str), Some("machines"));
+        assert_eq!(
+            keys_of::<Summary>().last().map(String::as_str),
+            Some("machines")
+        );
     }
 
     #[test]
@@ -280,10 +285,10 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
         let keys =
             |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-        assert_eq!(keys(&v), summary_keys());
-        assert_eq!(keys(&v["flows"][0]), flow_keys());
-        assert_eq!(keys(&v["links"][0]), link_keys());
-        assert_eq!(keys(&v["legs"][0]), leg_keys());
-        assert_eq!(keys(&v["machines"][0]), machine_keys());
+        assert_eq!(keys(&v), keys_of::<Summary>());
+        assert_eq!(keys(&v["flows"][0]), keys_of::<FlowResult>());
+        assert_eq!(keys(&v["links"][0]), keys_of::<LinkResult>());
+        assert_eq!(keys(&v["legs"][0]), keys_of::<LegResult>());
+        assert_eq!(keys(&v["machines"][0]), keys_of::<MachineResult>());
     }
 }

@@ -124,13 +124,13 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// Appends `ev`; `window` is a TCP event's (cwnd, ssthresh) just after it.
     pub fn push(
         &mut self,
         now: Time,
         ev: TraceEvent,
-        node: NodeId,
-        flow: Option<FlowId>,
-        link: Option<DirId>,
+        (node, flow, link): (NodeId, Option<FlowId>, Option<DirId>),
+        window: Option<(u64, Option<u64>)>,
     ) {
         self.time_s.push(now.as_secs_f64());
         self.event.push(ev.name());
@@ -138,15 +138,8 @@ impl Trace {
         self.flow.push(flow);
         self.link.push(link);
         self.value.push(ev.value());
-        self.cwnd_bytes.push(None);
-        self.ssthresh_bytes.push(None);
-    }
-
-    /// Sets the window columns of the last event.
-    pub fn set_window(&mut self, cwnd: u64, ssthresh: Option<u64>) {
-        if let (Some(c), Some(s)) = (self.cwnd_bytes.last_mut(), self.ssthresh_bytes.last_mut()) {
-            (*c, *s) = (Some(cwnd), ssthresh);
-        }
+        self.cwnd_bytes.push(window.map(|w| w.0));
+        self.ssthresh_bytes.push(window.and_then(|w| w.1));
     }
 
     pub fn len(&self) -> usize {

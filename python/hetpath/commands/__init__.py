@@ -2,7 +2,7 @@
 
 To add a command, write ``commands/<name>.py`` exposing a click command and
 append it to :data:`COMMANDS`.  Commands raise :mod:`hetpath.errors` exceptions
-(or use :func:`hetpath.commands._io.read_input`); :mod:`hetpath.cli` turns those
+(or use :func:`hetpath._toml.read_file`); :mod:`hetpath.cli` turns those
 into one-line messages and exit codes.
 """
 

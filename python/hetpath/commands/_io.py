@@ -12,11 +12,6 @@ from .. import _toml
 from ..errors import OutputError, ScenarioError
 
 
-def read_input(path: Path) -> str:
-    """Read a scenario file; any failure is a ``ScenarioError`` (exit 2), not a traceback."""
-    return _toml.read_file(path)
-
-
 def writable_dir(path: Path) -> Path:
     """Create the output directory ``path`` now, before anything runs, so an unusable
     ``--out`` fails at once (exit 2) and not after a long run."""

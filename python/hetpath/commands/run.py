@@ -7,10 +7,10 @@ from typing import Optional
 
 import click
 
-from .. import _bridge
+from .. import _bridge, _toml
 from ..result import summary_json
 from ..runner import run_text
-from ._io import format_option, read_input, safe_dirname, scenario_name, writable_dir, writable_file
+from ._io import format_option, safe_dirname, scenario_name, writable_dir, writable_file
 from ._progress import RunProgress
 
 DEFAULT_OUT_ROOT = Path("out")
@@ -59,7 +59,7 @@ def run_command(
     quiet: bool,
 ) -> None:
     """Simulate the scenario in FILE and print per-flow and per-link results."""
-    text = read_input(file)
+    text = _toml.read_file(file)
     source = str(file)
     if out_dir is None and (pcap or plots):
         out_dir = DEFAULT_OUT_ROOT / safe_dirname(scenario_name(text, file))

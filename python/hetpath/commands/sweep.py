@@ -26,7 +26,7 @@ def console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=200)
 
 
-#: The printed table's metric columns: (header, metric, unit scale). Every metric is in
+#: The printed table's metric columns: (header, metric). Every metric is in
 #: summary.csv and --json; the terminal shows the ones a reader looks at first.
 _SHOWN = (("done s", "completion_s"), ("goodput b/s", "goodput_bps"),
           ("retx", "retransmissions"), ("RTOs", "timeouts"))

@@ -170,11 +170,10 @@ impl Host {
 
     fn insert(
         &mut self,
-        conn: Connection,
+        mut conn: Connection,
         seal: Option<SecurityAssociation>,
         sink: bool,
     ) -> ConnId {
-        let mut conn = conn;
         conn.set_detailed_events(self.detailed);
         let c = ConnId(self.conns.len() as u32);
         let key = (conn.local().port, conn.remote().addr, conn.remote().port);

@@ -457,21 +457,7 @@ impl Connection {
         if out.is_none() && !self.receiver.ack_pending() {
             return None;
         }
-        if let (
-            true,
-            Some(
-                Outgoing::Data {
-                    seq,
-                    retransmission: true,
-                    ..
-                }
-                | Outgoing::Fin {
-                    seq,
-                    retransmission: true,
-                },
-            ),
-        ) = (self.detailed, out)
-        {
+        if let Some(seq) = out.and_then(|o| o.resent()).filter(|_| self.detailed) {
             let timeout = !self.sender.in_recovery();
             self.events.push_back(Event::Retransmitted { seq, timeout });
         }

@@ -64,6 +64,24 @@ pub enum Outgoing {
     },
 }
 
+impl Outgoing {
+    /// The first byte of the segment if it is sent again.
+    pub fn resent(&self) -> Option<u64> {
+        match *self {
+            Outgoing::Data {
+                seq,
+                retransmission: true,
+                ..
+            }
+            | Outgoing::Fin {
+                seq,
+                retransmission: true,
+            } => Some(seq),
+            _ => None,
+        }
+    }
+}
+
 pub struct Sender {
     pub(super) cfg: TcpConfig,
     pub(super) snd_una: u64,

@@ -58,10 +58,15 @@ impl Simulation {
             more.sort_by_key(|(n, _)| nodes.iter().position(|p| p == n).unwrap_or(usize::MAX));
             senders.extend(more);
         }
-        let ends: Vec<NodeId> = senders.iter().skip(1).map(|s| s.0).collect();
+        // A leg ends where the next one starts, the last at the flow's destination.
+        let ends: Vec<NodeId> = senders[1..]
+            .iter()
+            .map(|s| s.0)
+            .chain([f.params.to])
+            .collect();
         senders
             .into_iter()
-            .zip(ends.into_iter().chain([f.params.to]))
+            .zip(ends)
             .map(|((from, report), to)| Leg { from, to, report })
             .collect()
     }

@@ -163,7 +163,7 @@ impl Simulation {
     #[inline]
     fn record(&mut self, ev: TraceEvent, node: NodeId, flow: Option<FlowId>, link: Option<DirId>) {
         if let Some(t) = &mut self.trace {
-            t.push(self.q.now(), ev, node, flow, link);
+            t.push(self.q.now(), ev, (node, flow, link), None);
         }
     }
 

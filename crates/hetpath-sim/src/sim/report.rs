@@ -64,14 +64,16 @@ impl Simulation {
         let mut out = Vec::new();
         for (i, f) in self.flows.iter().enumerate() {
             let legs = self.legs(i, &reports);
-            let rate = |l: &super::legs::Leg| {
-                self.slowest(l)
-                    .map(|d| self.dirs[d.index()].params.rate_bps)
-            };
-            let bottleneck = legs
+            // The slowest link each leg crosses; the bottleneck leg crosses the slowest.
+            let rates: Vec<Option<u64>> = legs
                 .iter()
-                .enumerate()
-                .filter_map(|(k, l)| rate(l).map(|r| (r, k)))
+                .map(|l| {
+                    self.slowest(l)
+                        .map(|d| self.dirs[d.index()].params.rate_bps)
+                })
+                .collect();
+            let bottleneck = (0..legs.len())
+                .filter_map(|k| rates[k].map(|r| (r, k)))
                 .min()
                 .map(|(_, k)| k);
             for (k, l) in legs.iter().enumerate() {
@@ -83,7 +85,7 @@ impl Simulation {
                     to: self.node_name(l.to).to_string(),
                     cc: r.cc.to_string(),
                     bottleneck: bottleneck == Some(k),
-                    min_rate_bps: rate(l).unwrap_or(0),
+                    min_rate_bps: rates[k].unwrap_or(0),
                     bytes_acked: r.bytes_acked,
                     srtt_s: r.srtt.map(|d| d.as_secs_f64()),
                     retransmissions: r.stats.retransmissions,

@@ -31,11 +31,9 @@ impl Simulation {
             self.trace_flows.get(&(r.local, r.remote)).copied()
         });
         let node = self.machines[m.index()].node;
+        let window = report.map(|r| (r.cwnd_bytes, r.ssthresh_bytes));
         if let Some(t) = &mut self.trace {
-            t.push(self.q.now(), what, node, flow, None);
-            if let Some(r) = report {
-                t.set_window(r.cwnd_bytes, r.ssthresh_bytes);
-            }
+            t.push(self.q.now(), what, (node, flow, None), window);
         }
     }
 
@@ -43,10 +41,7 @@ impl Simulation {
     /// them in `ConnId` order).
     fn conn_report(&self, m: MachineId, c: ConnId) -> Option<ConnReport> {
         match &self.machines[m.index()].machine {
-            Owned::Host(h) => h
-                .connections()
-                .nth(c.index())
-                .map(|(_, conn)| conn.report()),
+            Owned::Host(h) => Some(h.connection(c).report()),
             Owned::Other(x) => {
                 let mut all = Vec::new();
                 x.report_connections(&mut all);
