@@ -24,3 +24,19 @@ impl Iface {
         !self.transmitting && self.queue_pkts == 0
     }
 }
+
+/// What happens when a machine sends into a full queue of its own node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LocalQueue {
+    /// The packet waits and the machine is asked for nothing more toward that queue
+    /// until it has room, as a Linux socket waits on its device's queue (TCP Small
+    /// Queues keep a sender's packets in the socket).
+    #[default]
+    Wait,
+    /// The packet waits, and the TCP connection that sent it reduces its window once per
+    /// round trip (Congestion Window Reduced), as Linux does when its qdisc refuses a
+    /// packet (`tcp_enter_cwr` on NET_XMIT_DROP in `__tcp_transmit_skb`).
+    Cwr,
+    /// The queue drops it, like any packet arriving at a full queue.
+    Drop,
+}

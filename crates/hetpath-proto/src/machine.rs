@@ -63,15 +63,7 @@ pub struct Hooks {
     pub losses: bool,
 }
 
-/// What happens when a machine sends into a full queue of its own node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LocalQueue {
-    /// The packet waits and the machine is asked for nothing more toward that queue
-    /// until it has room, as a Linux socket waits on its device's queue.
-    Wait,
-    /// The queue drops it, like any packet arriving at a full queue.
-    Drop,
-}
+pub use crate::iface::LocalQueue;
 
 /// How a packet a machine sends leaves its node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,8 +145,11 @@ pub trait NodeView {
 pub trait Machine: Send {
     /// The packets it wants to see.
     fn hooks(&self) -> Hooks;
-    /// What its own packets do at a full queue of its node.
-    fn local_queue(&self) -> LocalQueue {
+    /// A packet it sent found its node's queue full (called only then): `Wait` and `Cwr`
+    /// hold the packet until the queue has room, `Drop` lets the queue drop it. A TCP
+    /// stack answers per connection (`TcpConfig::local_queue`) and reduces the window of
+    /// a `Cwr` connection here.
+    fn handle_full_queue(&mut self, _now: Time, _packet: &Packet) -> LocalQueue {
         LocalQueue::Wait
     }
     fn handle_packet(&mut self, now: Time, at: At, p: Packet, node: &dyn NodeView) -> Verdict;

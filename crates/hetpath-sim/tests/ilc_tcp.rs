@@ -94,9 +94,10 @@ fn cwnd_between(s: &Series, t0: f64, t1: f64) -> Vec<u64> {
 
 #[test]
 fn without_disconnection_ilc_is_its_base_tcp() {
-    // A window far above the 50-packet queue: congestion losses and timeouts, which the
-    // State Manager must answer with PROCEED_NORMALLY.
-    let big = r#"recv_buffer = "300000B""#;
+    // A window far above the 50-packet queue, which drops what the host sends into it:
+    // congestion losses and timeouts, which the State Manager must answer with
+    // PROCEED_NORMALLY.
+    let big = r#"recv_buffer = "300000B", local_queue = "drop""#;
     let mut timeouts = 0;
     for cc in ["tahoe", "reno"] {
         let base = run(&fig8("1Mbps", "", "2MB", cc, big), Some(3));

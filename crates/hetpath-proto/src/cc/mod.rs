@@ -53,6 +53,9 @@ pub struct CcConfig {
     pub initial_window: u64,
     /// Initial slow-start threshold in bytes; `u64::MAX` means "arbitrarily high".
     pub initial_ssthresh: u64,
+    /// How slow start ends before a loss (used by CUBIC, the only controller with HyStart
+    /// in Linux and ns-3).
+    pub hystart: Hystart,
 }
 
 impl CcConfig {
@@ -61,8 +64,22 @@ impl CcConfig {
             mss,
             initial_window: rfc5681_initial_window(mss),
             initial_ssthresh: u64::MAX,
+            hystart: Hystart::Off,
         }
     }
+}
+
+/// Leaving slow start on rising delay rather than on loss.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Hystart {
+    /// RFC 5681 slow start: only a loss ends it.
+    #[default]
+    Off,
+    /// Ha and Rhee's HyStart as Linux `tcp_cubic.c` and ns-3 `TcpCubic` run it: ACK-train
+    /// and delay-increase detection set ssthresh = cwnd.
+    Classic,
+    /// HyStart++ (RFC 9406): delay increase starts Conservative Slow Start.
+    Rfc9406,
 }
 
 /// The initial window of RFC 5681 section 3.1: 2, 3 or 4 segments depending on SMSS.
@@ -106,6 +123,10 @@ pub struct AckSample {
     pub min_rtt: Dur,
     /// Bytes still outstanding after this ACK.
     pub bytes_in_flight: u64,
+    /// The sender used its whole window recently (RFC 7661, Linux `tcp_is_cwnd_limited`).
+    /// Always true unless `TcpConfig::cwnd_validation` is on; a controller must not grow
+    /// the window on an ACK that says false (RFC 9438 section 4, RFC 7661 section 4.3).
+    pub cwnd_limited: bool,
 }
 
 /// A congestion signal: entry into loss recovery, or a retransmission timeout.
@@ -208,6 +229,7 @@ pub(crate) mod testing {
             mss: MSS,
             initial_window: 2 * MSS as u64,
             initial_ssthresh: u64::MAX,
+            hystart: Hystart::Off,
         }
     }
 
@@ -220,6 +242,7 @@ pub(crate) mod testing {
             srtt: Dur::from_millis(srtt_ms),
             min_rtt: Dur::from_millis(srtt_ms),
             bytes_in_flight: 0,
+            cwnd_limited: true,
         }
     }
 

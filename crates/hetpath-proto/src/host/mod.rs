@@ -280,6 +280,17 @@ impl Host {
         }
     }
 
+    /// The connection that sent `p` (plain, or in ESP it sealed itself).
+    fn sender_of(&self, p: &Packet) -> Option<ConnId> {
+        let seg = match &p.body {
+            Body::Tcp(seg) => seg,
+            Body::Esp(esp) => &esp.inner,
+            _ => return None,
+        };
+        let (src_port, dst_port) = (seg.src_port, seg.dst_port);
+        self.demux.get(&(src_port, p.ip.dst, dst_port)).copied()
+    }
+
     /// Passive open on a SYN to a listening port.
     fn accept(
         &mut self,
@@ -303,6 +314,16 @@ impl Host {
             remote,
         });
         Some(c)
+    }
+
+    /// Its driver holds back what it sends (a full first-hop queue): the connections with
+    /// work still hear their events and keep their timers, so a retransmission timeout
+    /// still fires while they wait, as a socket's does.
+    pub fn settle_waiting(&mut self) {
+        for k in 0..self.dirty.len() {
+            let c = self.dirty[k];
+            self.settle(c);
+        }
     }
 
     /// After `c` has nothing more to send: the application reacts to its events, the
@@ -354,9 +375,23 @@ impl Machine for Host {
         }
     }
 
-    /// An end host's own packets meet its first-hop queue like any other.
-    fn local_queue(&self) -> LocalQueue {
-        LocalQueue::Drop
+    /// The connection that sent `p` decides (`TcpConfig::local_queue`); under `Cwr` it
+    /// reduces its window. Either way it goes to the back of the line, so that the
+    /// connections of a host take turns at a full queue as flows do under fq.
+    fn handle_full_queue(&mut self, now: Time, p: &Packet) -> LocalQueue {
+        let Some(c) = self.sender_of(p) else {
+            return LocalQueue::Drop;
+        };
+        let conn = &mut self.conns[c.index()].conn;
+        let mode = conn.config().local_queue;
+        if mode == LocalQueue::Cwr {
+            conn.handle_local_congestion(now);
+        }
+        if let Some(k) = self.dirty.iter().position(|&x| x == c) {
+            self.dirty.remove(k);
+            self.dirty.push_back(c);
+        }
+        mode
     }
 
     fn handle_packet(&mut self, now: Time, _at: At, p: Packet, _node: &dyn NodeView) -> Verdict {

@@ -1,7 +1,8 @@
 //! TCP endpoint configuration. Defaults follow the RFCs; every value is a scenario key.
 
 use super::freeze::RestoreMode;
-use crate::cc::rfc5681_initial_window;
+use crate::cc::{rfc5681_initial_window, Hystart};
+use crate::iface::LocalQueue;
 use crate::time::Dur;
 
 /// Delayed acknowledgements (RFC 1122 section 4.2.3.2, RFC 5681 section 4.2).
@@ -51,6 +52,65 @@ impl Default for RtoConfig {
     }
 }
 
+/// Pacing at a rate of `ratio` percent of cwnd/srtt, as Linux computes
+/// `sk_pacing_rate` for the fq qdisc (`tcp_update_pacing_rate`, net/ipv4/tcp_input.c:
+/// `tcp_pacing_ss_ratio` 200 while cwnd < ssthresh / 2, `tcp_pacing_ca_ratio` 120 after).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pacing {
+    pub ss_ratio: u32,
+    pub ca_ratio: u32,
+}
+
+impl Pacing {
+    /// Linux's sysctl defaults.
+    pub const LINUX: Pacing = Pacing {
+        ss_ratio: 200,
+        ca_ratio: 120,
+    };
+    /// Hybla's packet spacing: one window per smoothed RTT, in every phase (Caini and
+    /// Firrincieli 2004).
+    pub const HYBLA: Pacing = Pacing {
+        ss_ratio: 100,
+        ca_ratio: 100,
+    };
+}
+
+/// What ssthresh is computed from when a loss is detected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SsthreshFrom {
+    /// FlightSize = SND.NXT - SND.UNA, SACKed data included (RFC 5681 section 3.1, eq. 4).
+    #[default]
+    FlightSize,
+    /// The RFC 6675 pipe: only what is still counted in the network (ns-3
+    /// `BytesInFlight`).
+    Pipe,
+    /// The congestion window (Linux `tcp_reno_ssthresh`: cwnd / 2).
+    Cwnd,
+}
+
+/// How the window is brought down during fast recovery with SACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Recovery {
+    /// RFC 6675: cwnd = ssthresh at once, sending whenever pipe < cwnd.
+    #[default]
+    Rfc6675,
+    /// Proportional Rate Reduction (RFC 6937) with its Slow Start Reduction Bound, the
+    /// bound Linux and ns-3 use.
+    PrrSsrb,
+    /// PRR with the Conservative Reduction Bound (RFC 6937 section 3.1).
+    PrrCrb,
+}
+
+/// How the active opener acknowledges the SYN-ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HandshakeAck {
+    /// On its first data segment, when it has data to send (as Linux and ns-3 do not).
+    #[default]
+    Piggyback,
+    /// With a pure ACK of its own (RFC 9293 section 3.5, Figure 6), then data.
+    Separate,
+}
+
 /// Everything that shapes one TCP endpoint.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -77,6 +137,19 @@ pub struct TcpConfig {
     /// State Manager (`Event::WhatShouldTcpDo`) before acting, obey its answer, and
     /// resend this way on RESTORE (see `tcp/freeze.rs`). `None`: standard TCP.
     pub ilc: Option<RestoreMode>,
+    /// What happens when its node's first-hop queue has no room for a packet.
+    pub local_queue: LocalQueue,
+    /// Pace transmissions (`None`: send as the window allows).
+    pub pacing: Option<Pacing>,
+    pub ssthresh_from: SsthreshFrom,
+    pub recovery: Recovery,
+    /// The timestamps option (RFC 7323): 12 bytes on every segment, and an RTT sample
+    /// (RTTM, section 4) on every ACK of new data.
+    pub timestamps: bool,
+    pub handshake_ack: HandshakeAck,
+    pub hystart: Hystart,
+    /// Grow the window only while the sender uses it (RFC 7661; RFC 9438 section 4).
+    pub cwnd_validation: bool,
 }
 
 impl TcpConfig {
@@ -96,6 +169,14 @@ impl TcpConfig {
             recv_buffer: 16 << 20,
             time_wait: Dur::from_secs(240),
             ilc: None,
+            local_queue: LocalQueue::Wait,
+            pacing: None,
+            ssthresh_from: SsthreshFrom::FlightSize,
+            recovery: Recovery::Rfc6675,
+            timestamps: false,
+            handshake_ack: HandshakeAck::Piggyback,
+            hystart: Hystart::Off,
+            cwnd_validation: false,
         }
     }
 
@@ -113,6 +194,7 @@ impl TcpConfig {
             mss: self.mss,
             initial_window: self.initial_window,
             initial_ssthresh: self.initial_ssthresh,
+            hystart: self.hystart,
         }
     }
 }

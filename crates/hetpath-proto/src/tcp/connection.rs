@@ -11,7 +11,7 @@
 //! CLOSED stays silent, except that it acknowledges a retransmitted FIN as TIME-WAIT
 //! would, rather than answering with a reset.
 
-use super::config::TcpConfig;
+use super::config::{HandshakeAck, TcpConfig};
 use super::receiver::Receiver;
 use super::recovery::AckInput;
 use super::sender::{Expiry, Outgoing, Sender, SenderStats};
@@ -119,6 +119,8 @@ pub struct Connection {
     /// When TIME-WAIT ends.
     time_wait_deadline: Option<Time>,
     send_rst: bool,
+    /// The next segment is the pure ACK completing the handshake (`HandshakeAck`).
+    handshake_ack_due: bool,
     pub(super) events: VecDeque<Event>,
 }
 
@@ -171,6 +173,7 @@ impl Connection {
             detailed: false,
             time_wait_deadline: None,
             send_rst: false,
+            handshake_ack_due: false,
             events: VecDeque::new(),
         }
     }
@@ -264,6 +267,12 @@ impl Connection {
                 self.on_peer_syn(seg);
                 self.take_syn_rtt(now);
                 self.establish();
+                if self.cfg.handshake_ack == HandshakeAck::Separate {
+                    // RFC 9293 section 3.5 (Figure 6, line 4): the handshake's own ACK,
+                    // before any data.
+                    self.receiver.request_ack();
+                    self.handshake_ack_due = true;
+                }
             }
             State::SynReceived => {
                 if syn {
@@ -453,7 +462,11 @@ impl Connection {
     }
 
     fn data_or_ack(&mut self, now: Time) -> Option<TcpSegment> {
-        let out = self.sender.poll_segment(now);
+        let out = if std::mem::take(&mut self.handshake_ack_due) {
+            None
+        } else {
+            self.sender.poll_segment(now)
+        };
         if out.is_none() && !self.receiver.ack_pending() {
             return None;
         }
@@ -554,6 +567,11 @@ impl Connection {
         self.events.push_back(ev);
     }
 
+    /// Its node's first-hop queue refused one of its packets (`LocalQueue::Cwr`).
+    pub fn handle_local_congestion(&mut self, now: Time) {
+        self.sender.on_local_congestion(now);
+    }
+
     /// Router-assisted feedback obtained locally rather than from an ACK: a RAPPEP
     /// machine hands its traffic monitor's output to its own connections (seed 004
     /// section III-B).
@@ -575,6 +593,9 @@ impl Connection {
     }
     pub fn remote(&self) -> Endpoint {
         self.remote
+    }
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
     }
     pub fn sender(&self) -> &Sender {
         &self.sender

@@ -3,7 +3,10 @@
 
 mod config;
 mod connection;
+mod cwnd_usage;
 mod freeze;
+mod pacing;
+mod prr;
 mod receiver;
 mod recovery;
 mod report;
@@ -12,7 +15,7 @@ mod scoreboard;
 mod sender;
 
 pub use crate::packet::Endpoint;
-pub use config::{DelayedAck, RtoConfig, TcpConfig};
+pub use config::{DelayedAck, HandshakeAck, Pacing, Recovery, RtoConfig, SsthreshFrom, TcpConfig};
 pub use connection::{Connection, Event, State};
 pub use freeze::RestoreMode;
 pub use receiver::Receiver;

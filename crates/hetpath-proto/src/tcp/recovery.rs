@@ -2,8 +2,9 @@
 //! retransmit, Reno and NewReno fast recovery (RFC 5681 section 3.2, RFC 6582), Tahoe's
 //! go-back-N, and SACK-based recovery (RFC 6675).
 
+use super::prr::Prr;
 use super::sender::{RecoveryMode, Sender};
-use crate::cc::{AckSample, CongestionEvent};
+use crate::cc::AckSample;
 use crate::packet::SackBlock;
 use crate::time::Time;
 
@@ -31,6 +32,7 @@ impl Sender {
             return out; // acknowledges unsent data, or is old: ignore (RFC 9293 3.10.7.4)
         }
         let old_window = self.rwnd;
+        let (una0, sacked0) = (self.snd_una, self.board.sacked_bytes());
         self.on_window_update(a.window);
         let newly_sacked = if self.mode == RecoveryMode::Sack || self.mode == RecoveryMode::Tahoe {
             self.board.on_sack(a.sack)
@@ -48,6 +50,12 @@ impl Sender {
         if self.mode == RecoveryMode::Sack && self.in_recovery {
             self.board
                 .mark_lost_by_sack(self.cfg.dupthresh, self.cfg.mss);
+        }
+        if let Some((prr, window)) = &mut self.prr {
+            // RFC 6937 DeliveredData: the change in SND.UNA plus the change in SACKed bytes.
+            let delivered = (self.snd_una - una0 + self.board.sacked_bytes()).saturating_sub(sacked0);
+            let (pipe, ssthresh) = (self.board.pipe(), self.cc.ssthresh());
+            *window = prr.on_ack(delivered, pipe, ssthresh, self.cfg.mss as u64);
         }
         out
     }
@@ -77,6 +85,7 @@ impl Sender {
             srtt: self.rtt.srtt().unwrap_or_default(),
             min_rtt: self.rtt.min_rtt().unwrap_or_default(),
             bytes_in_flight: self.board.pipe(),
+            cwnd_limited: self.cwnd_limited(),
         };
         if !self.in_recovery {
             self.cc.on_ack(&sample);
@@ -85,6 +94,7 @@ impl Sender {
             self.cc.on_recovery_ack(&sample);
             self.in_recovery = false;
             self.inflation = 0;
+            self.prr = None;
             self.cc.on_recovery_exit(now);
         } else {
             // Partial ACK (RFC 6582 section 3.2 step 5): the next hole is lost; deflate by
@@ -151,13 +161,7 @@ impl Sender {
     }
 
     fn start_loss_episode(&mut self, now: Time) {
-        let ev = CongestionEvent {
-            now,
-            bytes_in_flight: self.snd_max - self.snd_una,
-            srtt: self.rtt.srtt().unwrap_or_default(),
-            min_rtt: self.rtt.min_rtt().unwrap_or_default(),
-            repeat: false,
-        };
+        let ev = self.congestion_event(now, false);
         self.cc.on_congestion_event(&ev);
         self.recover = self.snd_max;
         self.stats.fast_retransmits += 1;
@@ -176,6 +180,8 @@ impl Sender {
                 // RFC 6675 section 5 steps 4.1-4.3.
                 self.board.mark_lost(self.snd_una, false);
                 self.in_recovery = true;
+                let flight = self.snd_max - self.snd_una;
+                self.prr = Prr::start(self.cfg.recovery, flight).map(|p| (p, 0));
             }
         }
     }

@@ -2,7 +2,10 @@
 //! retransmission and persist timers. ACK processing and loss recovery are in
 //! `recovery.rs`, which extends `Sender`.
 
-use super::config::TcpConfig;
+use super::config::{SsthreshFrom, TcpConfig};
+use super::cwnd_usage::CwndUsage;
+use super::pacing::Pacer;
+use super::prr::Prr;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use crate::cc::{CongestionControl, CongestionEvent, RecoveryStyle};
@@ -116,6 +119,13 @@ pub struct Sender {
     pub(super) awaiting_advice: bool,
     /// ILC-TCP: frozen until RESTORE; nothing is sent.
     pub(super) frozen: bool,
+    /// PRR's state while in SACK recovery (RFC 6937), and the window it allows.
+    pub(super) prr: Option<(Prr, u64)>,
+    pacer: Option<Pacer>,
+    /// Congestion Window Reduced after a local queue refused a packet, until this
+    /// sequence number is acknowledged (Linux `high_seq` in TCP_CA_CWR).
+    cwr_until: u64,
+    pub(super) usage: CwndUsage,
 }
 
 impl Sender {
@@ -149,6 +159,10 @@ impl Sender {
             stats: SenderStats::default(),
             awaiting_advice: false,
             frozen: false,
+            prr: None,
+            pacer: cfg.pacing.map(Pacer::new),
+            cwr_until: 0,
+            usage: CwndUsage::default(),
         }
     }
 
@@ -172,15 +186,60 @@ impl Sender {
         self.snd_una >= self.app_end + self.fin_queued as u64
     }
 
-    /// The window against which `pipe` is compared: cwnd plus fast-recovery inflation, plus
-    /// up to two segments of limited transmit (RFC 3042) on the first duplicate ACKs.
+    /// The window against which `pipe` is compared: PRR's during a PRR recovery; else
+    /// cwnd plus fast-recovery inflation, plus up to two segments of limited transmit
+    /// (RFC 3042) on the first duplicate ACKs. RFC 3042 bounds FlightSize by cwnd + 2
+    /// SMSS; with SACK, pipe already leaves out the segments the duplicate ACKs SACKed,
+    /// which is that allowance (RFC 6675 section 5), so nothing is added on top of it.
     fn send_window(&self) -> u64 {
-        let limited = if self.in_recovery || self.dupacks >= self.cfg.dupthresh {
+        if let Some((_, window)) = self.prr {
+            return window;
+        }
+        let limited = if self.in_recovery
+            || self.dupacks >= self.cfg.dupthresh
+            || self.mode == RecoveryMode::Sack
+        {
             0
         } else {
             self.dupacks.min(2) as u64 * self.cfg.mss as u64
         };
         self.cc.cwnd() + self.inflation + limited
+    }
+
+    /// FlightSize, pipe or cwnd: what ssthresh is halved from (`TcpConfig::ssthresh_from`).
+    pub(super) fn loss_basis(&self) -> u64 {
+        match self.cfg.ssthresh_from {
+            SsthreshFrom::FlightSize => self.snd_max - self.snd_una,
+            SsthreshFrom::Pipe => self.board.pipe(),
+            SsthreshFrom::Cwnd => self.cc.cwnd(),
+        }
+    }
+
+    /// The congestion signal of a loss (or a local drop) now.
+    pub(super) fn congestion_event(&self, now: Time, repeat: bool) -> CongestionEvent {
+        CongestionEvent {
+            now,
+            bytes_in_flight: self.loss_basis(),
+            srtt: self.rtt.srtt().unwrap_or_default(),
+            min_rtt: self.rtt.min_rtt().unwrap_or_default(),
+            repeat,
+        }
+    }
+
+    /// Its node's queue refused a packet (`LocalQueue::Cwr`): reduce the window as for a
+    /// loss, without retransmitting, once per window of data (Linux `tcp_enter_cwr`).
+    pub fn on_local_congestion(&mut self, now: Time) {
+        if self.in_recovery || self.snd_una < self.cwr_until {
+            return;
+        }
+        let ev = self.congestion_event(now, false);
+        self.cc.on_congestion_event(&ev);
+        self.cwr_until = self.snd_max;
+    }
+
+    /// Whether the window is in use, for RFC 7661 (always, unless `cwnd_validation`).
+    pub(super) fn cwnd_limited(&self) -> bool {
+        !self.cfg.cwnd_validation || self.usage.is_limited(self.cc.cwnd(), self.cc.ssthresh())
     }
 
     /// Chooses the next segment to send now, if any, and records it as sent.
@@ -194,6 +253,11 @@ impl Sender {
             return Some(Outgoing::Probe {
                 seq: self.snd_una - 1,
             });
+        }
+        if let Some(p) = &mut self.pacer {
+            if !p.ready(now) {
+                return None;
+            }
         }
         let room = self.send_window().saturating_sub(self.board.pipe());
         // 1. Retransmit what is deemed lost (RFC 6675 NextSeg rule 1; go-back-N after RTO).
@@ -218,6 +282,7 @@ impl Sender {
                 return None;
             }
             if room < len {
+                self.note_usage(true);
                 return None;
             }
             let start = self.snd_max;
@@ -234,9 +299,26 @@ impl Sender {
         None
     }
 
+    fn note_usage(&mut self, limited: bool) {
+        let flight = self.snd_max - self.snd_una;
+        self.usage
+            .on_attempt(limited, flight, self.snd_una, self.snd_max);
+    }
+
     fn emit(&mut self, now: Time, seq: u64, len: u64, retransmission: bool) -> Outgoing {
         self.stats.segments_sent += 1;
         self.cc.on_sent(now, len, self.board.pipe());
+        if let Some((prr, _)) = &mut self.prr {
+            prr.on_sent(len);
+        }
+        if let Some(p) = &mut self.pacer {
+            let window = self.cc.cwnd().max(self.snd_max - self.snd_una);
+            // Paced as it leaves: payload and the 40 bytes of IP and TCP headers.
+            p.on_sent(now, len + 40, window, self.cc.ssthresh(), self.rtt.srtt());
+        }
+        if self.cfg.cwnd_validation {
+            self.note_usage(self.board.pipe() >= self.send_window());
+        }
         if self.rto_deadline.is_none() {
             // RFC 6298 section 5.1.
             self.rto_deadline = Some(now + self.rtt.rto());
@@ -274,14 +356,21 @@ impl Sender {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        match (self.rto_deadline, self.persist_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.rto_deadline,
+            self.persist_deadline,
+            self.pacer.and_then(|p| p.deadline()),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Handles expired timers.
     pub fn handle_timeout(&mut self, now: Time) -> Expiry {
+        if let Some(p) = &mut self.pacer {
+            p.on_timeout(now);
+        }
         if self.persist_deadline.is_some_and(|d| d <= now) {
             self.persist_deadline = None;
             self.persist_backoff += 1;
@@ -309,15 +398,14 @@ impl Sender {
         if self.consecutive_timeouts > self.cfg.rto.data_retries {
             return Expiry::Abort;
         }
-        let ev = CongestionEvent {
-            now,
-            bytes_in_flight: self.snd_max - self.snd_una,
-            srtt: self.rtt.srtt().unwrap_or_default(),
-            min_rtt: self.rtt.min_rtt().unwrap_or_default(),
-            repeat: self.consecutive_timeouts > 1,
-        };
+        let ev = self.congestion_event(now, self.consecutive_timeouts > 1);
         self.cc.on_rto(&ev);
+        self.prr = None;
         self.rtt.on_timeout();
+        // RFC 6298 section 5.6, armed now rather than by the retransmission itself, which
+        // may wait at a full local queue (Linux re-arms it when a retransmission meets
+        // local congestion, tcp_retransmit_timer).
+        self.rto_deadline = Some(now + self.rtt.rto());
         self.board.mark_all_lost();
         self.in_recovery = false;
         self.inflation = 0;

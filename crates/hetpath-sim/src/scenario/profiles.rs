@@ -20,6 +20,54 @@ pub struct Profile {
 /// Every profile, in documentation order.
 pub const PROFILES: &[Profile] = &[
     Profile {
+        name: "rfc",
+        source: "the RFC defaults hetpath runs when no profile is named: IW from RFC 5681 \
+                 section 3.1, delayed ACK 2 / 200 ms (RFC 1122 4.2.3.2), ABC L = 2 (RFC 3465), \
+                 SACK recovery (RFC 6675), ssthresh from FlightSize (RFC 5681 eq. 4), RTO 1 s \
+                 minimum (RFC 6298), no timestamps, no pacing, no HyStart; a host's packets \
+                 wait at a full first-hop queue (docs/model-notes.md, \"Sender behaviour\")",
+        cc: None,
+        keys: "",
+    },
+    Profile {
+        name: "linux",
+        source: "Linux 6.x defaults: IW 10 (TCP_INIT_CWND, RFC 6928); timestamps on \
+                 (net.ipv4.tcp_timestamps = 1); PRR recovery (tcp_cwnd_reduction, RFC 6937); \
+                 ssthresh = cwnd / 2 (tcp_reno_ssthresh); slow start counts every acked \
+                 segment (tcp_slow_start, no ABC limit); HyStart in CUBIC (tcp_cubic.c \
+                 hystart = 1); pacing at 200% / 120% of cwnd/srtt with the fq qdisc \
+                 (tcp_pacing_ss_ratio, tcp_pacing_ca_ratio); a sender waits at its own full \
+                 queue (TCP Small Queues); no growth unless cwnd-limited (tcp_is_cwnd_limited); \
+                 RTO minimum 200 ms and maximum 120 s (TCP_RTO_MIN, TCP_RTO_MAX); delayed ACK \
+                 40 ms (TCP_DELACK_MIN) after every second segment; a pure ACK answers the \
+                 SYN-ACK (tcp_rcv_synsent_state_process); tcp_syn_retries 6, tcp_retries2 15",
+        cc: Some("cubic"),
+        keys: "iw = 10\ntimestamps = true\nrecovery = \"prr\"\nssthresh_from = \"cwnd\"\n\
+               abc = 65535\nhystart = \"classic\"\npacing = true\nlocal_queue = \"wait\"\n\
+               cwnd_validation = true\nmin_rto = \"200ms\"\nmax_rto = \"120s\"\n\
+               delayed_ack = { count = 2, timeout = \"40ms\" }\nhandshake_ack = \"separate\"\n\
+               syn_retries = 6\ndata_retries = 15\n",
+    },
+    Profile {
+        name: "ns3",
+        source: "ns-3.44 defaults: TcpSocket InitialCwnd 10, DelAckCount 2, DelAckTimeout \
+                 200 ms, ConnTimeout 3 s, SynRetries 6, DataRetries 6; TcpSocketBase \
+                 Timestamp true, Sack true, MinRto 1 s, ReTxThreshold 3, RecoveryType \
+                 TcpPrrRecovery (ReductionBound SSRB); ssthresh from BytesInFlight (the \
+                 RFC 6675 pipe, TcpNewReno::GetSsThresh); growth of one segment per ACK \
+                 (TcpNewReno::SlowStart and CongestionAvoidance count ACKs, not bytes); \
+                 TcpCubic HyStart true; no pacing (TcpSocketState EnablePacing false); a \
+                 packet its full queue disc refuses is dropped, and TCP does not react; a pure \
+                 ACK answers the SYN-ACK (TcpSocketBase::ProcessSynSent); TcpCubic is the default \
+                 controller (TcpL4Protocol SocketType)",
+        cc: Some("cubic"),
+        keys: "iw = 10\ntimestamps = true\nsack = true\nrecovery = \"prr\"\n\
+               ssthresh_from = \"pipe\"\nabc = false\nhystart = \"classic\"\n\
+               local_queue = \"drop\"\nmin_rto = \"1s\"\ninitial_rto = \"3s\"\n\
+               delayed_ack = { count = 2, timeout = \"200ms\" }\ndupthresh = 3\n\
+               handshake_ack = \"separate\"\nsyn_retries = 6\ndata_retries = 6\n",
+    },
+    Profile {
         name: "tcp-radio",
         source: "seed 003 section 5.2, Table 3 (IW = BDP, ssthresh infinite, MAX_RTO 120 s, \
                  SYN_RETRIES 10, TCP_RETRIES2 15, fast retransmit on 1 duplicate ACK, \

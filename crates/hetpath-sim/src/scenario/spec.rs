@@ -289,6 +289,65 @@ pub enum RtoFormula {
     Linux22,
 }
 
+/// `pacing = true` (Linux fq rates), `false`, or `"hybla"` (Hybla's packet spacing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum PacingSpec {
+    Enabled(bool),
+    Named(PacingName),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PacingName {
+    Fq,
+    Hybla,
+}
+
+/// `local_queue`: what a host's connection does when its first-hop queue is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LocalQueueSpec {
+    Wait,
+    Cwr,
+    Drop,
+}
+
+/// `ssthresh_from`: what a loss halves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SsthreshFromSpec {
+    Flightsize,
+    Pipe,
+    Cwnd,
+}
+
+/// `recovery`: "rfc6675", "prr" (RFC 6937 with the slow-start bound) or "prr-crb".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoverySpec {
+    Rfc6675,
+    Prr,
+    PrrCrb,
+}
+
+/// `handshake_ack`: "piggyback" or "separate".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HandshakeAckSpec {
+    Piggyback,
+    Separate,
+}
+
+/// `hystart`: "off", "classic" (Linux and ns-3 CUBIC) or "rfc9406" (HyStart++).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HystartSpec {
+    Off,
+    Classic,
+    Rfc9406,
+}
+
 /// `initial_ssthresh = "64KB"` or `"inf"`.
 #[derive(Debug, Clone, Copy)]
 pub struct Ssthresh(pub u64);
@@ -334,6 +393,17 @@ pub struct TcpSpec {
     pub ilc: Option<IlcSpec>,
     /// ILC-TCP: what RESTORE resends: "go-back-n" (default) or "first-segment".
     pub ilc_restore: Option<RestoreSpec>,
+    pub local_queue: Option<LocalQueueSpec>,
+    pub pacing: Option<PacingSpec>,
+    /// Pacing rate in percent of cwnd/srtt in slow start and after (Linux 200 and 120).
+    pub pacing_ss_ratio: Option<u32>,
+    pub pacing_ca_ratio: Option<u32>,
+    pub ssthresh_from: Option<SsthreshFromSpec>,
+    pub recovery: Option<RecoverySpec>,
+    pub timestamps: Option<bool>,
+    pub handshake_ack: Option<HandshakeAckSpec>,
+    pub hystart: Option<HystartSpec>,
+    pub cwnd_validation: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -375,6 +445,16 @@ impl TcpSpec {
             time_wait: over.time_wait.or(self.time_wait),
             ilc: over.ilc.or(self.ilc),
             ilc_restore: over.ilc_restore.or(self.ilc_restore),
+            local_queue: over.local_queue.or(self.local_queue),
+            pacing: over.pacing.or(self.pacing),
+            pacing_ss_ratio: over.pacing_ss_ratio.or(self.pacing_ss_ratio),
+            pacing_ca_ratio: over.pacing_ca_ratio.or(self.pacing_ca_ratio),
+            ssthresh_from: over.ssthresh_from.or(self.ssthresh_from),
+            recovery: over.recovery.or(self.recovery),
+            timestamps: over.timestamps.or(self.timestamps),
+            handshake_ack: over.handshake_ack.or(self.handshake_ack),
+            hystart: over.hystart.or(self.hystart),
+            cwnd_validation: over.cwnd_validation.or(self.cwnd_validation),
         }
     }
 }

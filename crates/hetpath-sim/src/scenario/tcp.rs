@@ -4,9 +4,15 @@
 use super::cc::CcSpec;
 use super::error::KeyError;
 use super::profiles::{self, Profile};
-use super::spec::{AbcSpec, DelayedAckSpec, IlcSpec, RestoreSpec, RtoFormula, TcpSpec};
-use hetpath_proto::cc::Algorithm;
-use hetpath_proto::tcp::{DelayedAck, RestoreMode, TcpConfig};
+use super::spec::{
+    AbcSpec, DelayedAckSpec, HandshakeAckSpec, HystartSpec, IlcSpec, LocalQueueSpec,
+    PacingName, PacingSpec, RecoverySpec, RestoreSpec, RtoFormula, SsthreshFromSpec, TcpSpec,
+};
+use hetpath_proto::cc::{Algorithm, Hystart};
+use hetpath_proto::machine::LocalQueue;
+use hetpath_proto::tcp::{
+    DelayedAck, HandshakeAck, Pacing, Recovery, RestoreMode, SsthreshFrom, TcpConfig,
+};
 use hetpath_proto::Dur;
 
 pub use super::spec::IwSpec;
@@ -176,7 +182,79 @@ pub fn tcp_config(t: &TcpSpec) -> Result<TcpConfig, KeyError> {
     if let Some(d) = t.time_wait {
         c.time_wait = d.0;
     }
+    sender_keys(t, &mut c)?;
     Ok(c)
+}
+
+/// The keys that choose among the behaviours real stacks differ on (docs/model-notes.md,
+/// "Sender behaviour").
+fn sender_keys(t: &TcpSpec, c: &mut TcpConfig) -> Result<(), KeyError> {
+    if let Some(q) = t.local_queue {
+        c.local_queue = match q {
+            LocalQueueSpec::Wait => LocalQueue::Wait,
+            LocalQueueSpec::Cwr => LocalQueue::Cwr,
+            LocalQueueSpec::Drop => LocalQueue::Drop,
+        };
+    }
+    c.pacing = match t.pacing {
+        None | Some(PacingSpec::Enabled(false)) => None,
+        Some(PacingSpec::Enabled(true) | PacingSpec::Named(PacingName::Fq)) => Some(Pacing::LINUX),
+        Some(PacingSpec::Named(PacingName::Hybla)) => Some(Pacing::HYBLA),
+    };
+    for (key, ratio) in [
+        ("pacing_ss_ratio", t.pacing_ss_ratio),
+        ("pacing_ca_ratio", t.pacing_ca_ratio),
+    ] {
+        let Some(r) = ratio else { continue };
+        let Some(p) = c.pacing.as_mut() else {
+            return Err(KeyError::new(key, "needs pacing = true"));
+        };
+        if !(1..=10_000).contains(&r) {
+            return Err(KeyError::new(
+                key,
+                format!("{r} is out of range; expected a percentage from 1 to 10000"),
+            ));
+        }
+        if key == "pacing_ss_ratio" {
+            p.ss_ratio = r;
+        } else {
+            p.ca_ratio = r;
+        }
+    }
+    if let Some(f) = t.ssthresh_from {
+        c.ssthresh_from = match f {
+            SsthreshFromSpec::Flightsize => SsthreshFrom::FlightSize,
+            SsthreshFromSpec::Pipe => SsthreshFrom::Pipe,
+            SsthreshFromSpec::Cwnd => SsthreshFrom::Cwnd,
+        };
+    }
+    if let Some(r) = t.recovery {
+        c.recovery = match r {
+            RecoverySpec::Rfc6675 => Recovery::Rfc6675,
+            RecoverySpec::Prr => Recovery::PrrSsrb,
+            RecoverySpec::PrrCrb => Recovery::PrrCrb,
+        };
+    }
+    if let Some(b) = t.timestamps {
+        c.timestamps = b;
+    }
+    if let Some(h) = t.handshake_ack {
+        c.handshake_ack = match h {
+            HandshakeAckSpec::Piggyback => HandshakeAck::Piggyback,
+            HandshakeAckSpec::Separate => HandshakeAck::Separate,
+        };
+    }
+    if let Some(h) = t.hystart {
+        c.hystart = match h {
+            HystartSpec::Off => Hystart::Off,
+            HystartSpec::Classic => Hystart::Classic,
+            HystartSpec::Rfc9406 => Hystart::Rfc9406,
+        };
+    }
+    if let Some(b) = t.cwnd_validation {
+        c.cwnd_validation = b;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -227,7 +305,7 @@ mod tests {
     fn an_unknown_profile_names_the_key() {
         let e = resolve(
             &TcpSpec::default(),
-            &spec("profile = \"linux\""),
+            &spec("profile = \"bsd\""),
             None,
             "newreno",
         )
@@ -235,7 +313,7 @@ mod tests {
         assert_eq!(e.key, "tcp.profile");
         assert!(e
             .message
-            .contains("expected one of tcp-radio, tcp-radio-newrto"));
+            .contains("expected one of rfc, linux, ns3, tcp-radio, tcp-radio-newrto"));
     }
 
     #[test]

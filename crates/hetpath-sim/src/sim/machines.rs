@@ -39,7 +39,6 @@ pub(super) struct Slot {
     pub(super) node: NodeId,
     /// Its interfaces, by `IfaceId`.
     pub(super) ifaces: Vec<DirId>,
-    local_queue: LocalQueue,
     /// The earliest timer entry pending in the event queue.
     timer: Option<Time>,
     /// A packet its node's queue had no room for, waiting for that link (rare: boxed,
@@ -162,9 +161,9 @@ impl Simulation {
             machine.detailed_events(true);
         }
         let m = MachineId(self.machines.len() as u32);
-        let (hooks, local_queue, first) = match &machine {
-            Owned::Host(h) => (h.hooks(), h.local_queue(), h.poll_timeout()),
-            Owned::Other(x) => (x.hooks(), x.local_queue(), x.poll_timeout()),
+        let (hooks, first) = match &machine {
+            Owned::Host(h) => (h.hooks(), h.poll_timeout()),
+            Owned::Other(x) => (x.hooks(), x.poll_timeout()),
             Owned::Vacant => unreachable!(),
         };
         let n = &mut self.nodes[node.index()];
@@ -188,7 +187,6 @@ impl Simulation {
             machine,
             node,
             ifaces,
-            local_queue,
             timer: None,
             blocked: None,
             waiting: Vec::new(),
@@ -313,18 +311,16 @@ impl Simulation {
     /// After any input to a machine: send what it sends, handle its events, and keep its
     /// earliest deadline queued.
     ///
-    /// What a `LocalQueue::Wait` machine sends leaves from its own node, so it is
-    /// flow-controlled by its outgoing queues as a local socket is (Linux: a packet the
-    /// qdisc refuses stays in the socket and is sent later): it is told which queues are
-    /// full and woken when one of them finishes a transmission. Should it send into a full
-    /// queue anyway (a byte-limited queue with a few bytes left), the packet waits and the
-    /// machine is asked for nothing more until that link has room.
+    /// What a machine sends leaves from its own node, so it meets its node's queues as
+    /// a local socket does. At a full queue the machine decides (`handle_full_queue`):
+    /// a packet that waits (`Wait`, `Cwr`; Linux: a packet the qdisc refuses stays in the
+    /// socket and is sent later) holds the machine back, which is asked for nothing more
+    /// until that queue finishes a transmission; otherwise the queue drops the packet.
     pub(super) fn drive(&mut self, m: MachineId) {
         let now = self.q.now();
         let slot = &mut self.machines[m.index()];
         slot.waiting.clear();
         slot.watching.clear();
-        let waits = slot.local_queue == LocalQueue::Wait;
         loop {
             let (via, f) = match self.machines[m.index()].blocked.take() {
                 Some(b) => (b.1, b.2),
@@ -343,16 +339,20 @@ impl Simulation {
                     None => break,
                 },
             };
-            if waits {
-                if let Some(d) = self.hop_of(m, via, f.packet.ip.dst) {
-                    if !self.dirs[d.index()].has_room(f.packet.size()) {
-                        self.machines[m.index()].blocked = Some(Box::new((d, via, f)));
-                        self.note_waits(m, &[(d, false)]);
-                        break;
-                    }
+            if let Some(d) = self.hop_of(m, via, f.packet.ip.dst) {
+                if !self.dirs[d.index()].has_room(f.packet.size())
+                    && self.full_queue_holds(m, now, &f.packet)
+                {
+                    self.machines[m.index()].blocked = Some(Box::new((d, via, f)));
+                    self.note_waits(m, &[(d, false)]);
+                    break;
                 }
             }
             self.send_from(m, via, f);
+        }
+        let slot = &mut self.machines[m.index()];
+        if let (Owned::Host(h), Some(_)) = (&mut slot.machine, &slot.blocked) {
+            h.settle_waiting();
         }
         // Drained first: handling a signal may call back into this machine.
         let mut events = std::mem::take(&mut self.scratch);
@@ -385,6 +385,16 @@ impl Simulation {
             }
             self.arm(m, t.max(now));
         }
+    }
+
+    /// Machine `m`'s packet found its queue full: whether it waits there (or is dropped).
+    fn full_queue_holds(&mut self, m: MachineId, now: Time, p: &Packet) -> bool {
+        let mode = match &mut self.machines[m.index()].machine {
+            Owned::Host(h) => h.handle_full_queue(now, p),
+            Owned::Other(x) => x.handle_full_queue(now, p),
+            Owned::Vacant => unreachable!("machine {m:?} driven while out"),
+        };
+        mode != LocalQueue::Drop
     }
 
     /// Makes sure machine `m` is woken at `t`: a new entry only if it is earlier than the
