@@ -122,8 +122,21 @@ pub struct SackBlock {
 }
 
 /// At most this many SACK blocks fit in the 40 option bytes beside other options (RFC 2018
-/// section 3 allows four; three when timestamps are used, which we do not model).
+/// section 3 allows four; three beside timestamps, `MAX_SACK_BLOCKS_WITH_TIMESTAMPS`).
 pub const MAX_SACK_BLOCKS: usize = 4;
+pub const MAX_SACK_BLOCKS_WITH_TIMESTAMPS: usize = 3;
+
+/// The timestamps option (RFC 7323 section 3): TSval from its sender's clock and TSecr,
+/// the TSval it echoes, both in ticks of `TIMESTAMP_TICK`.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+pub struct Timestamps {
+    pub val: u32,
+    pub ecr: u32,
+}
+
+/// The timestamp clock's tick: 1 ms, as Linux's default (RFC 7323 section 5.4 asks for
+/// 1 ms to 1 s).
+pub const TIMESTAMP_TICK_NS: u64 = 1_000_000;
 
 /// Options carried on SYN segments (RFC 9293 section 3.2, RFC 7323, RFC 2018).
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
@@ -147,6 +160,8 @@ pub struct TcpSegment {
     pub len: u32,
     pub syn_options: Option<SynOptions>,
     pub sack: SackList,
+    /// The timestamps option (RFC 7323), on every segment once both SYNs carried it.
+    pub ts: Option<Timestamps>,
     /// Router-assisted congestion control: the request on data, the echo on ACKs.
     pub rap: Option<RouterFeedback>,
     /// The window-scale shift its sender applies to `window` on the wire (RFC 7323
@@ -179,6 +194,9 @@ impl TcpSegment {
             if o.window_scale > 0 {
                 n += 3;
             }
+        }
+        if self.ts.is_some() {
+            n += 10;
         }
         if !self.sack.is_empty() {
             n += 2 + 8 * self.sack.len() as u32;
@@ -242,6 +260,10 @@ impl SackList {
     }
     pub fn as_slice(&self) -> &[SackBlock] {
         &self.blocks[..self.len as usize]
+    }
+    /// Keeps the first `n` blocks (the most recent, RFC 2018 section 4).
+    pub fn truncate(&mut self, n: usize) {
+        self.len = self.len.min(n as u8);
     }
     pub fn len(&self) -> usize {
         self.len as usize

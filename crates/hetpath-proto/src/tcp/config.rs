@@ -32,9 +32,22 @@ pub struct RtoConfig {
     pub syn_retries: u32,
     /// Consecutive retransmission timeouts of data before the connection is aborted.
     pub data_retries: u32,
-    /// Add Linux 2.2's margin to the RFC 6298 value (`tcp_set_rto` in the 2.2 kernels
-    /// that seed 003 ran): rto += rto/4 + rto >> (cwnd - 1), cwnd in segments.
-    pub linux22: bool,
+    pub formula: RtoFormula,
+}
+
+/// How the RTO is computed from SRTT and RTTVAR.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RtoFormula {
+    /// RFC 6298 section 2: max(SRTT + max(G, 4 RTTVAR), min).
+    #[default]
+    Rfc6298,
+    /// Linux 2.2's margin on top (`tcp_set_rto` in the 2.2 kernels that seed 003 ran):
+    /// rto += rto/4 + rto >> (cwnd - 1), cwnd in segments.
+    Linux22,
+    /// Current Linux: the minimum bounds the variance term, not the sum: SRTT + max(4
+    /// RTTVAR, min) (`tcp_rtt_estimator`: rttvar_us = max(mdev_max_us, rto_min), and
+    /// `__tcp_set_rto`), so that the RTO stays above the RTT by at least `min`.
+    Linux,
 }
 
 impl Default for RtoConfig {
@@ -47,7 +60,7 @@ impl Default for RtoConfig {
             backoff: true,
             syn_retries: 6,
             data_retries: 15,
-            linux22: false,
+            formula: RtoFormula::Rfc6298,
         }
     }
 }

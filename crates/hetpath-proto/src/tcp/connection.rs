@@ -16,7 +16,10 @@ use super::receiver::Receiver;
 use super::recovery::AckInput;
 use super::sender::{Expiry, Outgoing, Sender, SenderStats};
 use crate::cc::CongestionControl;
-use crate::packet::{Endpoint, Packet, SackList, SynOptions, TcpFlags, TcpSegment};
+use crate::packet::{
+    Endpoint, Packet, SackList, SynOptions, TcpFlags, TcpSegment, Timestamps,
+    MAX_SACK_BLOCKS_WITH_TIMESTAMPS, TIMESTAMP_TICK_NS,
+};
 use crate::rap::{Echo, Feedback};
 use crate::time::{Dur, Time};
 use std::collections::VecDeque;
@@ -121,6 +124,11 @@ pub struct Connection {
     send_rst: bool,
     /// The next segment is the pure ACK completing the handshake (`HandshakeAck`).
     handshake_ack_due: bool,
+    /// Timestamps (RFC 7323 section 3.2): both SYNs carried the option.
+    ts_on: bool,
+    /// TS.Recent and Last.ACK.sent (RFC 7323 section 4.3).
+    ts_recent: u32,
+    last_ack_sent: u64,
     pub(super) events: VecDeque<Event>,
 }
 
@@ -174,6 +182,9 @@ impl Connection {
             time_wait_deadline: None,
             send_rst: false,
             handshake_ack_due: false,
+            ts_on: false,
+            ts_recent: 0,
+            last_ack_sent: 0,
             events: VecDeque::new(),
         }
     }
@@ -195,8 +206,20 @@ impl Connection {
                 0
             };
         }
+        if let (true, Some(ts)) = (self.cfg.timestamps, syn.ts) {
+            self.ts_on = true;
+            self.ts_recent = ts.val;
+            // Linux's effective MSS: the 12 option bytes come out of each segment's payload
+            // (`tcp_current_mss`), so a full segment still fits the path's MTU.
+            self.sender.cfg.mss = self.sender.cfg.mss.saturating_sub(12).max(1);
+        }
         self.sender.on_window_update(syn.window);
         self.receiver.on_syn(self.cfg.sack && self.peer_sack);
+    }
+
+    /// The timestamp clock (RFC 7323 section 5.4): `now` in ticks, mod 2^32.
+    fn ts_clock(now: Time) -> u32 {
+        (now.0 / TIMESTAMP_TICK_NS) as u32
     }
 
     // ----- application side -----
@@ -291,6 +314,13 @@ impl Connection {
             }
             _ => {}
         }
+        if let (true, Some(ts)) = (self.ts_on, seg.ts) {
+            // RFC 7323 section 4.3 (2): TS.Recent follows the segment that the next ACK
+            // acknowledges (the oldest unacknowledged one under delayed ACKs).
+            if ts.val.wrapping_sub(self.ts_recent) as i32 >= 0 && seg.seq <= self.last_ack_sent {
+                self.ts_recent = ts.val;
+            }
+        }
         if let Some(fb) = &seg.rap {
             if seg.len > 0 {
                 // Router-assisted control: data carries the routers' feedback forward...
@@ -317,6 +347,10 @@ impl Connection {
                 window: seg.window,
                 sack: seg.sack.as_slice(),
                 carries_data: seg.len > 0 || syn || seg.flags.contains(TcpFlags::FIN),
+                echoed_rtt: seg.ts.filter(|_| self.ts_on).map(|ts| {
+                    let ticks = Self::ts_clock(now).wrapping_sub(ts.ecr) as u64;
+                    Dur(ticks * TIMESTAMP_TICK_NS)
+                }),
             };
             if self.sender.on_ack(now, input).entered_recovery {
                 self.events.push_back(Event::RecoveryStarted);
@@ -458,6 +492,12 @@ impl Connection {
             sack_permitted: self.cfg.sack,
             window_scale: self.cfg.window_scale(),
         });
+        // RFC 7323 section 3.2: offered on a SYN, answered on a SYN-ACK only if offered.
+        let offer = self.cfg.timestamps && (self.state == State::SynSent || self.ts_on);
+        s.ts = offer.then(|| Timestamps {
+            val: Self::ts_clock(now),
+            ecr: self.ts_recent,
+        });
         s
     }
 
@@ -486,10 +526,18 @@ impl Connection {
             Some(Outgoing::Probe { seq }) => self.segment(TcpFlags::ACK, seq),
             None => self.segment(TcpFlags::ACK, self.sender.snd_max),
         };
-        let (ack, window, sack) = self.receiver.on_ack_sent();
+        let (ack, window, mut sack) = self.receiver.on_ack_sent();
         if window == 0 {
             self.events.push_back(Event::ZeroWindowAck);
         }
+        if self.ts_on {
+            sack.truncate(MAX_SACK_BLOCKS_WITH_TIMESTAMPS);
+            s.ts = Some(Timestamps {
+                val: Self::ts_clock(now),
+                ecr: self.ts_recent,
+            });
+        }
+        self.last_ack_sent = ack;
         s.ack = ack;
         s.window = window;
         s.sack = sack;
@@ -510,6 +558,7 @@ impl Connection {
             len: 0,
             syn_options: None,
             sack: SackList::default(),
+            ts: None,
             rap: None,
             wscale: self.wire_shift,
         }

@@ -5,6 +5,7 @@
 use super::prr::Prr;
 use super::sender::{RecoveryMode, Sender};
 use crate::cc::AckSample;
+use crate::time::Dur;
 use crate::packet::SackBlock;
 use crate::time::Time;
 
@@ -16,6 +17,8 @@ pub struct AckInput<'a> {
     pub sack: &'a [SackBlock],
     /// The segment carried data, SYN or FIN (then it is not a duplicate ACK).
     pub carries_data: bool,
+    /// The RTT its timestamp echo measures (RFC 7323 section 4), if timestamps are on.
+    pub echoed_rtt: Option<Dur>,
 }
 
 /// What an ACK did, for events and traces.
@@ -40,7 +43,7 @@ impl Sender {
             0
         };
         if a.ack > self.snd_una {
-            out.newly_acked = self.on_new_ack(now, a.ack);
+            out.newly_acked = self.on_new_ack(now, a.ack, a.echoed_rtt);
         } else if !a.carries_data
             && !self.board.is_empty()
             && self.is_dup_ack(a, old_window, newly_sacked)
@@ -60,12 +63,15 @@ impl Sender {
         out
     }
 
-    fn on_new_ack(&mut self, now: Time, ack: u64) -> u64 {
+    fn on_new_ack(&mut self, now: Time, ack: u64, echoed_rtt: Option<Dur>) -> u64 {
         let acked = self.board.on_cumulative_ack(ack);
         self.snd_una = ack;
-        if let Some(t) = acked.rtt_sent_at {
-            self.rtt
-                .on_sample(now.since(t), self.cc.cwnd() / self.cfg.mss as u64);
+        // The send time of what was acknowledged, if Karn's rule allows; else the
+        // timestamp echo, which stays valid for retransmitted data (RFC 7323 section 4;
+        // Linux `tcp_ack_update_rtt` prefers the former the same way).
+        let rtt = acked.rtt_sent_at.map(|t| now.since(t)).or(echoed_rtt);
+        if let Some(r) = rtt {
+            self.rtt.on_sample(r, self.cc.cwnd() / self.cfg.mss as u64);
             // RFC 6298 section 5 (Karn): a backed-off RTO is kept until a new RTT
             // measurement; collapsing it on any new ACK lets a path whose RTT exceeds the
             // initial 1 s RTO time out spuriously forever, never measuring it.
@@ -81,7 +87,7 @@ impl Sender {
                 Some(l) => acked.bytes.min(l as u64 * mss),
                 None => mss,
             },
-            rtt: acked.rtt_sent_at.map(|t| now.since(t)),
+            rtt,
             srtt: self.rtt.srtt().unwrap_or_default(),
             min_rtt: self.rtt.min_rtt().unwrap_or_default(),
             bytes_in_flight: self.board.pipe(),

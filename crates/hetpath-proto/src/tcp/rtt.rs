@@ -1,6 +1,6 @@
 //! Round-trip time estimation and the retransmission timer value (RFC 6298).
 
-use super::config::RtoConfig;
+use super::config::{RtoConfig, RtoFormula};
 use crate::time::Dur;
 
 #[derive(Clone, Debug)]
@@ -50,13 +50,18 @@ impl RttEstimator {
             .cfg
             .granularity
             .max(Dur(self.rttvar.0.saturating_mul(4)));
-        let mut rto = self.srtt.unwrap_or_default() + var;
-        if self.cfg.linux22 {
-            // Linux 2.2 tcp_set_rto: rto += rto/4 + rto >> (snd_cwnd - 1), a margin for
-            // delayed ACKs that is largest at small windows.
-            let shift = cwnd_segments.clamp(1, 64) - 1;
-            rto = Dur(rto.0 + rto.0 / 4 + rto.0.checked_shr(shift as u32).unwrap_or(0));
-        }
+        let srtt = self.srtt.unwrap_or_default();
+        let rto = match self.cfg.formula {
+            RtoFormula::Rfc6298 => srtt + var,
+            RtoFormula::Linux22 => {
+                // Linux 2.2 tcp_set_rto: rto += rto/4 + rto >> (snd_cwnd - 1), a margin
+                // for delayed ACKs that is largest at small windows.
+                let rto = srtt + var;
+                let shift = cwnd_segments.clamp(1, 64) - 1;
+                Dur(rto.0 + rto.0 / 4 + rto.0.checked_shr(shift as u32).unwrap_or(0))
+            }
+            RtoFormula::Linux => srtt + var.max(self.cfg.min),
+        };
         self.base_rto = rto.max(self.cfg.min).min(self.cfg.max);
     }
 

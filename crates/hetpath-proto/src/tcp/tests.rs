@@ -164,6 +164,7 @@ fn fast_retransmits_after_bare_duplicate_acks(sack: bool) -> u64 {
             window: 65_535,
             sack: &[],
             carries_data: false,
+            echoed_rtt: None,
         };
         s.on_ack(now, input);
     }

@@ -2,7 +2,9 @@
 //! 32-bit fields and window scaling can say), and no byte string panics a decoder.
 
 use super::*;
-use crate::packet::{Addr, Ecn, IpHeader, SackBlock, SackList, SynOptions, TcpFlags, TcpSegment};
+use crate::packet::{
+    Addr, Ecn, IpHeader, SackBlock, SackList, SynOptions, TcpFlags, TcpSegment, Timestamps,
+};
 use crate::time::Time;
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -34,9 +36,10 @@ fn arb_segment() -> impl Strategy<Value = TcpSegment> {
         prop_oneof![4 => 0u32..3000, 2 => 0u32..70_000, 1 => Just(u32::MAX)],
         syn,
         sack,
+        proptest::option::of(any::<(u32, u32)>()),
     )
         .prop_map(
-            |((src_port, dst_port, seq, ack, flags), window, len, syn, blocks)| {
+            |((src_port, dst_port, seq, ack, flags), window, len, syn, blocks, ts)| {
                 let mut sack = SackList::default();
                 for (start, end) in blocks {
                     sack.push(SackBlock { start, end });
@@ -55,6 +58,7 @@ fn arb_segment() -> impl Strategy<Value = TcpSegment> {
                         window_scale,
                     }),
                     sack,
+                    ts: ts.map(|(val, ecr)| Timestamps { val, ecr }),
                     rap: None,
                     wscale: 0,
                 }

@@ -25,7 +25,7 @@
 use super::checksum;
 use super::tcp_options::{OptionSet, SackEdges};
 use super::{WireCtx, WireError};
-use crate::packet::{proto, Addr, SackBlock, SackList, SynOptions, TcpFlags, TcpSegment};
+use crate::packet::{proto, Addr, SackBlock, SackList, SynOptions, TcpFlags, TcpSegment, Timestamps};
 
 /// Length of a TCP header without options.
 pub const HEADER_LEN: usize = 20;
@@ -262,6 +262,7 @@ impl TcpRepr {
         for b in seg.sack.as_slice() {
             options.sack.push(ctx.rcv_seq(b.start), ctx.rcv_seq(b.end));
         }
+        options.timestamps = seg.ts.map(|t| (t.val, t.ecr));
         let repr = TcpRepr {
             src_port: seg.src_port,
             dst_port: seg.dst_port,
@@ -319,6 +320,7 @@ impl TcpRepr {
             len: self.payload_len,
             syn_options,
             sack,
+            ts: o.timestamps.map(|(val, ecr)| Timestamps { val, ecr }),
             // The XCP shim and load-factor codes are not written to captures.
             rap: None,
             wscale: if self.flags.contains(TcpFlags::SYN) {

@@ -1,6 +1,7 @@
 //! TCP options (RFC 9293 section 3.2): End of Option List (kind 0), No-Operation (kind 1),
 //! Maximum Segment Size (kind 2, RFC 9293 section 3.7.1), Window Scale (kind 3, RFC 7323
-//! section 2), SACK-Permitted (kind 4) and SACK (kind 5, RFC 2018 section 3).
+//! section 2), SACK-Permitted (kind 4), SACK (kind 5, RFC 2018 section 3) and Timestamps
+//! (kind 8, RFC 7323 section 3).
 //!
 //! Every option but kinds 0 and 1 is `kind, length, data` where the length counts the kind
 //! and length octets. The parser is an iterator over the option bytes that yields an error
@@ -15,6 +16,7 @@ pub const KIND_MSS: u8 = 2;
 pub const KIND_WINDOW_SCALE: u8 = 3;
 pub const KIND_SACK_PERMITTED: u8 = 4;
 pub const KIND_SACK: u8 = 5;
+pub const KIND_TIMESTAMPS: u8 = 8;
 
 /// Most SACK blocks an option can hold: (40 - 2) / 8 = 4.
 pub const MAX_WIRE_SACK_BLOCKS: usize = 4;
@@ -57,6 +59,8 @@ pub enum TcpOption<'a> {
     WindowScale(u8),
     SackPermitted,
     Sack(SackEdges),
+    /// TSval, TSecr.
+    Timestamps(u32, u32),
     Unknown { kind: u8, data: &'a [u8] },
 }
 
@@ -113,7 +117,13 @@ impl<'a> TcpOptions<'a> {
                 }
                 TcpOption::Sack(edges)
             }
-            (KIND_MSS | KIND_WINDOW_SCALE | KIND_SACK_PERMITTED | KIND_SACK, _) => return Err(bad),
+            (KIND_TIMESTAMPS, 8) => TcpOption::Timestamps(
+                u32::from_be_bytes([data[0], data[1], data[2], data[3]]),
+                u32::from_be_bytes([data[4], data[5], data[6], data[7]]),
+            ),
+            (KIND_MSS | KIND_WINDOW_SCALE | KIND_SACK_PERMITTED | KIND_SACK | KIND_TIMESTAMPS, _) => {
+                return Err(bad)
+            }
             _ => TcpOption::Unknown { kind, data },
         };
         self.rest = &self.rest[len..];
@@ -144,6 +154,8 @@ pub struct OptionSet {
     pub sack_permitted: bool,
     pub window_scale: Option<u8>,
     pub sack: SackEdges,
+    /// TSval, TSecr.
+    pub timestamps: Option<(u32, u32)>,
 }
 
 impl OptionSet {
@@ -158,6 +170,9 @@ impl OptionSet {
         }
         if self.window_scale.is_some() {
             n += 3;
+        }
+        if self.timestamps.is_some() {
+            n += 10;
         }
         if !self.sack.is_empty() {
             n += 2 + 8 * self.sack.len();
@@ -179,9 +194,10 @@ impl OptionSet {
     ///
     /// Padding never grows the area beyond `len()`: the (at most three) spare bytes go to
     /// alignment NOPs where a whole group fits (two before SACK, two before SACK-Permitted,
-    /// one before Window Scale, the layouts Linux uses) and the rest become EOL/zero
-    /// padding at the end. So MSS+SACK-Permitted+WS gives `MSS NOP NOP SACKOK NOP WS` and
-    /// a SACK option gives `NOP NOP SACK`.
+    /// one before Window Scale, two before Timestamps, the layouts Linux uses) and the rest
+    /// become EOL/zero padding at the end. So MSS+SACK-Permitted+WS gives `MSS NOP NOP
+    /// SACKOK NOP WS`, MSS+SACK-Permitted+TS+WS gives `MSS SACKOK TS NOP WS`, a SACK
+    /// option gives `NOP NOP SACK` and a timestamp `NOP NOP TS`.
     pub fn emit(&self, out: &mut [u8]) -> Result<(), WireError> {
         let (need, have) = (self.len(), out.len());
         let out = out
@@ -196,6 +212,7 @@ impl OptionSet {
                 0
             }
         };
+        let ts_nops = take(self.timestamps.is_some() && self.mss.is_none(), 2);
         let sack_nops = take(!self.sack.is_empty(), 2);
         let sp_nops = take(self.sack_permitted, 2);
         let ws_nops = take(self.window_scale.is_some(), 1);
@@ -208,6 +225,12 @@ impl OptionSet {
         if self.sack_permitted {
             w.nops(sp_nops);
             w.put(&[KIND_SACK_PERMITTED, 2]);
+        }
+        if let Some((val, ecr)) = self.timestamps {
+            w.nops(ts_nops);
+            w.put(&[KIND_TIMESTAMPS, 10]);
+            w.put(&val.to_be_bytes());
+            w.put(&ecr.to_be_bytes());
         }
         if let Some(ws) = self.window_scale {
             w.nops(ws_nops);
@@ -237,6 +260,7 @@ impl OptionSet {
                 TcpOption::SackPermitted => set.sack_permitted = true,
                 TcpOption::WindowScale(s) => set.window_scale = Some(s),
                 TcpOption::Sack(edges) => set.sack = edges,
+                TcpOption::Timestamps(val, ecr) => set.timestamps = Some((val, ecr)),
                 TcpOption::EndOfList | TcpOption::NoOperation | TcpOption::Unknown { .. } => {}
             }
         }
@@ -330,17 +354,44 @@ mod tests {
     }
 
     #[test]
+    fn timestamps_take_linux_layouts_and_parse_back() {
+        let ts = Some((0x0102_0304, 0x0a0b_0c0d));
+        let syn = OptionSet {
+            mss: Some(1460),
+            sack_permitted: true,
+            window_scale: Some(7),
+            timestamps: ts,
+            ..OptionSet::default()
+        };
+        let bytes = emit(&syn);
+        assert_eq!(
+            bytes[..20],
+            [2, 4, 5, 180, 4, 2, 8, 10, 1, 2, 3, 4, 10, 11, 12, 13, 1, 3, 3, 7]
+        );
+        assert_eq!(OptionSet::parse(&bytes[..20]), Ok(syn));
+        let data = OptionSet {
+            timestamps: ts,
+            ..OptionSet::default()
+        };
+        assert_eq!(emit(&data)[..12], [1, 1, 8, 10, 1, 2, 3, 4, 10, 11, 12, 13]);
+        assert_eq!(
+            OptionSet::parse(&[8, 9, 0, 0, 0, 0, 0, 0, 0]),
+            Err(WireError::BadOption { kind: 8, at: 0 })
+        );
+    }
+
+    #[test]
     fn eol_stops_parsing_and_unknown_kinds_are_skipped() {
         assert_eq!(OptionSet::parse(&[0, 2, 0xff]), Ok(OptionSet::default()));
-        let set = OptionSet::parse(&[8, 4, 1, 2, 2, 4, 0, 9]).unwrap();
+        let set = OptionSet::parse(&[30, 4, 1, 2, 2, 4, 0, 9]).unwrap();
         assert_eq!(set.mss, Some(9));
-        let opts: Vec<_> = TcpOptions::new(&[1, 8, 3, 7, 0]).collect();
+        let opts: Vec<_> = TcpOptions::new(&[1, 30, 3, 7, 0]).collect();
         assert_eq!(
             opts,
             [
                 Ok(TcpOption::NoOperation),
                 Ok(TcpOption::Unknown {
-                    kind: 8,
+                    kind: 30,
                     data: &[7]
                 }),
                 Ok(TcpOption::EndOfList)

@@ -77,6 +77,7 @@ fn data_with_sack() -> Packet {
         len: 100,
         syn_options: None,
         sack,
+        ts: None,
         rap: None,
         wscale: C2S.wscale,
     };

@@ -38,13 +38,14 @@ pub const PROFILES: &[Profile] = &[
                  hystart = 1); pacing at 200% / 120% of cwnd/srtt with the fq qdisc \
                  (tcp_pacing_ss_ratio, tcp_pacing_ca_ratio); a sender waits at its own full \
                  queue (TCP Small Queues); no growth unless cwnd-limited (tcp_is_cwnd_limited); \
-                 RTO minimum 200 ms and maximum 120 s (TCP_RTO_MIN, TCP_RTO_MAX); delayed ACK \
+                 RTO = SRTT + max(4 RTTVAR, 200 ms) (tcp_rtt_estimator, TCP_RTO_MIN), at most \
+                 120 s (TCP_RTO_MAX); delayed ACK \
                  40 ms (TCP_DELACK_MIN) after every second segment; a pure ACK answers the \
                  SYN-ACK (tcp_rcv_synsent_state_process); tcp_syn_retries 6, tcp_retries2 15",
         cc: Some("cubic"),
         keys: "iw = 10\ntimestamps = true\nrecovery = \"prr\"\nssthresh_from = \"cwnd\"\n\
                abc = 65535\nhystart = \"classic\"\npacing = true\nlocal_queue = \"wait\"\n\
-               cwnd_validation = true\nmin_rto = \"200ms\"\nmax_rto = \"120s\"\n\
+               cwnd_validation = true\nmin_rto = \"200ms\"\nrto_formula = \"linux\"\nmax_rto = \"120s\"\n\
                delayed_ack = { count = 2, timeout = \"40ms\" }\nhandshake_ack = \"separate\"\n\
                syn_retries = 6\ndata_retries = 15\n",
     },

@@ -287,6 +287,8 @@ pub enum RtoFormula {
     Rfc6298,
     #[serde(rename = "linux-2.2")]
     Linux22,
+    #[serde(rename = "linux")]
+    Linux,
 }
 
 /// `pacing = true` (Linux fq rates), `false`, or `"hybla"` (Hybla's packet spacing).
@@ -382,7 +384,8 @@ pub struct TcpSpec {
     pub min_rto: Option<Duration>,
     pub max_rto: Option<Duration>,
     pub rto_backoff: Option<bool>,
-    /// "rfc6298" (default) or "linux-2.2" (adds Linux 2.2's margin, see `RtoConfig`).
+    /// "rfc6298" (default), "linux-2.2" (adds Linux 2.2's margin) or "linux" (the
+    /// minimum bounds the variance term), see `tcp::RtoFormula`.
     pub rto_formula: Option<RtoFormula>,
     pub syn_retries: Option<u32>,
     pub data_retries: Option<u32>,

@@ -162,7 +162,11 @@ pub fn tcp_config(t: &TcpSpec) -> Result<TcpConfig, KeyError> {
         c.rto.backoff = b;
     }
     if let Some(f) = t.rto_formula {
-        c.rto.linux22 = f == RtoFormula::Linux22;
+        c.rto.formula = match f {
+            RtoFormula::Rfc6298 => hetpath_proto::tcp::RtoFormula::Rfc6298,
+            RtoFormula::Linux22 => hetpath_proto::tcp::RtoFormula::Linux22,
+            RtoFormula::Linux => hetpath_proto::tcp::RtoFormula::Linux,
+        };
     }
     if let Some(n) = t.syn_retries {
         c.rto.syn_retries = n;
