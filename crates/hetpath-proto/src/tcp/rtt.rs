@@ -137,7 +137,7 @@ mod tests {
     fn linux22_margin_grows_at_small_windows() {
         // Base 1800 ms as above; + 1/4 + base >> (cwnd - 1).
         let lx = RtoConfig {
-            linux22: true,
+            formula: RtoFormula::Linux22,
             ..cfg()
         };
         let mut big = RttEstimator::new(lx);
@@ -146,6 +146,21 @@ mod tests {
         let mut small = RttEstimator::new(lx);
         small.on_sample(Dur::from_millis(600), 3);
         assert_eq!(small.rto(), Dur::from_millis(1800 + 450 + 450));
+    }
+
+    #[test]
+    fn linux_keeps_the_minimum_above_a_steady_rtt() {
+        // A steady 600 ms path: RTTVAR decays towards 0, so RFC 6298 with a 200 ms
+        // minimum leaves RTO just above SRTT; Linux keeps SRTT + 200 ms.
+        let steady = |formula| {
+            let mut e = RttEstimator::new(RtoConfig { formula, ..cfg() });
+            for _ in 0..100 {
+                e.on_sample(Dur::from_millis(600), 10);
+            }
+            e.rto()
+        };
+        assert!(steady(RtoFormula::Rfc6298) < Dur::from_millis(602));
+        assert_eq!(steady(RtoFormula::Linux), Dur::from_millis(800));
     }
 
     #[test]

@@ -677,3 +677,39 @@ fn a_full_receive_buffer_is_announced_by_zero_window_ack_events() {
     assert!(run(false) > 0);
     assert_eq!(run(true), 0);
 }
+
+/// RFC 7323 section 3.2: timestamps are used only when both SYNs carry the option; then
+/// every segment does, and an ACK echoes a TSval its peer sent (section 4.3).
+#[test]
+fn timestamps_are_negotiated_and_echoed() {
+    let ts = TcpConfig {
+        timestamps: true,
+        ..cfg()
+    };
+    let with_ts = |server_ts: bool| {
+        let server = Listener::new(
+            TcpConfig {
+                timestamps: server_ts,
+                ..cfg()
+            },
+            Algorithm::NewReno,
+        );
+        let (mut net, _) = path_to(ts, "newreno", server, 20_000);
+        net.run(secs(10.0));
+        assert_eq!(received(&net), 20_000);
+        net
+    };
+    let net = with_ts(true);
+    let sent: Vec<_> = net.trace.iter().map(|s| (s.from, s.seg().ts)).collect();
+    assert!(sent.iter().all(|(_, t)| t.is_some()), "every segment carries it");
+    let client_vals: Vec<u32> = sent.iter().filter(|s| s.0 == 0).map(|s| s.1.unwrap().val).collect();
+    for (_, t) in sent.iter().filter(|s| s.0 == 1).skip(1) {
+        assert!(client_vals.contains(&t.unwrap().ecr), "echoes a TSval the client sent");
+    }
+    // 20,000 bytes in 988-byte segments (1000 - 12): 21 data segments.
+    let data = net.trace.iter().filter(|s| s.from == 0 && s.seg().len > 0).count();
+    assert_eq!(data, 21);
+    // Offered by the client only: none after its SYN.
+    let net = with_ts(false);
+    assert!(net.trace.iter().skip(1).all(|s| s.seg().ts.is_none()));
+}
