@@ -9,47 +9,44 @@ the bytes the sink application received and the goodput, plus the wall-clock tim
 
     python bench/ns3/scenarios.py NAME [--seed N] [--json] [options]
 
-NAME is one of ``geo-clean``, ``geo-loss``, ``dumbbell`` (see ``--help`` and
+NAME is one of ``geo-clean``, ``geo-loss``, ``sat-shared``, ``ge-radio``, ``dumbbell`` (see ``--help`` and
 bench/ns3/README.md). Run it with the interpreter of the ns-3 virtualenv
-(/work/ns3-venv/bin/python, see bench/requirements-ns3.txt); the script does not import
+(target/ns3-venv/bin/python, which bench/compare_ns3.py creates; see bench/requirements-ns3.txt); the script does not import
 anything from the hetpath repository.
 
 Only the time spent inside ``Simulator::Run()`` is reported as ``wall_time_s``: importing
 the bindings (cppyy parses the ns-3 headers, about 10 s) and building the topology are
 not counted.
 
-How each matched TCP setting maps onto ns-3 (all through ``Config::SetDefault`` before
-any node exists, so every socket, both sender and receiver, gets them):
+TCP settings: ns-3's own defaults (ns-3.44, read with TypeId::LookupAttributeByName), which
+hetpath's ``[tcp] profile = "ns3"`` reproduces; only what is a property of the scenario,
+not of the TCP stack, is set (``Config::SetDefault`` before any node exists):
 
 =========================  =====================================================  =====================
 setting (CLI option)       ns-3 attribute                                          value by default
 =========================  =====================================================  =====================
-MSS (--segment-size)       ns3::TcpSocket::SegmentSize                             1460 (1500-byte IP)
-IW (--initial-cwnd)        ns3::TcpSocket::InitialCwnd (in segments)               3 (RFC 5681, MSS 1460)
-initial ssthresh           ns3::TcpSocket::InitialSlowStartThreshold               0xffffffff (ns-3 default)
-delayed ACK count          ns3::TcpSocket::DelAckCount                             2
-delayed ACK timeout        ns3::TcpSocket::DelAckTimeout                           200 ms
-min RTO (--min-rto)        ns3::TcpSocketBase::MinRto                              1 s
-initial RTO (--initial-rto)  SYN: ns3::TcpSocket::ConnTimeout; data before the     1 s
-                           first RTT sample: RTO = max(InitialEstimation + max(G,
-                           4*0), MinRto), InitialEstimation =
-                           ns3::RttEstimator::InitialEstimation
-clock granularity G        ns3::TcpSocketBase::ClockGranularity                    1 ms (ns-3 default)
-SYN retries                ns3::TcpSocket::ConnCount                               6 (ns-3 default)
-data retries               ns3::TcpSocket::DataRetries                             15 (ns-3: 6)
-SACK (--no-sack)           ns3::TcpSocketBase::Sack                                true
-timestamps (--timestamps)  ns3::TcpSocketBase::Timestamp                           false
-window scaling             ns3::TcpSocketBase::WindowScaling                       true (shift from
-                                                                                   RcvBufSize: 9 for 16 MiB)
-buffers (--buffer)         ns3::TcpSocket::SndBufSize, ns3::TcpSocket::RcvBufSize  16 MiB each
-pacing                     ns3::TcpSocketState::EnablePacing                       false
-ECN                        ns3::TcpSocketBase::UseEcn                              Off
-dupthresh                  ns3::TcpSocketBase::ReTxThreshold                       3
-limited transmit           ns3::TcpSocketBase::LimitedTransmit                     true (RFC 3042)
-Nagle                      ns3::TcpSocket::TcpNoDelay                              true (Nagle off)
-loss recovery (--recovery) ns3::TcpL4Protocol::RecoveryType                        ns3::TcpClassicRecovery
-CUBIC HyStart              ns3::TcpCubic::HyStart                                  false (ns-3: true)
-Hybla RTT0                 ns3::TcpHybla::RRTT                                     25 ms (ns-3: 50 ms)
+MSS (--segment-size)       ns3::TcpSocket::SegmentSize                             1448 with timestamps
+                                                                                   (ns-3 adds the 12 option
+                                                                                   bytes on top: 1500-byte
+                                                                                   IP packets, as hetpath's
+                                                                                   mss 1460), else 1460
+buffers (--buffer)         ns3::TcpSocket::SndBufSize, RcvBufSize                  16 MiB (hetpath's default;
+                                                                                   ns-3's is 128 KiB)
+Hybla RTT0 (--hybla-rtt0)  ns3::TcpHybla::RRTT                                     25 ms (hetpath; ns-3: 50)
+IW (--initial-cwnd)        ns3::TcpSocket::InitialCwnd (in segments)               10 (ns-3 default)
+delayed ACK                ns3::TcpSocket::DelAckCount, DelAckTimeout              2, 200 ms (ns-3 default)
+min RTO (--min-rto)        ns3::TcpSocketBase::MinRto                              1 s (ns-3 default)
+SYN timer (--conn-timeout) ns3::TcpSocket::ConnTimeout                             3 s (ns-3 default)
+first data RTO             ns3::RttEstimator::InitialEstimation (--initial-rtt)    1 s (ns-3 default)
+SYN / data retries         ns3::TcpSocket::ConnCount / DataRetries                 6 / 6 (ns-3 defaults)
+SACK (--no-sack)           ns3::TcpSocketBase::Sack                                true (ns-3 default)
+timestamps                 ns3::TcpSocketBase::Timestamp (--no-timestamps)         true (ns-3 default)
+window scaling             ns3::TcpSocketBase::WindowScaling                       true (ns-3 default)
+recovery (--recovery)      ns3::TcpL4Protocol::RecoveryType                        TcpPrrRecovery (default)
+CUBIC HyStart              ns3::TcpCubic::HyStart (--no-cubic-hystart)             true (ns-3 default)
+pacing                     ns3::TcpSocketState::EnablePacing                       false (ns-3 default)
+dupthresh, lim. transmit   ns3::TcpSocketBase::ReTxThreshold, LimitedTransmit      3, true (ns-3 defaults)
+ECN, Nagle                 UseEcn, TcpNoDelay                                      Off, true (ns-3 defaults)
 =========================  =====================================================  =====================
 
 Window growth ("ABC"): ns-3 has no Appropriate Byte Counting switch. TcpSocketBase hands
@@ -133,6 +130,35 @@ SCENARIOS = {
         "duration_s": 200.0,
         "flows": ["reno", "newreno", "westwood+", "cubic", "hybla"],
     },
+    "sat-shared": {
+        "topology": "p2p",
+        "description": "the GEO hop of geo-clean shared by 5 CUBIC bulk flows with 0.5% i.i.d. "
+        "packet loss on the data direction (RateErrorModel on the receiver's device), 200 s "
+        "(bench/ns3/sat-shared.toml)",
+        "rate": "10Mbps",
+        "delay_ms": 300.0,
+        "queue_packets": 100,
+        "loss": 0.005,
+        "duration_s": 200.0,
+        "flows": ["cubic"] * 5,
+        "names": [f"c{i}" for i in range(5)],
+    },
+    "ge-radio": {
+        "topology": "p2p",
+        "description": "a 5 Mbit/s, 40 ms one-way radio link with a 50-packet DropTail queue and "
+        "a Gilbert-Elliott channel on the data direction (continuous-time two-state chain, "
+        "mean good 2 s, mean bad 100 ms; a packet is lost with probability 0.5 if the chain is "
+        "bad when its last bit arrives, 0.001 if good), one CUBIC bulk flow, 60 s. The indices "
+        "of the lost packets are recorded (--loss-out) for hetpath's trace channel "
+        "(bench/ns3/ge-radio.toml)",
+        "rate": "5Mbps",
+        "delay_ms": 40.0,
+        "queue_packets": 50,
+        "loss": 0.0,
+        "ge": {"t_good_s": 2.0, "t_bad_s": 0.1, "loss_good": 0.001, "loss_bad": 0.5},
+        "duration_s": 60.0,
+        "flows": ["cubic"],
+    },
     "dumbbell": {
         "topology": "dumbbell",
         "description": "10 CUBIC bulk flows, each from its own sender to its own receiver, "
@@ -185,29 +211,36 @@ def parse_args(argv=None):
         help="dumbbell: start flows at uniform random times in [0, S] s drawn from the seed (0: all at t=0)",
     )
     t = p.add_argument_group("TCP settings (ns-3 attribute defaults)")
-    t.add_argument("--segment-size", type=int, default=1460, help="ns3::TcpSocket::SegmentSize (bytes)")
-    t.add_argument("--initial-cwnd", type=int, default=3, help="ns3::TcpSocket::InitialCwnd (segments)")
+    t.add_argument(
+        "--segment-size",
+        type=int,
+        default=None,
+        help="ns3::TcpSocket::SegmentSize (payload bytes; default 1448 with timestamps, 1460 without, "
+        "so that a full segment is a 1500-byte IP packet as in hetpath with mss = 1460)",
+    )
+    t.add_argument("--initial-cwnd", type=int, default=10, help="ns3::TcpSocket::InitialCwnd (segments)")
     t.add_argument("--delack-count", type=int, default=2, help="ns3::TcpSocket::DelAckCount")
     t.add_argument("--delack-timeout", type=float, default=0.2, help="ns3::TcpSocket::DelAckTimeout (s)")
     t.add_argument("--min-rto", type=float, default=1.0, help="ns3::TcpSocketBase::MinRto (s)")
+    t.add_argument("--conn-timeout", type=float, default=3.0, help="ns3::TcpSocket::ConnTimeout (s): the SYN timer")
     t.add_argument(
-        "--initial-rto",
+        "--initial-rtt",
         type=float,
         default=1.0,
-        help="ns3::TcpSocket::ConnTimeout and ns3::RttEstimator::InitialEstimation (s)",
+        help="ns3::RttEstimator::InitialEstimation (s): data RTO before the first RTT sample",
     )
-    t.add_argument("--data-retries", type=int, default=15, help="ns3::TcpSocket::DataRetries")
+    t.add_argument("--data-retries", type=int, default=6, help="ns3::TcpSocket::DataRetries")
     t.add_argument("--no-sack", dest="sack", action="store_false", help="ns3::TcpSocketBase::Sack false")
-    t.add_argument("--timestamps", action="store_true", help="ns3::TcpSocketBase::Timestamp true")
+    t.add_argument("--no-timestamps", dest="timestamps", action="store_false", help="ns3::TcpSocketBase::Timestamp false")
     t.add_argument("--no-window-scaling", dest="window_scaling", action="store_false", help="WindowScaling false")
     t.add_argument("--buffer", type=int, default=16 << 20, help="ns3::TcpSocket::SndBufSize and RcvBufSize (bytes)")
     t.add_argument(
         "--recovery",
         choices=["classic", "prr"],
-        default="classic",
+        default="prr",
         help="ns3::TcpL4Protocol::RecoveryType: TcpClassicRecovery or TcpPrrRecovery",
     )
-    t.add_argument("--cubic-hystart", action="store_true", help="ns3::TcpCubic::HyStart true (ns-3's default)")
+    t.add_argument("--no-cubic-hystart", dest="cubic_hystart", action="store_false", help="ns3::TcpCubic::HyStart false")
     t.add_argument("--hybla-rtt0", type=float, default=0.025, help="ns3::TcpHybla::RRTT (s); ns-3's default is 0.05")
     t.add_argument(
         "--hybla-rho-every-ack",
@@ -217,6 +250,13 @@ def parse_args(argv=None):
     )
     t.add_argument("--reno-class", default=CC_CLASSES["reno"], help="ns-3 TypeId used for 'reno'")
     t.add_argument("--newreno-class", default=CC_CLASSES["newreno"], help="ns-3 TypeId used for 'newreno'")
+    g.add_argument(
+        "--loss-out",
+        metavar="FILE",
+        default=None,
+        help="ge-radio: write the 0-based indices of the packets the channel lost on the data "
+        "direction (hetpath trace-channel format) here",
+    )
     d = p.add_argument_group("debugging")
     d.add_argument("--trace", metavar="FILE", default=None, help="write cwnd/ssthresh/RTO/RTT changes of every sender here")
     return p.parse_args(argv)
@@ -263,6 +303,7 @@ _HELPERS = r"""
 #include <cmath>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace hpbench {
 using namespace ns3;
@@ -353,6 +394,60 @@ void ScheduleSetupSender(Ptr<Application> app, Time at, std::string ccTid, std::
     Simulator::Schedule(at, &SetupSender, app, ccTid, name, trace);
 }
 
+// A Gilbert-Elliott channel (ns-3 has none built in; BurstErrorModel has no two-state
+// chain): a continuous-time two-state Markov chain with exponential sojourns of means
+// tGood and tBad, started in its stationary law at t = 0 and advanced lazily to the
+// instant each packet's last bit arrives; the packet is lost with probability lossBad in
+// the bad state, lossGood in the good state. Every packet judged is counted from 0, and
+// the indices of the lost ones are kept (Lost()), so that hetpath can replay the same
+// losses through its trace channel. Random draws come from ns-3's own streams.
+class GilbertElliott : public ErrorModel
+{
+  public:
+    GilbertElliott(double tGood, double tBad, double lossGood, double lossBad, int64_t stream)
+        : m_tGood(tGood), m_tBad(tBad), m_lossGood(lossGood), m_lossBad(lossBad)
+    {
+        m_u = CreateObject<UniformRandomVariable>();
+        m_u->SetStream(stream);
+        m_bad = m_u->GetValue() < tBad / (tGood + tBad);
+        m_until = Exp(m_bad ? m_tBad : m_tGood);
+    }
+    std::vector<uint64_t> Lost() const { return m_lost; }
+    uint64_t Seen() const { return m_seen; }
+
+  private:
+    double Exp(double mean) { return -mean * std::log(1.0 - m_u->GetValue()); }
+    bool DoCorrupt(Ptr<Packet>) override
+    {
+        double now = Simulator::Now().GetSeconds();
+        while (m_until <= now)
+        {
+            m_bad = !m_bad;
+            m_until += Exp(m_bad ? m_tBad : m_tGood);
+        }
+        bool lost = m_u->GetValue() < (m_bad ? m_lossBad : m_lossGood);
+        if (lost)
+        {
+            m_lost.push_back(m_seen);
+        }
+        m_seen++;
+        return lost;
+    }
+    void DoReset() override {}
+
+    double m_tGood, m_tBad, m_lossGood, m_lossBad;
+    Ptr<UniformRandomVariable> m_u;
+    bool m_bad{false};
+    double m_until{0};
+    uint64_t m_seen{0};
+    std::vector<uint64_t> m_lost;
+};
+
+Ptr<GilbertElliott> MakeGilbertElliott(double tGood, double tBad, double lossGood, double lossBad, int64_t stream)
+{
+    return CreateObject<GilbertElliott>(tGood, tBad, lossGood, lossBad, stream);
+}
+
 void OpenTrace(std::string path) { g_trace.open(path); }
 void CloseTrace() { g_trace.close(); }
 
@@ -400,18 +495,23 @@ def ns3_version():
 def configure_tcp(ns, args):
     S = ns.StringValue
     d = ns.Config.SetDefault
+    if args.segment_size is None:
+        # ns-3 adds the 12 option bytes of timestamps on top of SegmentSize (TcpSocketBase does
+        # not subtract them as Linux's tcp_current_mss does); 1448 keeps a full segment a
+        # 1500-byte IP packet, which is what hetpath sends with mss = 1460 and timestamps.
+        args.segment_size = 1448 if args.timestamps else 1460
     d("ns3::TcpSocket::SegmentSize", ns.UintegerValue(args.segment_size))
     d("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(args.initial_cwnd))
     d("ns3::TcpSocket::DelAckCount", ns.UintegerValue(args.delack_count))
     d("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.Seconds(args.delack_timeout)))
     d("ns3::TcpSocket::SndBufSize", ns.UintegerValue(args.buffer))
     d("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(args.buffer))
-    d("ns3::TcpSocket::ConnTimeout", ns.TimeValue(ns.Seconds(args.initial_rto)))
+    d("ns3::TcpSocket::ConnTimeout", ns.TimeValue(ns.Seconds(args.conn_timeout)))
     d("ns3::TcpSocket::DataRetries", ns.UintegerValue(args.data_retries))
     d("ns3::TcpSocket::TcpNoDelay", ns.BooleanValue(True))
     d("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(args.min_rto)))
     d("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MilliSeconds(1)))
-    d("ns3::RttEstimator::InitialEstimation", ns.TimeValue(ns.Seconds(args.initial_rto)))
+    d("ns3::RttEstimator::InitialEstimation", ns.TimeValue(ns.Seconds(args.initial_rtt)))
     d("ns3::TcpSocketBase::Sack", ns.BooleanValue(args.sack))
     d("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(args.timestamps))
     d("ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(args.window_scaling))
@@ -448,7 +548,7 @@ def assign(ns, devices, base):
     return ifaces
 
 
-def build_p2p(ns, sc, args):
+def build_p2p(ns, helpers, sc, args):
     nodes = ns.NodeContainer()
     nodes.Create(2)
     queue = args.queue if args.queue is not None else sc["queue_packets"]
@@ -457,6 +557,7 @@ def build_p2p(ns, sc, args):
     ifaces = assign(ns, devices, "10.1.1.0")
     loss = args.loss if args.loss is not None else sc["loss"]
     keep = []
+    info = {"queue_packets": queue, "loss": loss}
     if loss > 0:
         em = ns.CreateObject[ns.RateErrorModel]()
         em.SetAttribute("ErrorUnit", ns.StringValue("ERROR_UNIT_PACKET"))
@@ -465,9 +566,15 @@ def build_p2p(ns, sc, args):
         # Receiver's device only: data packets are dropped, ACKs (the other direction) never.
         devices.Get(1).SetAttribute("ReceiveErrorModel", ns.PointerValue(em))
         keep.append(em)
+    ge = sc.get("ge")
+    if ge:
+        em = helpers.MakeGilbertElliott(ge["t_good_s"], ge["t_bad_s"], ge["loss_good"], ge["loss_bad"], 3000)
+        devices.Get(1).SetAttribute("ReceiveErrorModel", ns.PointerValue(em))
+        keep.append(em)
+        info["ge"] = dict(ge)
+        info["ge_model"] = em
     n = len(args.flow_ccs)
     pairs = [(nodes.Get(0), nodes.Get(1), ifaces.GetAddress(1)) for _ in range(n)]
-    info = {"queue_packets": queue, "loss": loss}
     return pairs, keep + [nodes, devices, ifaces], info
 
 
@@ -524,7 +631,7 @@ def run(args):
         )
 
     if sc["topology"] == "p2p":
-        pairs, keep, topo_info = build_p2p(ns, sc, args)
+        pairs, keep, topo_info = build_p2p(ns, helpers, sc, args)
     else:
         pairs, keep, topo_info = build_dumbbell(ns, sc, args)
 
@@ -556,6 +663,8 @@ def run(args):
         # Flow names as in scenarios/examples/*.toml.
         if sc["topology"] == "dumbbell":
             name = f"f{i}"
+        elif "names" in sc and args.cc is None:
+            name = sc["names"][i]
         elif len(args.flow_ccs) == 1:
             name = "bulk"
         else:
@@ -595,6 +704,18 @@ def run(args):
                 "start_s": f["start_s"],
             }
         )
+    ge_model = topo_info.pop("ge_model", None)
+    loss_record = None
+    if ge_model is not None:
+        lost = [int(x) for x in ge_model.Lost()]
+        loss_record = {"link": "radio", "direction": "data", "transmissions": int(ge_model.Seen()), "lost": lost}
+        if args.loss_out:
+            with open(args.loss_out, "w") as fh:
+                fh.write(
+                    f"# ns-3 {release} ge-radio seed {args.seed}: 0-based indices of the packets lost on the "
+                    f"data direction, out of {loss_record['transmissions']} received by the error model\n"
+                )
+                fh.writelines(f"{i}\n" for i in lost)
     if args.trace:
         helpers.CloseTrace()
     ns.Simulator.Destroy()
@@ -611,6 +732,7 @@ def run(args):
         "duration_s": duration,
         "sim_end_s": sim_end,
         "flows": out_flows,
+        "loss_record": loss_record,
         "settings": {
             "ns3_pip_version": pip_version,
             "recovery": recovery,
@@ -619,7 +741,9 @@ def run(args):
             "delack_count": args.delack_count,
             "delack_timeout_s": args.delack_timeout,
             "min_rto_s": args.min_rto,
-            "initial_rto_s": args.initial_rto,
+            "conn_timeout_s": args.conn_timeout,
+            "initial_rtt_s": args.initial_rtt,
+            "data_retries": args.data_retries,
             "sack": args.sack,
             "timestamps": args.timestamps,
             "window_scaling": args.window_scaling,

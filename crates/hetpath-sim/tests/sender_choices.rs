@@ -24,14 +24,27 @@ fn one(text: &str, seed: u64) -> Summary {
 fn a_host_waits_at_its_full_queue_unless_told_to_drop() {
     let at = |mode: &str| {
         run(
-            &geo(0.0, "hybla", &format!("local_queue = \"{mode}\""), "", "60s"),
+            &geo(
+                0.0,
+                "hybla",
+                &format!("local_queue = \"{mode}\""),
+                "",
+                "60s",
+            ),
             Some(1),
         )
     };
     let ((wait, wait_series), (cwr, cwr_series), (drop, _)) = (at("wait"), at("cwr"), at("drop"));
     // Hybla's first window is far above the 100-packet queue.
-    assert!(drop.links[0].stats.drops > 1000, "{:?}", drop.links[0].stats);
-    assert_eq!((wait.links[0].stats.drops, cwr.links[0].stats.drops), (0, 0));
+    assert!(
+        drop.links[0].stats.drops > 1000,
+        "{:?}",
+        drop.links[0].stats
+    );
+    assert_eq!(
+        (wait.links[0].stats.drops, cwr.links[0].stats.drops),
+        (0, 0)
+    );
     assert_eq!(wait.flows[0].retransmissions, 0);
     assert!(wait.flows[0].goodput_bps > 10.0 * drop.flows[0].goodput_bps);
     // Without loss, only CWR sets ssthresh: it reduces the window at a refusal.
@@ -65,10 +78,12 @@ fn timestamps_cost_twelve_bytes_of_every_segment() {
     // The same 1500-byte packets carry 1448 payload bytes instead of 1460: more packets.
     assert!(with.0 > plain.0, "{with:?} {plain:?}");
     assert!((with.1 - plain.1).abs() < 15.0, "{with:?} {plain:?}");
-    let acks = |tcp: &str| one(&geo(0.0, "newreno", tcp, "size = \"1MB\"", "60s"), 1).links[0..2]
-        .iter()
-        .map(|l| l.stats.tx_bytes)
-        .collect::<Vec<_>>();
+    let acks = |tcp: &str| {
+        one(&geo(0.0, "newreno", tcp, "size = \"1MB\"", "60s"), 1).links[0..2]
+            .iter()
+            .map(|l| l.stats.tx_bytes)
+            .collect::<Vec<_>>()
+    };
     let (a, b) = (acks(""), acks("timestamps = true"));
     assert!(b[1] > a[1], "ACKs grow by 12 bytes each: {a:?} {b:?}");
 }
@@ -113,8 +128,14 @@ fn hybla_at_one_percent_loss_is_near_its_throughput_formula() {
     let mss = 1448.0 * 8.0;
     let rtt0 = 0.025;
     let text = geo(p, "hybla", "profile = \"linux\"", "", "300s");
-    let mean = (1..=5).map(|s| one(&text, s).flows[0].goodput_bps).sum::<f64>() / 5.0;
-    let (b2, b1) = (mss / rtt0 * (3.0 / (4.0 * p)).sqrt(), mss / rtt0 * (3.0 / (2.0 * p)).sqrt());
+    let mean = (1..=5)
+        .map(|s| one(&text, s).flows[0].goodput_bps)
+        .sum::<f64>()
+        / 5.0;
+    let (b2, b1) = (
+        mss / rtt0 * (3.0 / (4.0 * p)).sqrt(),
+        mss / rtt0 * (3.0 / (2.0 * p)).sqrt(),
+    );
     assert!(
         mean > 0.7 * b2 && mean < 1.3 * b1,
         "Hybla {mean:.0} bit/s outside [{:.0}, {:.0}]",
@@ -128,15 +149,23 @@ fn hybla_at_one_percent_loss_is_near_its_throughput_formula() {
 fn hybla_beats_newreno_on_geo_under_the_linux_profile() {
     // No loss: a 5 MB transfer, so slow start decides.
     let done = |cc: &str| {
-        let s = one(&geo(0.0, cc, "profile = \"linux\"", "size = \"5MB\"", "120s"), 1);
+        let s = one(
+            &geo(0.0, cc, "profile = \"linux\"", "size = \"5MB\"", "120s"),
+            1,
+        );
         s.flows[0].completion_s.expect("completes")
     };
     let (hybla, newreno) = (done("hybla"), done("newreno"));
-    assert!(hybla < newreno, "5 MB: Hybla {hybla} s, NewReno {newreno} s");
+    assert!(
+        hybla < newreno,
+        "5 MB: Hybla {hybla} s, NewReno {newreno} s"
+    );
     for p in [0.001, 0.01] {
         let goodput = |cc: &str| {
             let text = geo(p, cc, "profile = \"linux\"", "", "300s");
-            (1..=3).map(|s| one(&text, s).flows[0].goodput_bps).sum::<f64>()
+            (1..=3)
+                .map(|s| one(&text, s).flows[0].goodput_bps)
+                .sum::<f64>()
         };
         let (hybla, newreno) = (goodput("hybla"), goodput("newreno"));
         assert!(hybla > newreno, "p = {p}: Hybla {hybla}, NewReno {newreno}");

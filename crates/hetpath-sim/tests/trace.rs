@@ -10,12 +10,15 @@ fn scenario() -> String {
     let link = "rate = \"2Mbps\"\ndelay = \"50ms\"\nqueue = \"12pkt\"\n\
                 ab = { channel = { model = \"bernoulli\", p = 0.02 }, outages = [{ down = \"3s\", up = \"4s\" }] }";
     // The hosts drop what their own full queue refuses, so that queue drops are traced.
-    let flows = flow("f1", "newreno", "size = \"1MB\"\ntcp = { local_queue = \"drop\" }")
-        + &flow(
-            "f2",
-            "newreno",
-            "size = \"1MB\"\nstart = \"0.5s\"\ntcp = { local_queue = \"drop\" }",
-        );
+    let flows = flow(
+        "f1",
+        "newreno",
+        "size = \"1MB\"\ntcp = { local_queue = \"drop\" }",
+    ) + &flow(
+        "f2",
+        "newreno",
+        "size = \"1MB\"\nstart = \"0.5s\"\ntcp = { local_queue = \"drop\" }",
+    );
     two_node("60s", link, &flows)
 }
 

@@ -20,7 +20,7 @@
 
 use crate::cc::{self, Algorithm, RapMonitor};
 use crate::ids::{ConnId, IfaceId};
-use crate::machine::{At, Counter, Event, Hooks, Machine, NodeView, Transmit, Verdict};
+use crate::machine::{At, Counter, Event, Hooks, LocalQueue, Machine, NodeView, Transmit, Verdict};
 use crate::packet::{Body, Endpoint, Packet, TcpFlags, TcpSegment, XcpHeader};
 use crate::rap::{
     Feedback, Iface, LoadConfig, LoadMonitor, RateMeasure, XcpRouter, XcpRouterConfig,
@@ -146,6 +146,21 @@ impl SplitPep {
         });
     }
 
+    /// The leg that sent `p`: a packet leaving on a leg goes the other way from the
+    /// segments arriving on it, so its reversed endpoints find the leg in `index`.
+    fn sender_of(&mut self, p: &Packet) -> Option<&mut Connection> {
+        let Body::Tcp(seg) = &p.body else {
+            return None;
+        };
+        let (src, dst) = seg.endpoints(p.ip.src, p.ip.dst);
+        let &(i, leg) = self.index.get(&(dst, src))?;
+        let s = &mut self.splits[i];
+        Some(match leg {
+            Leg::Near => &mut s.near,
+            Leg::Far => &mut s.far,
+        })
+    }
+
     /// The monitor hands its output to the far leg's controller on each ACK.
     fn feed_back(&mut self, i: usize, now: Time, seg: &TcpSegment) {
         if !seg.flags.contains(TcpFlags::ACK) {
@@ -246,6 +261,21 @@ impl Machine for SplitPep {
         }
     }
 
+    /// The leg that sent `p` decides (`TcpConfig::local_queue`, from the agent's `tcp`
+    /// table over `[tcp]`), as a host's connection does; under `Cwr` it reduces its
+    /// window (Linux 2.6 `tcp_transmit_skb`: `tcp_enter_cwr` on NET_XMIT_DROP, the
+    /// segment staying in the write queue).
+    fn handle_full_queue(&mut self, now: Time, p: &Packet) -> LocalQueue {
+        let Some(leg) = self.sender_of(p) else {
+            return LocalQueue::Drop;
+        };
+        let mode = leg.config().local_queue;
+        if mode == LocalQueue::Cwr {
+            leg.handle_local_congestion(now);
+        }
+        mode
+    }
+
     fn handle_packet(&mut self, now: Time, at: At, p: Packet, node: &dyn NodeView) -> Verdict {
         if let At::Departure(i) = at {
             self.observe(now, &p, &node.iface(i));
@@ -283,7 +313,11 @@ impl Machine for SplitPep {
             let i = (self.turn + k) % n;
             let s = &mut self.splits[i];
             for leg in [&mut s.near, &mut s.far] {
-                if !node.ready(leg.remote().addr) {
+                // A waiting leg is flow-controlled by its queue and does not try; a leg
+                // that reduces its window (`Cwr`) or loses the packet (`Drop`) tries, as
+                // a Linux socket before TCP Small Queues does, and `handle_full_queue`
+                // says what happens.
+                if leg.config().local_queue == LocalQueue::Wait && !node.ready(leg.remote().addr) {
                     continue;
                 }
                 if let Some(p) = leg.poll_transmit(now) {

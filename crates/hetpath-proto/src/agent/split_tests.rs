@@ -5,6 +5,7 @@ use super::*;
 use crate::esp::SecurityAssociation;
 use crate::host::Listener;
 use crate::ids::ConnId;
+use crate::iface::Iface;
 use crate::packet::Addr;
 use crate::testing::{Net, NoNode};
 
@@ -196,4 +197,181 @@ fn an_esp_transfer_through_the_pep_reaches_the_server_end_to_end() {
         .trace
         .iter()
         .all(|s| s.packet.protocol() == crate::packet::proto::ESP));
+}
+
+/// The PEP behind its node's own queue toward the server: `limit` packets, one leaving
+/// every `service`, driven as the simulator drives a machine at a full queue (a packet
+/// that waits holds the machine back; `Drop` lets the queue drop it).
+struct Queued {
+    pep: SplitPep,
+    limit: usize,
+    service: Dur,
+    /// Packets in the queue, with the time each finishes its transmission.
+    queue: VecDeque<(Time, Packet)>,
+    /// A packet waiting for room (`Wait`, `Cwr`).
+    held: Option<Packet>,
+    /// Packets the full queue dropped (`Drop`).
+    dropped: u64,
+    /// Packets toward the client, handed out at once.
+    out: VecDeque<Packet>,
+}
+
+/// What the PEP sees of its node: the queue toward the server has room or not.
+struct QueueView {
+    room: bool,
+}
+
+impl NodeView for QueueView {
+    fn iface(&self, _: IfaceId) -> Iface {
+        Iface {
+            up: true,
+            ..Iface::default()
+        }
+    }
+    fn ready(&self, dst: Addr) -> bool {
+        self.room || dst != Addr(SERVER as u32 + 1)
+    }
+    fn wake_on(&self, _: IfaceId) {}
+}
+
+impl Queued {
+    fn occupancy(&self, now: Time) -> usize {
+        self.queue.iter().filter(|q| q.0 > now).count()
+    }
+    fn enqueue(&mut self, now: Time, p: Packet) {
+        let start = self.queue.back().map_or(now, |q| q.0.max(now));
+        self.queue.push_back((start + self.service, p));
+    }
+    fn view(&self, now: Time) -> QueueView {
+        QueueView {
+            room: self.occupancy(now) < self.limit,
+        }
+    }
+    /// Takes what the PEP sends until it is held back.
+    fn pull(&mut self, now: Time) {
+        if let Some(p) = self.held.take() {
+            if self.occupancy(now) >= self.limit {
+                self.held = Some(p);
+                return;
+            }
+            self.enqueue(now, p);
+        }
+        loop {
+            let view = self.view(now);
+            let Some(t) = self.pep.poll_transmit(now, &view) else {
+                return;
+            };
+            let p = t.packet;
+            if p.ip.dst != Addr(SERVER as u32 + 1) {
+                self.out.push_back(p);
+            } else if view.room {
+                self.enqueue(now, p);
+            } else if self.pep.handle_full_queue(now, &p) == LocalQueue::Drop {
+                self.dropped += 1;
+            } else {
+                self.held = Some(p);
+                return;
+            }
+        }
+    }
+}
+
+impl Machine for Queued {
+    fn hooks(&self) -> Hooks {
+        self.pep.hooks()
+    }
+    fn handle_packet(&mut self, now: Time, at: At, p: Packet, _: &dyn NodeView) -> Verdict {
+        let view = self.view(now);
+        self.pep.handle_packet(now, at, p, &view)
+    }
+    fn handle_timeout(&mut self, now: Time, _: &dyn NodeView) {
+        let view = self.view(now);
+        self.pep.handle_timeout(now, &view);
+    }
+    fn poll_transmit(&mut self, now: Time, _: &dyn NodeView) -> Option<Transmit> {
+        self.pull(now);
+        if let Some(p) = self.out.pop_front() {
+            return Some(Transmit::route(p));
+        }
+        if self.queue.front().is_some_and(|q| q.0 <= now) {
+            return self.queue.pop_front().map(|q| Transmit::route(q.1));
+        }
+        None
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        // The queue's next departure frees room for a held packet, too.
+        [self.pep.poll_timeout(), self.queue.front().map(|q| q.0)]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+    fn poll_event(&mut self) -> Option<Event> {
+        self.pep.poll_event()
+    }
+}
+
+#[test]
+fn a_leg_at_a_full_local_queue_waits_reduces_its_window_or_loses_packets() {
+    const BYTES: u64 = 2_000_000;
+    for mode in [LocalQueue::Wait, LocalQueue::Cwr, LocalQueue::Drop] {
+        let tcp = TcpConfig {
+            recv_buffer: 1 << 20,
+            ..TcpConfig::new(MSS)
+        };
+        let pep = SplitPep::new(SplitConfig {
+            tcp: TcpConfig {
+                local_queue: mode,
+                ..tcp
+            },
+            cc: Algorithm::NewReno,
+            buffer: 1 << 20,
+            monitor_interval: Dur::from_millis(100),
+        });
+        // 20 packets of queue at 1 ms a packet toward the server: the far leg's slow
+        // start fills it within a few round trips.
+        let queued = Queued {
+            pep,
+            limit: 20,
+            service: Dur::from_millis(1),
+            queue: VecDeque::new(),
+            held: None,
+            dropped: 0,
+            out: VecDeque::new(),
+        };
+        let mut net = Net::line(3, Dur::from_millis(10));
+        net.nodes[PEP].machines.push(Box::new(queued));
+        net.host(SERVER)
+            .listen(PORT, Listener::new(tcp, Algorithm::NewReno));
+        let server = Endpoint {
+            addr: Addr(SERVER as u32 + 1),
+            port: PORT,
+        };
+        let client = net.host(CLIENT);
+        let c = client
+            .connect(server, tcp, &Algorithm::NewReno, None)
+            .unwrap();
+        client.write(c, BYTES);
+        client.close(c);
+        net.run(Time::from_secs_f64(60.0));
+        assert_eq!(server_conn(&net).bytes_received(), BYTES, "{mode:?}");
+        let q = net.machine::<Queued>(PEP, 0);
+        let (_, far) = q.pep.connections().next().unwrap();
+        let far = far.report();
+        match mode {
+            LocalQueue::Drop => {
+                assert!(q.dropped > 0, "no drops at a full queue");
+                assert!(far.stats.retransmissions > 0, "nothing resent");
+            }
+            LocalQueue::Wait => {
+                assert_eq!((q.dropped, far.stats.retransmissions), (0, 0));
+                assert_eq!(far.ssthresh_bytes, None, "a waiting leg reduced its window");
+            }
+            LocalQueue::Cwr => {
+                assert_eq!((q.dropped, far.stats.retransmissions), (0, 0));
+                let ssthresh = far.ssthresh_bytes.expect("the leg entered CWR");
+                // Halved from a flight of about the queue and the path's 20 packets.
+                assert!(ssthresh < 60 * MSS as u64, "ssthresh {ssthresh}");
+            }
+        }
+    }
 }

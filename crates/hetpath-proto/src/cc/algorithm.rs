@@ -26,7 +26,14 @@ pub enum Algorithm {
     Tahoe,
     Reno,
     NewReno,
-    WestwoodPlus,
+    /// Westwood+ (cc/westwood.rs). `count_twice`: ns-3's bandwidth-sample accounting,
+    /// SACKed (duplicate-ACKed) data counted again when the cumulative ACK covers it;
+    /// `false` is the MobiCom 2001 / Linux accounting, each segment once.
+    /// `filter_stages`: cascaded 7/8 filter stages, 2 (Linux) or 1.
+    WestwoodPlus {
+        count_twice: bool,
+        filter_stages: u8,
+    },
     Cubic(CubicConfig),
     Hybla(HyblaConfig),
     TcpRadio(RadioConfig),
@@ -56,7 +63,7 @@ impl Algorithm {
             "tahoe" => Algorithm::Tahoe,
             "reno" => Algorithm::Reno,
             "newreno" => Algorithm::NewReno,
-            "westwood+" | "westwoodplus" | "westwood" => Algorithm::WestwoodPlus,
+            "westwood+" | "westwoodplus" | "westwood" => Algorithm::westwood_plus(),
             "cubic" => Algorithm::Cubic(CubicConfig::default()),
             "hybla" => Algorithm::Hybla(HyblaConfig::default()),
             "tcp-radio" => Algorithm::TcpRadio(RadioConfig::default()),
@@ -69,13 +76,21 @@ impl Algorithm {
         })
     }
 
+    /// Westwood+ with its default parameters.
+    pub fn westwood_plus() -> Algorithm {
+        Algorithm::WestwoodPlus {
+            count_twice: false,
+            filter_stages: super::westwood::DEFAULT_FILTER_STAGES,
+        }
+    }
+
     /// The scenario name (one of `NAMES`).
     pub fn name(&self) -> &'static str {
         match self {
             Algorithm::Tahoe => "tahoe",
             Algorithm::Reno => "reno",
             Algorithm::NewReno => "newreno",
-            Algorithm::WestwoodPlus => "westwood+",
+            Algorithm::WestwoodPlus { .. } => "westwood+",
             Algorithm::Cubic(_) => "cubic",
             Algorithm::Hybla(_) => "hybla",
             Algorithm::TcpRadio(_) => "tcp-radio",
@@ -93,7 +108,14 @@ impl Algorithm {
             Algorithm::Tahoe => Box::new(Tahoe::new(cfg)),
             Algorithm::Reno => Box::new(Reno::new(cfg)),
             Algorithm::NewReno => Box::new(NewReno::new(cfg)),
-            Algorithm::WestwoodPlus => Box::new(WestwoodPlus::new(cfg)),
+            Algorithm::WestwoodPlus {
+                count_twice,
+                filter_stages,
+            } => Box::new(WestwoodPlus::with_options(
+                cfg,
+                *count_twice,
+                *filter_stages,
+            )),
             Algorithm::Cubic(c) => Box::new(Cubic::with_config(cfg, *c)),
             Algorithm::Hybla(h) => Box::new(Hybla::with_rtt0(cfg, h.rtt0)),
             Algorithm::TcpRadio(r) => Box::new(TcpRadio::with_config(cfg, *r)),
@@ -130,7 +152,7 @@ mod tests {
         }
         assert_eq!(
             Algorithm::by_name("westwood"),
-            Some(Algorithm::WestwoodPlus)
+            Some(Algorithm::westwood_plus())
         );
         assert!(Algorithm::by_name("vegas").is_none());
     }

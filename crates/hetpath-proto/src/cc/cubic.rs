@@ -16,12 +16,31 @@
 //! place of flight_size as the RFC allows), with fast convergence (section 4.7). Timeout:
 //! the same ssthresh, cwnd = 1 MSS, and the next epoch uses K = 0, W_max = cwnd_epoch
 //! (section 4.8). The first epoch after a slow start that ended without loss does the same
-//! (section 4.10). Slow start is RFC 5681's; HyStart++ is not implemented. C and beta_cubic
-//! are parameters (`CubicConfig`).
+//! (section 4.10). C and beta_cubic are parameters (`CubicConfig`).
+//!
+//! Slow start is RFC 5681's, ended early by HyStart when `CcConfig::hystart` asks for it
+//! (`hystart.rs`): Linux's (`Classic`: ssthresh = cwnd on an ACK train or a delay rise) or
+//! HyStart++ (`Rfc9406`: Conservative Slow Start, then ssthresh = cwnd). The detector sees
+//! every ACK before the window grows, as Linux's `cubictcp_acked` runs before
+//! `cubictcp_cong_avoid`, whether or not the sender is cwnd-limited.
+//!
+//! Not cwnd-limited (`AckSample::cwnd_limited` false, RFC 9438 section 4 and 5.8, Linux
+//! `tcp_is_cwnd_limited` in `cubictcp_cong_avoid`): the window does not grow, neither does
+//! W_est, and the epoch's clock stops: t does not advance from the first such ACK to the
+//! next cwnd-limited one (the epoch start moves forward by that span, never past now).
+//! Section 5.8 says t MUST NOT include periods in which cwnd was not updated because of the
+//! application; Linux excludes only idle time (below) and lets t run while the flow is
+//! application-limited with data in flight, then catches up at up to 1.5x per RTT.
+//! Idle restart (Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)`): a segment sent when
+//! nothing else is in flight (`on_sent` with `in_flight <= bytes`, the sender passing the
+//! pipe with this segment in it) moves the epoch start forward by the time since the
+//! previous segment was sent, never past now; this is the only part that applies while
+//! `cwnd_validation` is off (every ACK then says cwnd-limited).
 //!
 //! Per-ACK cost is O(1): f64 is used only for the cubic function and K (one `cbrt` per
 //! epoch); window growth uses integer remainders so no fraction of a byte is lost.
 
+use super::hystart::HyStart;
 use super::*;
 
 /// beta_cubic is held as a fraction of this denominator, for byte arithmetic.
@@ -56,6 +75,15 @@ struct Epoch {
     est_rem: u128,
     /// Remainder of the cubic growth (units of 1/cwnd byte).
     grow_rem: u128,
+    /// The clock of t is stopped since this ACK: the flow is not cwnd-limited (section 5.8).
+    paused_at: Option<Time>,
+}
+
+impl Epoch {
+    /// Excludes the span since `from` from t: the start moves forward, never past `now`.
+    fn skip(&mut self, from: Time, now: Time) {
+        self.start = (self.start + now.since(from)).min(now);
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -76,6 +104,9 @@ pub struct Cubic {
     /// cwnd in bytes when ssthresh was last set (section 4.3); zero before that.
     cwnd_prior: u64,
     epoch: Option<Epoch>,
+    hystart: HyStart,
+    /// When the last segment was sent (Linux `lsndtime`), for the idle restart.
+    last_sent: Option<Time>,
 }
 
 impl Cubic {
@@ -97,6 +128,12 @@ impl Cubic {
             w_max: 0.0,
             cwnd_prior: 0,
             epoch: None,
+            hystart: {
+                let mut h = HyStart::new(cfg.hystart, cfg.mss);
+                h.set_paced(cfg.paced);
+                h
+            },
+            last_sent: None,
         }
     }
 
@@ -124,6 +161,7 @@ impl Cubic {
             w_est: self.cwnd,
             est_rem: 0,
             grow_rem: 0,
+            paused_at: None,
         }
     }
 
@@ -152,15 +190,29 @@ impl CongestionControl for Cubic {
         self.ssthresh
     }
     fn on_ack(&mut self, ack: &AckSample) {
+        if self.hystart.on_ack(ack, self.cwnd, self.ssthresh) {
+            self.ssthresh = self.cwnd;
+        }
+        if !ack.cwnd_limited {
+            // Section 5.8: no growth, and t stops until the window is used again.
+            if let Some(ep) = &mut self.epoch {
+                ep.paused_at.get_or_insert(ack.now);
+            }
+            return;
+        }
         if self.cwnd < self.ssthresh {
-            // RFC 5681 slow start (RFC 9438 section 4.10).
-            self.cwnd = self.cwnd.saturating_add(ack.credit);
+            // RFC 5681 slow start (RFC 9438 section 4.10), or HyStart++'s.
+            let inc = self.hystart.slow_start_increase(ack.credit);
+            self.cwnd = self.cwnd.saturating_add(inc);
             return;
         }
         let mut ep = match self.epoch.take() {
             Some(ep) => ep,
             None => self.start_epoch(ack.now),
         };
+        if let Some(from) = ep.paused_at.take() {
+            ep.skip(from, ack.now);
+        }
         let cwnd = self.cwnd.max(1);
         // Section 4.3, Figure 4: W_est += alpha_cubic * segments_acked / cwnd.
         let alpha = if ep.w_est >= self.cwnd_prior {
@@ -196,6 +248,21 @@ impl CongestionControl for Cubic {
         }
         self.epoch = Some(ep);
     }
+    fn on_recovery_ack(&mut self, ack: &AckSample) {
+        self.hystart.on_recovery_ack(ack);
+    }
+    /// Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)`: sending again after idle.
+    fn on_sent(&mut self, now: Time, bytes: u64, in_flight: u64) {
+        if in_flight <= bytes {
+            if let (Some(ep), Some(last)) = (&mut self.epoch, self.last_sent) {
+                // While t is stopped (section 5.8) the idle time is excluded already.
+                if ep.paused_at.is_none() {
+                    ep.skip(last, now);
+                }
+            }
+        }
+        self.last_sent = Some(now);
+    }
     /// Sections 4.6 and 4.7.
     fn on_congestion_event(&mut self, _ev: &CongestionEvent) {
         let cwnd_seg = self.segments(self.cwnd);
@@ -208,6 +275,7 @@ impl CongestionControl for Cubic {
         self.ssthresh = self.reduced();
         self.cwnd = self.ssthresh;
         self.epoch = None;
+        self.hystart.on_congestion();
     }
     /// Section 4.8.
     fn on_rto(&mut self, ev: &CongestionEvent) {
@@ -218,6 +286,7 @@ impl CongestionControl for Cubic {
         self.cwnd = self.mss as u64;
         self.w_max = 0.0;
         self.epoch = None;
+        self.hystart.on_rto();
     }
 }
 
@@ -434,5 +503,157 @@ mod tests {
         assert!((grown - 10.0).abs() <= 0.5, "grew {grown} segments");
         let ep = cc.epoch.as_ref().unwrap();
         assert!(cc.w_cubic(ep, t as f64 * 1e-9) < cc.cwnd() as f64);
+    }
+
+    /// Slow start from 4 segments over a 100 ms path whose RTT rises to `late_ms` once the
+    /// window reaches 32 segments; ACKs 5 ms apart, the flight what the window released.
+    /// Returns the ACK time after the last round.
+    fn slow_start(cc: &mut Cubic, late_ms: u64, rounds: usize) -> u64 {
+        let mut t = 0;
+        for _ in 0..rounds {
+            let n = cc.cwnd() / M;
+            let rtt = if n >= 32 { late_ms } else { 100 };
+            for i in 0..n {
+                t += 5;
+                let mut a = ack(t, M, rtt);
+                a.bytes_in_flight = (n + 1 + i) * M;
+                cc.on_ack(&a);
+            }
+        }
+        t
+    }
+
+    fn with_hystart(h: Hystart) -> Cubic {
+        Cubic::new(CcConfig {
+            initial_window: 4 * M,
+            hystart: h,
+            ..cfg()
+        })
+    }
+
+    #[test]
+    fn hystart_classic_ends_slow_start_and_starts_a_k0_epoch() {
+        let mut cc = with_hystart(Hystart::Classic);
+        slow_start(&mut cc, 120, 5);
+        // Found on the ninth sample of the round that saw 120 ms (hystart.rs tests).
+        assert_eq!(cc.ssthresh(), 42 * M);
+        assert_eq!(cc.cwnd_prior, 42 * M);
+        let ep = cc.epoch.as_ref().unwrap();
+        assert_eq!((ep.k, ep.w_max), (0.0, 42.0));
+        // The rest of that window grew in congestion avoidance, not slow start.
+        assert!(cc.cwnd() < 44 * M, "{}", cc.cwnd());
+    }
+
+    #[test]
+    fn hystart_off_or_flat_rtt_keeps_slow_start() {
+        for (h, late) in [
+            (Hystart::Off, 200),
+            (Hystart::Classic, 100),
+            (Hystart::Rfc9406, 100),
+        ] {
+            let mut cc = with_hystart(h);
+            slow_start(&mut cc, late, 6);
+            assert_eq!((cc.cwnd(), cc.ssthresh()), (4 * M << 6, u64::MAX), "{h:?}");
+        }
+    }
+
+    #[test]
+    fn hystart_rfc9406_grows_a_quarter_in_css() {
+        let mut cc = with_hystart(Hystart::Rfc9406);
+        let t = slow_start(&mut cc, 120, 4);
+        assert!(cc.hystart.in_css());
+        assert_eq!(cc.ssthresh(), u64::MAX);
+        let before = cc.cwnd();
+        let mut a = ack(t + 5, M, 120);
+        a.bytes_in_flight = 60 * M;
+        cc.on_ack(&a);
+        assert_eq!(cc.cwnd() - before, M / 4);
+        // A loss ends HyStart++ for good.
+        cc.on_congestion_event(&loss(t + 6, cc.cwnd(), 120));
+        assert!(!cc.hystart.in_css());
+    }
+
+    #[test]
+    fn no_growth_when_not_cwnd_limited() {
+        let idle = |ms| AckSample {
+            cwnd_limited: false,
+            ..ack(ms, M, 100)
+        };
+        // Slow start.
+        let mut cc = Cubic::new(cfg());
+        for i in 0..10 {
+            cc.on_ack(&idle(i));
+        }
+        assert_eq!(cc.cwnd(), 2 * M);
+        cc.on_ack(&ack(10, M, 100));
+        assert_eq!(cc.cwnd(), 3 * M);
+        // Congestion avoidance, in the convex region where every ACK would add M/2.
+        let mut cc = in_avoidance(10);
+        cc.on_ack(&ack(0, M, 100));
+        let (cwnd, w_est) = (cc.cwnd(), cc.epoch.as_ref().unwrap().w_est);
+        for i in 1..100 {
+            cc.on_ack(&idle(i * 1000));
+        }
+        assert_eq!(cc.cwnd(), cwnd);
+        assert_eq!(cc.epoch.as_ref().unwrap().w_est, w_est);
+        cc.on_ack(&ack(100_000, M, 100));
+        assert!(cc.cwnd() > cwnd);
+    }
+
+    #[test]
+    fn application_limited_time_is_not_in_t() {
+        // Section 5.8: t stops from the first ACK that is not cwnd-limited to the next one
+        // that is. A flow application-limited from 1 s to 9 s is where a flow that was
+        // never limited is at 1 s, and behind one whose clock ran: at t = 1 s an ACK moves
+        // cwnd (70 segments) a quarter of a segment towards W_cubic(1.1 s) = 88 segments,
+        // at t = 9 s half a segment, towards 1.5 cwnd.
+        let start = || {
+            let mut cc = in_avoidance(100);
+            cc.on_congestion_event(&loss(0, 100 * M, 100));
+            cc.on_ack(&ack(0, M, 100)); // t = 0
+            cc
+        };
+        let (mut paused, mut plain, mut running) = (start(), start(), start());
+        for i in 0..8 {
+            paused.on_ack(&AckSample {
+                cwnd_limited: false,
+                ..ack(1000 + i * 1000, M, 100)
+            });
+        }
+        paused.on_ack(&ack(9000, M, 100));
+        plain.on_ack(&ack(1000, M, 100));
+        running.on_ack(&ack(9000, M, 100));
+        assert_eq!(paused.epoch.as_ref().unwrap().start, Time(8_000_000_000));
+        assert_eq!(paused.cwnd(), plain.cwnd());
+        assert!(running.cwnd() > paused.cwnd() + M / 5);
+    }
+
+    #[test]
+    fn sending_after_idle_shifts_the_epoch() {
+        // Linux CA_EVENT_TX_START: a segment sent with nothing in flight moves the epoch
+        // start by the time since the previous segment was sent.
+        let start = || {
+            let mut cc = in_avoidance(100);
+            cc.on_congestion_event(&loss(0, 100 * M, 100));
+            cc.on_ack(&ack(0, M, 100));
+            cc.on_sent(Time(500_000_000), M, 50 * M);
+            cc
+        };
+        let mut idle = start();
+        idle.on_sent(Time(3_500_000_000), M, M); // 3 s after the last send, flight empty
+        assert_eq!(idle.epoch.as_ref().unwrap().start, Time(3_000_000_000));
+        idle.on_ack(&ack(4000, M, 100)); // t = 1 s
+        let mut busy = start();
+        busy.on_sent(Time(3_500_000_000), M, 40 * M); // data in flight: no shift
+        assert_eq!(busy.epoch.as_ref().unwrap().start, Time::ZERO);
+        let mut plain = start();
+        plain.on_ack(&ack(1000, M, 100));
+        assert_eq!(idle.cwnd(), plain.cwnd());
+        // Never past now: the epoch began (2 s) after the last segment was sent (0 s).
+        let mut late = in_avoidance(100);
+        late.on_sent(Time::ZERO, M, M);
+        late.on_ack(&ack(2000, M, 100));
+        late.on_sent(Time(3_000_000_000), M, M);
+        assert_eq!(late.epoch.as_ref().unwrap().start, Time(3_000_000_000));
     }
 }

@@ -16,6 +16,9 @@
 //! never takes cwnd past ssthresh. Linux's 65535-segment window clamp is not copied (the
 //! receive window bounds the flight). Congestion avoidance is not capped, as in Linux.
 //!
+//! As in Linux `hybla_cong_avoid`, rho is updated on every ACK but the window grows only
+//! on ACKs that say the sender is cwnd-limited (`tcp_is_cwnd_limited`, RFC 7661).
+//!
 //! 2^rho is computed from the integer part by a shift and the fractional part as a product
 //! of 2^(2^-i) factors obtained by repeated square roots: only correctly rounded IEEE 754
 //! operations, so the result is bit-identical on every platform (no libm `exp2`/`powf`). Loss and timeout responses are NewReno's (RFC 5681 equation (4)).
@@ -129,6 +132,9 @@ impl CongestionControl for Hybla {
     }
     fn on_ack(&mut self, ack: &AckSample) {
         self.update_rho(ack.srtt);
+        if !ack.cwnd_limited {
+            return;
+        }
         if self.cwnd < self.ssthresh {
             let acc = self.ss_rem as u128 + ack.credit as u128 * self.ss_gain as u128;
             let inc = (acc >> RHO_SHIFT).min(u64::MAX as u128) as u64;
@@ -274,6 +280,32 @@ mod tests {
         a.rtt = None;
         cc.on_ack(&a);
         assert_eq!((cc.rho(), cc.cwnd()), (1.0, 3 * M));
+    }
+
+    #[test]
+    fn grows_only_when_cwnd_limited_but_tracks_rho() {
+        for ssthresh in [u64::MAX, 10 * M] {
+            let mut cc = Hybla::new(CcConfig {
+                initial_window: 10 * M,
+                initial_ssthresh: ssthresh,
+                ..cfg()
+            });
+            for i in 0..20 {
+                cc.on_ack(&AckSample {
+                    cwnd_limited: false,
+                    ..ack(i, M, 100)
+                });
+            }
+            assert_eq!(cc.cwnd(), 10 * M);
+            assert_eq!(cc.rho(), 4.0);
+            // Nothing was banked: a window of cwnd-limited credit adds rho^2 = 16 segments
+            // in avoidance (and 15 per ACK in slow start).
+            for i in 0..10 {
+                cc.on_ack(&ack(20 + i, M, 100));
+            }
+            let want = if ssthresh == u64::MAX { 160 } else { 26 };
+            assert_eq!(cc.cwnd(), want * M);
+        }
     }
 
     #[test]

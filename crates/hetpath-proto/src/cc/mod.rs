@@ -23,6 +23,7 @@ use std::fmt;
 mod algorithm;
 mod cubic;
 mod hybla;
+mod hystart;
 mod mpcp;
 mod newreno;
 mod radio;
@@ -56,6 +57,9 @@ pub struct CcConfig {
     /// How slow start ends before a loss (used by CUBIC, the only controller with HyStart
     /// in Linux and ns-3).
     pub hystart: Hystart,
+    /// The sender paces its segments (HyStart's ACK-train test and RFC 9406's L depend on
+    /// it).
+    pub paced: bool,
 }
 
 impl CcConfig {
@@ -65,6 +69,7 @@ impl CcConfig {
             initial_window: rfc5681_initial_window(mss),
             initial_ssthresh: u64::MAX,
             hystart: Hystart::Off,
+            paced: false,
         }
     }
 }
@@ -230,6 +235,7 @@ pub(crate) mod testing {
             initial_window: 2 * MSS as u64,
             initial_ssthresh: u64::MAX,
             hystart: Hystart::Off,
+            paced: false,
         }
     }
 

@@ -1,5 +1,8 @@
 //! NewReno congestion control: RFC 5681 slow start and congestion avoidance, with the
 //! RFC 6582 recovery style (the partial-ACK logic is in `tcp::recovery`).
+//!
+//! The window grows only on ACKs that say the sender is cwnd-limited (RFC 7661 section 4.3,
+//! Linux `tcp_reno_cong_avoid`'s `tcp_is_cwnd_limited` check).
 
 use super::*;
 
@@ -49,6 +52,9 @@ impl CongestionControl for NewReno {
         self.ssthresh
     }
     fn on_ack(&mut self, ack: &AckSample) {
+        if !ack.cwnd_limited {
+            return;
+        }
         reno_growth(
             &mut self.cwnd,
             self.ssthresh,
@@ -99,6 +105,31 @@ mod tests {
             cc.on_ack(&ack(i, MSS as u64, 100));
         }
         assert_eq!(cc.cwnd(), 11 * MSS as u64);
+    }
+
+    #[test]
+    fn grows_only_when_cwnd_limited() {
+        for ssthresh in [u64::MAX, 10 * MSS as u64] {
+            let mut cc = NewReno::new(CcConfig {
+                initial_window: 10 * MSS as u64,
+                initial_ssthresh: ssthresh,
+                ..cfg()
+            });
+            let idle = AckSample {
+                cwnd_limited: false,
+                ..ack(0, MSS as u64, 100)
+            };
+            for _ in 0..20 {
+                cc.on_ack(&idle);
+            }
+            assert_eq!(cc.cwnd(), 10 * MSS as u64);
+            // The credit offered while application-limited was not banked either.
+            for i in 0..10 {
+                cc.on_ack(&ack(i, MSS as u64, 100));
+            }
+            let want = if ssthresh == u64::MAX { 20 } else { 11 };
+            assert_eq!(cc.cwnd(), want * MSS as u64);
+        }
     }
 
     #[test]

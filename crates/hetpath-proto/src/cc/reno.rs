@@ -1,7 +1,8 @@
 //! Reno congestion control: RFC 5681 slow start and congestion avoidance (section 3.1) with
 //! the fast retransmit / fast recovery of section 3.2, where recovery ends on the first ACK
 //! of new data (`RecoveryStyle::Reno`; the recovery itself is in `tcp::recovery`). The window
-//! arithmetic is NewReno's, so Reno delegates to it and only changes the recovery style.
+//! arithmetic is NewReno's, so Reno delegates to it and only changes the recovery style
+//! (including no growth on ACKs that are not cwnd-limited, Linux `tcp_reno_cong_avoid`).
 
 use super::*;
 
@@ -77,6 +78,26 @@ mod tests {
         });
         for i in 0..5 {
             cc.on_ack(&ack(i, 2 * M, 100));
+        }
+        assert_eq!(cc.cwnd(), 11 * M);
+    }
+
+    #[test]
+    fn grows_only_when_cwnd_limited() {
+        let mut cc = Reno::new(CcConfig {
+            initial_window: 10 * M,
+            initial_ssthresh: 10 * M,
+            ..cfg()
+        });
+        for i in 0..10 {
+            cc.on_ack(&AckSample {
+                cwnd_limited: false,
+                ..ack(i, M, 100)
+            });
+        }
+        assert_eq!(cc.cwnd(), 10 * M);
+        for i in 0..10 {
+            cc.on_ack(&ack(i, M, 100));
         }
         assert_eq!(cc.cwnd(), 11 * M);
     }

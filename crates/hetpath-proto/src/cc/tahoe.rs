@@ -2,7 +2,8 @@
 //! written down in RFC 5681): slow start and congestion avoidance (section 3.1), fast
 //! retransmit without fast recovery. Every congestion signal, three duplicate ACKs or a
 //! timeout, sets ssthresh by equation (4) and collapses the window to the loss window of one
-//! segment; the sender then goes back N in slow start (`RecoveryStyle::Tahoe`).
+//! segment; the sender then goes back N in slow start (`RecoveryStyle::Tahoe`). The window
+//! grows only on ACKs that say the sender is cwnd-limited (RFC 7661 section 4.3).
 
 use super::newreno::reno_growth;
 use super::*;
@@ -49,6 +50,9 @@ impl CongestionControl for Tahoe {
         RecoveryStyle::Tahoe
     }
     fn on_ack(&mut self, ack: &AckSample) {
+        if !ack.cwnd_limited {
+            return;
+        }
         reno_growth(
             &mut self.cwnd,
             self.ssthresh,
@@ -93,6 +97,20 @@ mod tests {
             cc.on_ack(&ack(i, M, 100));
         }
         assert_eq!(cc.cwnd(), 9 * M);
+    }
+
+    #[test]
+    fn grows_only_when_cwnd_limited() {
+        let mut cc = Tahoe::new(cfg());
+        let app_limited = AckSample {
+            cwnd_limited: false,
+            ..ack(0, M, 100)
+        };
+        cc.on_ack(&app_limited);
+        cc.on_ack(&app_limited);
+        assert_eq!(cc.cwnd(), 2 * M);
+        cc.on_ack(&ack(1, M, 100));
+        assert_eq!(cc.cwnd(), 3 * M);
     }
 
     #[test]

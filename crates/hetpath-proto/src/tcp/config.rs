@@ -208,6 +208,7 @@ impl TcpConfig {
             initial_window: self.initial_window,
             initial_ssthresh: self.initial_ssthresh,
             hystart: self.hystart,
+            paced: self.pacing.is_some(),
         }
     }
 }

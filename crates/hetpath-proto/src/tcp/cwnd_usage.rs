@@ -17,8 +17,7 @@ impl CwndUsage {
     /// After a transmission attempt: `limited` if the window stopped the sender (or is
     /// now full).
     pub fn on_attempt(&mut self, limited: bool, flight: u64, snd_una: u64, snd_max: u64) {
-        if snd_una >= self.window_end || limited || (!self.limited && flight > self.max_flight)
-        {
+        if snd_una >= self.window_end || limited || (!self.limited && flight > self.max_flight) {
             self.limited = limited;
             self.max_flight = flight;
             self.window_end = snd_max;

@@ -15,7 +15,9 @@ mod scoreboard;
 mod sender;
 
 pub use crate::packet::Endpoint;
-pub use config::{DelayedAck, HandshakeAck, Pacing, Recovery, RtoConfig, RtoFormula, SsthreshFrom, TcpConfig};
+pub use config::{
+    DelayedAck, HandshakeAck, Pacing, Recovery, RtoConfig, RtoFormula, SsthreshFrom, TcpConfig,
+};
 pub use connection::{Connection, Event, State};
 pub use freeze::RestoreMode;
 pub use receiver::Receiver;

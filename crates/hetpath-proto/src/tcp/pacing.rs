@@ -37,7 +37,14 @@ impl Pacer {
     /// A segment of `wire_bytes` left at `now`. The rate is ratio% * max(cwnd, flight) /
     /// srtt, with the slow-start ratio while cwnd < ssthresh / 2 (Linux
     /// `tcp_update_pacing_rate`). Without an RTT sample nothing is paced.
-    pub fn on_sent(&mut self, now: Time, wire_bytes: u64, window: u64, ssthresh: u64, srtt: Option<Dur>) {
+    pub fn on_sent(
+        &mut self,
+        now: Time,
+        wire_bytes: u64,
+        window: u64,
+        ssthresh: u64,
+        srtt: Option<Dur>,
+    ) {
         let Some(srtt) = srtt.filter(|s| *s > Dur::ZERO) else {
             return;
         };

@@ -44,7 +44,8 @@ impl Prr {
         self.delivered += delivered;
         let sndcnt = if pipe > ssthresh {
             // Proportional part: CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out.
-            let target = (self.delivered as u128 * ssthresh as u128).div_ceil(self.recover_fs as u128);
+            let target =
+                (self.delivered as u128 * ssthresh as u128).div_ceil(self.recover_fs as u128);
             (target.min(u64::MAX as u128) as u64).saturating_sub(self.out)
         } else {
             let limit = if self.crb {

@@ -5,8 +5,8 @@
 use super::prr::Prr;
 use super::sender::{RecoveryMode, Sender};
 use crate::cc::AckSample;
-use crate::time::Dur;
 use crate::packet::SackBlock;
+use crate::time::Dur;
 use crate::time::Time;
 
 /// The parts of an arriving segment that ACK processing reads.
@@ -56,7 +56,8 @@ impl Sender {
         }
         if let Some((prr, window)) = &mut self.prr {
             // RFC 6937 DeliveredData: the change in SND.UNA plus the change in SACKed bytes.
-            let delivered = (self.snd_una - una0 + self.board.sacked_bytes()).saturating_sub(sacked0);
+            let delivered =
+                (self.snd_una - una0 + self.board.sacked_bytes()).saturating_sub(sacked0);
             let (pipe, ssthresh) = (self.board.pipe(), self.cc.ssthresh());
             *window = prr.on_ack(delivered, pipe, ssthresh, self.cfg.mss as u64);
         }

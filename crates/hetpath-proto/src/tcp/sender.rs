@@ -254,16 +254,14 @@ impl Sender {
                 seq: self.snd_una - 1,
             });
         }
-        if let Some(p) = &mut self.pacer {
-            if !p.ready(now) {
-                return None;
-            }
-        }
         let room = self.send_window().saturating_sub(self.board.pipe());
         // 1. Retransmit what is deemed lost (RFC 6675 NextSeg rule 1; go-back-N after RTO).
         if self.force_retransmit || room > 0 {
             if let Some(seg) = self.board.next_lost() {
                 if self.force_retransmit || room >= seg.len().min(self.cfg.mss as u64) {
+                    if !self.pace_ready(now) {
+                        return None;
+                    }
                     self.force_retransmit = false;
                     self.board.on_resent(seg.start, now);
                     self.stats.retransmissions += 1;
@@ -285,18 +283,30 @@ impl Sender {
                 self.note_usage(true);
                 return None;
             }
+            if !self.pace_ready(now) {
+                return None;
+            }
             let start = self.snd_max;
             self.snd_max += len;
             self.board.on_new_segment(start, start + len, now);
             return Some(self.emit(now, start, len, false));
         }
         if self.fin_queued && self.snd_max == self.app_end {
+            if !self.pace_ready(now) {
+                return None;
+            }
             let start = self.snd_max;
             self.snd_max += 1;
             self.board.on_new_segment(start, start + 1, now);
             return Some(self.emit(now, start, 1, false));
         }
         None
+    }
+
+    /// Whether the pacer lets a segment the window allows leave now (asked only then, so
+    /// that a sender held by its window is not woken by the pacer).
+    fn pace_ready(&mut self, now: Time) -> bool {
+        self.pacer.as_mut().is_none_or(|p| p.ready(now))
     }
 
     fn note_usage(&mut self, limited: bool) {

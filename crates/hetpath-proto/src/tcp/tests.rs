@@ -701,13 +701,27 @@ fn timestamps_are_negotiated_and_echoed() {
     };
     let net = with_ts(true);
     let sent: Vec<_> = net.trace.iter().map(|s| (s.from, s.seg().ts)).collect();
-    assert!(sent.iter().all(|(_, t)| t.is_some()), "every segment carries it");
-    let client_vals: Vec<u32> = sent.iter().filter(|s| s.0 == 0).map(|s| s.1.unwrap().val).collect();
+    assert!(
+        sent.iter().all(|(_, t)| t.is_some()),
+        "every segment carries it"
+    );
+    let client_vals: Vec<u32> = sent
+        .iter()
+        .filter(|s| s.0 == 0)
+        .map(|s| s.1.unwrap().val)
+        .collect();
     for (_, t) in sent.iter().filter(|s| s.0 == 1).skip(1) {
-        assert!(client_vals.contains(&t.unwrap().ecr), "echoes a TSval the client sent");
+        assert!(
+            client_vals.contains(&t.unwrap().ecr),
+            "echoes a TSval the client sent"
+        );
     }
     // 20,000 bytes in 988-byte segments (1000 - 12): 21 data segments.
-    let data = net.trace.iter().filter(|s| s.from == 0 && s.seg().len > 0).count();
+    let data = net
+        .trace
+        .iter()
+        .filter(|s| s.from == 0 && s.seg().len > 0)
+        .count();
     assert_eq!(data, 21);
     // Offered by the client only: none after its SYN.
     let net = with_ts(false);

@@ -25,7 +25,9 @@
 use super::checksum;
 use super::tcp_options::{OptionSet, SackEdges};
 use super::{WireCtx, WireError};
-use crate::packet::{proto, Addr, SackBlock, SackList, SynOptions, TcpFlags, TcpSegment, Timestamps};
+use crate::packet::{
+    proto, Addr, SackBlock, SackList, SynOptions, TcpFlags, TcpSegment, Timestamps,
+};
 
 /// Length of a TCP header without options.
 pub const HEADER_LEN: usize = 20;

@@ -61,7 +61,10 @@ pub enum TcpOption<'a> {
     Sack(SackEdges),
     /// TSval, TSecr.
     Timestamps(u32, u32),
-    Unknown { kind: u8, data: &'a [u8] },
+    Unknown {
+        kind: u8,
+        data: &'a [u8],
+    },
 }
 
 /// Iterator over the options area of a TCP header.
@@ -121,9 +124,10 @@ impl<'a> TcpOptions<'a> {
                 u32::from_be_bytes([data[0], data[1], data[2], data[3]]),
                 u32::from_be_bytes([data[4], data[5], data[6], data[7]]),
             ),
-            (KIND_MSS | KIND_WINDOW_SCALE | KIND_SACK_PERMITTED | KIND_SACK | KIND_TIMESTAMPS, _) => {
-                return Err(bad)
-            }
+            (
+                KIND_MSS | KIND_WINDOW_SCALE | KIND_SACK_PERMITTED | KIND_SACK | KIND_TIMESTAMPS,
+                _,
+            ) => return Err(bad),
             _ => TcpOption::Unknown { kind, data },
         };
         self.rest = &self.rest[len..];

@@ -28,7 +28,7 @@ pub enum CcTable {
     Reno {},
     Newreno {},
     #[serde(rename = "westwood+", alias = "westwood", alias = "westwoodplus")]
-    WestwoodPlus {},
+    WestwoodPlus(WestwoodSpec),
     Cubic(CubicSpec),
     Hybla(HyblaSpec),
     TcpRadio(RadioSpec),
@@ -45,6 +45,17 @@ pub enum CcTable {
 pub struct CubicSpec {
     pub c: Option<f64>,
     pub beta: Option<f64>,
+}
+
+/// Westwood+: `acked` says how a bandwidth sample counts data that duplicate ACKs (SACKs)
+/// reported before the cumulative ACK covered it: `"once"` (default; MobiCom 2001
+/// AckedCount, Linux `westwood_acked_count`) or `"twice"` (ns-3 `TcpWestwoodPlus`).
+/// `filter_stages`: cascaded 7/8 filter stages, 2 (default, Linux) or 1.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WestwoodSpec {
+    pub acked: Option<String>,
+    pub filter_stages: Option<u8>,
 }
 
 /// Hybla's reference RTT (default 25 ms, the paper's and Linux's).
@@ -100,7 +111,7 @@ impl CcTable {
             CcTable::Tahoe {} => "tahoe",
             CcTable::Reno {} => "reno",
             CcTable::Newreno {} => "newreno",
-            CcTable::WestwoodPlus {} => "westwood+",
+            CcTable::WestwoodPlus(_) => "westwood+",
             CcTable::Cubic(_) => "cubic",
             CcTable::Hybla(_) => "hybla",
             CcTable::TcpRadio(_) => "tcp-radio",
@@ -117,7 +128,40 @@ impl CcTable {
             CcTable::Tahoe {} => Algorithm::Tahoe,
             CcTable::Reno {} => Algorithm::Reno,
             CcTable::Newreno {} => Algorithm::NewReno,
-            CcTable::WestwoodPlus {} => Algorithm::WestwoodPlus,
+            CcTable::WestwoodPlus(s) => {
+                let Algorithm::WestwoodPlus {
+                    count_twice,
+                    filter_stages,
+                } = Algorithm::westwood_plus()
+                else {
+                    unreachable!()
+                };
+                let count_twice = match s.acked.as_deref() {
+                    None => count_twice,
+                    Some("once") => false,
+                    Some("twice") => true,
+                    Some(v) => {
+                        return Err(KeyError::new(
+                            "acked",
+                            format!("'{v}' is not one of \"once\", \"twice\""),
+                        ))
+                    }
+                };
+                let filter_stages = match s.filter_stages {
+                    None => filter_stages,
+                    Some(n @ 1..=2) => n,
+                    Some(n) => {
+                        return Err(KeyError::new(
+                            "filter_stages",
+                            format!("{n} is not supported; expected 1 or 2"),
+                        ))
+                    }
+                };
+                Algorithm::WestwoodPlus {
+                    count_twice,
+                    filter_stages,
+                }
+            }
             CcTable::Cubic(s) => {
                 let d = CubicConfig::default();
                 let c = s.c.unwrap_or(d.c);
@@ -213,7 +257,18 @@ mod tests {
         );
         assert_eq!(
             parse("cc = { name = \"westwood\" }"),
-            Ok(Algorithm::WestwoodPlus)
+            Ok(Algorithm::westwood_plus())
+        );
+        assert_eq!(
+            parse("cc = { name = \"westwood+\", acked = \"twice\", filter_stages = 1 }"),
+            Ok(Algorithm::WestwoodPlus {
+                count_twice: true,
+                filter_stages: 1
+            })
+        );
+        assert_eq!(
+            parse("cc = { name = \"westwood+\", acked = \"once\" }"),
+            Ok(Algorithm::westwood_plus())
         );
     }
 
@@ -238,6 +293,15 @@ mod tests {
             .unwrap_err()
             .starts_with("packets: "));
         assert!(parse("cc = { name = \"reno\", beta = 0.5 }")
+            .unwrap_err()
+            .contains("unknown field `beta`"));
+        assert!(parse("cc = { name = \"westwood+\", acked = \"thrice\" }")
+            .unwrap_err()
+            .starts_with("acked: "));
+        assert!(parse("cc = { name = \"westwood+\", filter_stages = 3 }")
+            .unwrap_err()
+            .starts_with("filter_stages: "));
+        assert!(parse("cc = { name = \"westwood+\", beta = 0.5 }")
             .unwrap_err()
             .contains("unknown field `beta`"));
         assert!(parse("cc = { name = \"vegas\" }")

@@ -5,8 +5,8 @@ use super::cc::CcSpec;
 use super::error::KeyError;
 use super::profiles::{self, Profile};
 use super::spec::{
-    AbcSpec, DelayedAckSpec, HandshakeAckSpec, HystartSpec, IlcSpec, LocalQueueSpec,
-    PacingName, PacingSpec, RecoverySpec, RestoreSpec, RtoFormula, SsthreshFromSpec, TcpSpec,
+    AbcSpec, DelayedAckSpec, HandshakeAckSpec, HystartSpec, IlcSpec, LocalQueueSpec, PacingName,
+    PacingSpec, RecoverySpec, RestoreSpec, RtoFormula, SsthreshFromSpec, TcpSpec,
 };
 use hetpath_proto::cc::{Algorithm, Hystart};
 use hetpath_proto::machine::LocalQueue;

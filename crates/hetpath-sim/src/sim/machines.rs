@@ -48,6 +48,10 @@ pub(super) struct Slot {
     waiting: Vec<DirId>,
     /// Interfaces it asked to be woken on (`NodeView::wake_on`).
     watching: Vec<DirId>,
+    /// In `drive`'s sending loop: a machine shown its own packet there (at its departure
+    /// hook) is not driven again from inside, which could fill the queue the outer loop
+    /// has just found room in.
+    sending: bool,
 }
 
 impl Slot {
@@ -191,6 +195,7 @@ impl Simulation {
             blocked: None,
             waiting: Vec::new(),
             watching: Vec::new(),
+            sending: false,
         });
         if let Some(t) = first {
             self.arm(m, t);
@@ -319,8 +324,12 @@ impl Simulation {
     pub(super) fn drive(&mut self, m: MachineId) {
         let now = self.q.now();
         let slot = &mut self.machines[m.index()];
+        if slot.sending {
+            return; // the outer loop goes on polling it
+        }
         slot.waiting.clear();
         slot.watching.clear();
+        slot.sending = true;
         loop {
             let (via, f) = match self.machines[m.index()].blocked.take() {
                 Some(b) => (b.1, b.2),
@@ -350,6 +359,7 @@ impl Simulation {
             }
             self.send_from(m, via, f);
         }
+        self.machines[m.index()].sending = false;
         let slot = &mut self.machines[m.index()];
         if let (Owned::Host(h), Some(_)) = (&mut slot.machine, &slot.blocked) {
             h.settle_waiting();
