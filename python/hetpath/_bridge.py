@@ -95,8 +95,9 @@ def cc_names() -> list[str]:
         return list(core().cc_names())
 
 
-def profiles() -> list[tuple[str, str, Optional[str], str]]:
-    """TCP profiles: (name, source, controller or None, keys as TOML)."""
+def profiles() -> list[tuple[str, str, Optional[str], str, list[tuple[str, str]]]]:
+    """TCP profiles: (name, source, controller or None, keys as TOML, [(controller, keys
+    that controller alone gets)])."""
     with translated():
         return [tuple(p) for p in core().profiles()]
 

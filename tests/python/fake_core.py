@@ -59,8 +59,8 @@ def cc_names() -> list[str]:
     return ["newreno", "cubic"]
 
 
-def profiles() -> list[tuple[str, str, Optional[str], str]]:
-    return [("tcp-radio", "seed 003 Table 3", "tcp-radio", 'iw = "bdp"\ndupthresh = 1\n')]
+def profiles() -> list[tuple[str, str, Optional[str], str, list[tuple[str, str]]]]:
+    return [("tcp-radio", "seed 003 Table 3", "tcp-radio", 'iw = "bdp"\ndupthresh = 1\n', [])]
 
 
 def _load(text: str, path: str) -> dict[str, Any]:

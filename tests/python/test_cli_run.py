@@ -102,9 +102,11 @@ def test_list_profiles() -> None:
     result = invoke(["list", "profiles"])
     assert result.exit_code == 0
     out = result.stdout
-    for name in ("tcp-radio", "tcp-radio-newrto"):
+    for name in ("rfc", "linux", "ns3", "tcp-radio", "tcp-radio-newrto"):
         assert f"\n{name}\n" in f"\n{out}"
     assert 'cc = "tcp-radio"' in out and "max_rto = \"12s\"" in out
+    # ns-3's CUBIC counts acked segments where its NewReno counts ACKs.
+    assert 'with cc = "cubic":\n    abc = 65535' in out
 
 
 def test_version() -> None:

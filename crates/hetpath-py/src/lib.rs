@@ -177,17 +177,19 @@ fn cc_names() -> Vec<&'static str> {
     hetpath_proto::cc::NAMES.to_vec()
 }
 
-/// The TCP profiles: (name, source, controller or None, keys as TOML).
+/// The TCP profiles: (name, source, controller or None, keys as TOML, [(controller,
+/// keys it alone gets)]).
 #[pyfunction]
 fn profiles() -> Vec<(
     &'static str,
     &'static str,
     Option<&'static str>,
     &'static str,
+    Vec<(&'static str, &'static str)>,
 )> {
     scenario::profiles::PROFILES
         .iter()
-        .map(|p| (p.name, p.source, p.cc, p.keys))
+        .map(|p| (p.name, p.source, p.cc, p.keys, p.per_cc.to_vec()))
         .collect()
 }
 

@@ -23,7 +23,7 @@ def list_cc() -> None:
 def list_profiles() -> None:
     """TCP profiles (values for profile = ... in [tcp] or a flow's tcp table), with
     the keys each sets; keys a scenario writes itself override them."""
-    for i, (name, source, cc, keys) in enumerate(_bridge.profiles()):
+    for i, (name, source, cc, keys, per_cc) in enumerate(_bridge.profiles()):
         if i:
             click.echo()
         click.echo(name)
@@ -32,3 +32,7 @@ def list_profiles() -> None:
             click.echo(f"  cc = \"{cc}\"")
         for line in keys.strip().splitlines():
             click.echo(f"  {line}")
+        for controller, extra in per_cc:
+            click.echo(f"  with cc = \"{controller}\":")
+            for line in extra.strip().splitlines():
+                click.echo(f"    {line}")

@@ -3,7 +3,9 @@
 //! key the paper sets, and the controller if the flow names none. It sits just below the
 //! table that names it: keys written beside it, or in a more specific table, still win
 //! (`tcp::resolve`). A controller can imply its paper's profile: `cc = "tcp-radio"` alone
-//! is seed 003's TCP-radio.
+//! is seed 003's TCP-radio. Where a reference stack's controllers differ in a key (ns-3's
+//! CUBIC counts acked segments, its NewReno counts ACKs), the profile holds the
+//! difference per controller (`per_cc`), over its own keys.
 
 use super::spec::TcpSpec;
 
@@ -15,6 +17,8 @@ pub struct Profile {
     pub cc: Option<&'static str>,
     /// Its keys, as they would be written in `[tcp]`.
     pub keys: &'static str,
+    /// (controller, keys) that hold for that controller only, over `keys`.
+    pub per_cc: &'static [(&'static str, &'static str)],
 }
 
 /// Every profile, in documentation order.
@@ -28,6 +32,7 @@ pub const PROFILES: &[Profile] = &[
                  wait at a full first-hop queue (docs/model-notes.md, \"Sender behaviour\")",
         cc: None,
         keys: "",
+        per_cc: &[],
     },
     Profile {
         name: "linux",
@@ -48,25 +53,38 @@ pub const PROFILES: &[Profile] = &[
                cwnd_validation = true\nmin_rto = \"200ms\"\nrto_formula = \"linux\"\nmax_rto = \"120s\"\n\
                delayed_ack = { count = 2, timeout = \"40ms\" }\nhandshake_ack = \"separate\"\n\
                syn_retries = 6\ndata_retries = 15\n",
+        per_cc: &[],
     },
     Profile {
         name: "ns3",
         source: "ns-3.44 defaults: TcpSocket InitialCwnd 10, DelAckCount 2, DelAckTimeout \
-                 200 ms, ConnTimeout 3 s, SynRetries 6, DataRetries 6; TcpSocketBase \
-                 Timestamp true, Sack true, MinRto 1 s, ReTxThreshold 3, RecoveryType \
-                 TcpPrrRecovery (ReductionBound SSRB); ssthresh from BytesInFlight (the \
-                 RFC 6675 pipe, TcpNewReno::GetSsThresh); growth of one segment per ACK \
-                 (TcpNewReno::SlowStart and CongestionAvoidance count ACKs, not bytes); \
-                 TcpCubic HyStart true; no pacing (TcpSocketState EnablePacing false); a \
-                 packet its full queue disc refuses is dropped, and TCP does not react; a pure \
-                 ACK answers the SYN-ACK (TcpSocketBase::ProcessSynSent); TcpCubic is the default \
-                 controller (TcpL4Protocol SocketType)",
+                 200 ms, ConnCount 6, DataRetries 6; TcpSocketBase Timestamp true, Sack true, \
+                 MinRto 1 s, ReTxThreshold 3; RecoveryType TcpPrrRecovery (its \
+                 DoRecovery bounds by CRB and adds one MSS when retransmitted data is \
+                 cumulatively acked: closest to prr's SSRB, not the same); ssthresh from \
+                 BytesInFlight, the RFC 6675 pipe (TcpNewReno::GetSsThresh), but from cwnd \
+                 for TcpLinuxReno (cwnd/2) and TcpCubic (cwnd x 0.7, which hetpath's CUBIC \
+                 does anyway); one segment per ACK (TcpNewReno::SlowStart and \
+                 CongestionAvoidance, also Westwood+'s and Hybla's), but acked segments \
+                 counted by TcpCubic::IncreaseWindow and TcpLinuxReno; TcpCubic grows only \
+                 when m_isCwndLimited; TcpCubic HyStart true (ns-3's variant: threshold \
+                 clamp(delay_min, 4 ms, 1 s) on the smoothed RTT, hetpath runs Linux's); no \
+                 pacing (TcpSocketState EnablePacing false); a packet its full queue refuses \
+                 is dropped and TCP does not react; a pure ACK answers the SYN-ACK \
+                 (TcpSocketBase::ProcessSynSent); the data RTO before a sample is 1 s \
+                 (RttEstimator InitialEstimation; ConnTimeout's 3 s is the SYN timer, not \
+                 modelled apart); TcpCubic is the default (TcpL4Protocol SocketType). \
+                 Checked against the installed ns3 3.44 wheel by bench/compare_ns3.py",
         cc: Some("cubic"),
         keys: "iw = 10\ntimestamps = true\nsack = true\nrecovery = \"prr\"\n\
                ssthresh_from = \"pipe\"\nabc = false\nhystart = \"classic\"\n\
-               local_queue = \"drop\"\nmin_rto = \"1s\"\ninitial_rto = \"3s\"\n\
+               local_queue = \"drop\"\nmin_rto = \"1s\"\n\
                delayed_ack = { count = 2, timeout = \"200ms\" }\ndupthresh = 3\n\
                handshake_ack = \"separate\"\nsyn_retries = 6\ndata_retries = 6\n",
+        per_cc: &[
+            ("cubic", "abc = 65535\nssthresh_from = \"cwnd\"\ncwnd_validation = true\n"),
+            ("reno", "abc = 65535\nssthresh_from = \"cwnd\"\n"),
+        ],
     },
     Profile {
         name: "tcp-radio",
@@ -76,6 +94,7 @@ pub const PROFILES: &[Profile] = &[
         cc: Some("tcp-radio"),
         keys: "iw = \"bdp\"\ninitial_ssthresh = \"inf\"\nmax_rto = \"120s\"\nsyn_retries = 10\n\
                data_retries = 15\ndupthresh = 1\nrecv_buffer = \"4MB\"\n",
+        per_cc: &[],
     },
     Profile {
         name: "tcp-radio-newrto",
@@ -84,13 +103,19 @@ pub const PROFILES: &[Profile] = &[
         cc: Some("tcp-radio"),
         keys: "iw = \"bdp\"\ninitial_ssthresh = \"inf\"\nmax_rto = \"12s\"\nrto_backoff = false\n\
                syn_retries = 500\ndata_retries = 500\ndupthresh = 1\nrecv_buffer = \"4MB\"\n",
+        per_cc: &[],
     },
 ];
 
 impl Profile {
-    /// Its keys as a spec.
-    pub fn spec(&self) -> TcpSpec {
-        toml::from_str(self.keys).expect("profiles are valid [tcp] tables (tested)")
+    /// Its keys as a spec, with those it holds for controller `cc` over them.
+    pub fn spec(&self, cc: &str) -> TcpSpec {
+        let parse = |keys| toml::from_str(keys).expect("profiles are valid [tcp] tables (tested)");
+        let base: TcpSpec = parse(self.keys);
+        match self.per_cc.iter().find(|(name, _)| *name == cc) {
+            Some((_, keys)) => base.overridden_by(&parse(keys)),
+            None => base,
+        }
     }
 }
 
@@ -123,17 +148,29 @@ mod tests {
     #[test]
     fn every_profile_is_a_valid_tcp_table() {
         for p in PROFILES {
-            let spec = p.spec();
+            let spec = p.spec("cubic");
+            for (cc, _) in p.per_cc {
+                tcp_config(&p.spec(cc)).unwrap_or_else(|e| panic!("{} {cc}: {e}", p.name));
+            }
             assert!(spec.profile.is_none(), "{}", p.name);
             tcp_config(&spec).unwrap_or_else(|e| panic!("{}: {e}", p.name));
         }
     }
 
     #[test]
+    fn ns3_counts_as_each_ns3_controller_does() {
+        let ns3 = by_name("ns3").unwrap();
+        let abc = |cc| tcp_config(&ns3.spec(cc)).unwrap().abc_limit;
+        // TcpNewReno grows one segment per ACK; TcpCubic counts the segments acked.
+        assert_eq!((abc("newreno"), abc("cubic")), (None, Some(65535)));
+        assert!(tcp_config(&ns3.spec("cubic")).unwrap().cwnd_validation);
+    }
+
+    #[test]
     fn newrto_is_tcp_radio_with_the_timer_of_table_4() {
         let (radio, newrto) = (
-            tcp_config(&by_name("tcp-radio").unwrap().spec()).unwrap(),
-            tcp_config(&by_name("tcp-radio-newrto").unwrap().spec()).unwrap(),
+            tcp_config(&by_name("tcp-radio").unwrap().spec("tcp-radio")).unwrap(),
+            tcp_config(&by_name("tcp-radio-newrto").unwrap().spec("tcp-radio")).unwrap(),
         );
         assert!(radio.rto.backoff && !newrto.rto.backoff);
         assert_eq!(

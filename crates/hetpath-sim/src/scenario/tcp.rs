@@ -55,11 +55,6 @@ pub fn resolve(
         None if general_profile.is_none() => cc.and_then(|c| profiles::implied_by(c.name())),
         None => None,
     };
-    let spec = match (own_profile, general_profile) {
-        (Some(p), _) => general.overridden_by(&p.spec()).overridden_by(own),
-        (None, Some(p)) => p.spec().overridden_by(general).overridden_by(own),
-        (None, None) => general.overridden_by(own),
-    };
     let profile: Option<&Profile> = own_profile.or(general_profile);
     let cc = match cc {
         Some(c) => c.algorithm().map_err(|e| e.under("cc"))?,
@@ -67,6 +62,11 @@ pub fn resolve(
             let name = profile.and_then(|p| p.cc).unwrap_or(default_cc);
             Algorithm::by_name(name).expect("profiles and defaults name real controllers")
         }
+    };
+    let spec = match (own_profile, general_profile) {
+        (Some(p), _) => general.overridden_by(&p.spec(cc.name())).overridden_by(own),
+        (None, Some(p)) => p.spec(cc.name()).overridden_by(general).overridden_by(own),
+        (None, None) => general.overridden_by(own),
     };
     let tcp = tcp_config(&spec).map_err(|e| e.under("tcp"))?;
     Ok(Stack { spec, tcp, cc })
