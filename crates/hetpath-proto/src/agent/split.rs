@@ -18,7 +18,7 @@
 //! (RTM) and hands the monitor's output to its connections' controllers (RC) on each ACK,
 //! instead of reading feedback from the ACK.
 
-use crate::cc::{self, Algorithm, RapMonitor};
+use crate::cc::{Algorithm, RapMonitor};
 use crate::ids::{ConnId, IfaceId};
 use crate::machine::{At, Counter, Event, Hooks, LocalQueue, Machine, NodeView, Transmit, Verdict};
 use crate::packet::{Body, Endpoint, Packet, TcpFlags, TcpSegment, XcpHeader};
@@ -117,18 +117,13 @@ impl SplitPep {
         self.splits.iter().map(|s| (&s.near, &s.far))
     }
 
-    fn leg(&self) -> (TcpConfig, Box<dyn cc::CongestionControl>) {
+    fn open(&mut self, opener: Endpoint, responder: Endpoint, syn: &TcpSegment) {
         let tcp = TcpConfig {
             recv_buffer: self.cfg.buffer,
             ..self.cfg.tcp
         };
-        (tcp, self.cfg.cc.build(tcp.cc_config()))
-    }
-
-    fn open(&mut self, opener: Endpoint, responder: Endpoint, syn: &TcpSegment) {
-        let (tcp, cc) = self.leg();
+        let cc = &self.cfg.cc;
         let mut near = Connection::accept(tcp, cc, responder, opener, syn);
-        let (tcp, cc) = self.leg();
         let mut far = Connection::connect(tcp, cc, opener, responder);
         near.set_auto_read(false);
         far.set_auto_read(false);

@@ -147,7 +147,7 @@ impl Host {
             addr: self.addr,
             port,
         };
-        let conn = Connection::connect(tcp, cc.build(tcp.cc_config()), local, remote);
+        let conn = Connection::connect(tcp, cc, local, remote);
         let seal = esp.map(|(out, inbound)| {
             self.add_sa(inbound, out);
             SecurityAssociation::new(out)
@@ -304,7 +304,7 @@ impl Host {
             return None;
         }
         let (remote, local) = seg.endpoints(src, dst);
-        let mut conn = Connection::accept(l.tcp, l.cc.build(l.tcp.cc_config()), local, remote, seg);
+        let mut conn = Connection::accept(l.tcp, &l.cc, local, remote, seg);
         conn.set_auto_read(l.auto_read);
         let seal = spi.and_then(|s| self.sad.get(&s).copied());
         let c = self.insert(conn, seal, true);

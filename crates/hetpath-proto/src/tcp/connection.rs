@@ -15,7 +15,7 @@ use super::config::{HandshakeAck, TcpConfig};
 use super::receiver::Receiver;
 use super::recovery::AckInput;
 use super::sender::{Expiry, Outgoing, Sender, SenderStats};
-use crate::cc::CongestionControl;
+use crate::cc::Algorithm;
 use crate::packet::{
     Endpoint, Packet, SackList, SynOptions, TcpFlags, TcpSegment, Timestamps,
     MAX_SACK_BLOCKS_WITH_TIMESTAMPS, TIMESTAMP_TICK_NS,
@@ -96,6 +96,9 @@ pub enum Event {
 }
 
 pub struct Connection {
+    /// Its controller's recipe: the controller is built again once the handshake settles
+    /// the segment size (`on_peer_syn`).
+    algorithm: Algorithm,
     local: Endpoint,
     remote: Endpoint,
     state: State,
@@ -136,7 +139,7 @@ impl Connection {
     /// Active open: the first `poll_transmit` yields the SYN.
     pub fn connect(
         cfg: TcpConfig,
-        cc: Box<dyn CongestionControl>,
+        cc: &Algorithm,
         local: Endpoint,
         remote: Endpoint,
     ) -> Connection {
@@ -146,7 +149,7 @@ impl Connection {
     /// Passive open on an arriving SYN: the first `poll_transmit` yields the SYN-ACK.
     pub fn accept(
         cfg: TcpConfig,
-        cc: Box<dyn CongestionControl>,
+        cc: &Algorithm,
         local: Endpoint,
         remote: Endpoint,
         syn: &TcpSegment,
@@ -158,16 +161,17 @@ impl Connection {
 
     fn new(
         cfg: TcpConfig,
-        cc: Box<dyn CongestionControl>,
+        cc: &Algorithm,
         local: Endpoint,
         remote: Endpoint,
         state: State,
     ) -> Connection {
         Connection {
+            algorithm: cc.clone(),
             local,
             remote,
             state,
-            sender: Sender::new(cfg, cc),
+            sender: Sender::new(cfg, cc.build(cfg.cc_config())),
             receiver: Receiver::new(cfg.recv_buffer, cfg.delayed_ack, cfg.mss),
             cfg,
             syn_sent: 0,
@@ -212,6 +216,17 @@ impl Connection {
             // Linux's effective MSS: the 12 option bytes come out of each segment's payload
             // (`tcp_current_mss`), so a full segment still fits the path's MTU.
             self.sender.cfg.mss = self.sender.cfg.mss.saturating_sub(12).max(1);
+        }
+        let mss = self.sender.cfg.mss;
+        if mss != self.cfg.mss {
+            // The controller counts in the segments actually sent (Linux: `mss_cache`),
+            // its initial window the same number of them.
+            let base = self.cfg.cc_config();
+            self.sender.cc = self.algorithm.build(crate::cc::CcConfig {
+                mss,
+                initial_window: base.initial_window / self.cfg.mss as u64 * mss as u64,
+                ..base
+            });
         }
         self.sender.on_window_update(syn.window);
         self.receiver.on_syn(self.cfg.sack && self.peer_sack);

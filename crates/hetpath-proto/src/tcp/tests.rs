@@ -423,8 +423,8 @@ fn seg(p: Packet) -> TcpSegment {
     p.as_tcp().unwrap().clone()
 }
 
-fn newreno() -> Box<dyn crate::cc::CongestionControl> {
-    Algorithm::NewReno.build(cfg().cc_config())
+fn newreno() -> &'static Algorithm {
+    &Algorithm::NewReno
 }
 
 /// A client and a server connection after a handshake at time 0.
