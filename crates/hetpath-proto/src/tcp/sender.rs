@@ -125,7 +125,7 @@ pub struct Sender {
     /// Congestion Window Reduced after a local queue refused a packet, until this
     /// sequence number is acknowledged (Linux `high_seq` in TCP_CA_CWR).
     cwr_until: u64,
-    pub(super) usage: CwndUsage,
+    usage: CwndUsage,
 }
 
 impl Sender {
