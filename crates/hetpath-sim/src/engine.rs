@@ -60,6 +60,23 @@ impl<E> EventQueue<E> {
         self.seq += 1;
     }
 
+    /// Takes the sequence number the next `schedule` would use, for an event that is
+    /// queued later (`schedule_reserved`) but must keep its place among same-time events.
+    pub fn reserve_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq - 1
+    }
+
+    /// Queues `event` at `time` with a sequence number from `reserve_seq`.
+    pub fn schedule_reserved(&mut self, time: Time, seq: u64, event: E) {
+        debug_assert!(seq < self.seq, "sequence number not reserved");
+        self.heap.push(Entry {
+            time: time.max(self.now),
+            seq,
+            event,
+        });
+    }
+
     /// Pops the next event if it is due at or before `limit`, advancing the clock.
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
         if self.heap.peek()?.time > limit {

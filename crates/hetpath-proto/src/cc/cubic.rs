@@ -286,7 +286,7 @@ impl CongestionControl for Cubic {
         self.cwnd = self.mss as u64;
         self.w_max = 0.0;
         self.epoch = None;
-        self.hystart.on_rto();
+        self.hystart.on_rto(ev);
     }
 }
 
@@ -553,7 +553,11 @@ mod tests {
         ] {
             let mut cc = with_hystart(h);
             slow_start(&mut cc, late, 6);
-            assert_eq!((cc.cwnd(), cc.ssthresh()), (4 * M << 6, u64::MAX), "{h:?}");
+            assert_eq!(
+                (cc.cwnd(), cc.ssthresh()),
+                ((4 * M) << 6, u64::MAX),
+                "{h:?}"
+            );
         }
     }
 

@@ -47,14 +47,22 @@
 //!   fast recovery"). Only `delay_min` could see them, and HyStart runs again only after a
 //!   timeout, which resets `delay_min`; slow start does not follow fast recovery here.
 //!
-//! ns-3 `TcpCubic` (src/internet/model/tcp-cubic.cc, ns-3-dev 2026) differs from Linux:
-//! its delay signal is the smoothed RTT (`PktsAcked` is called with `m_srtt`) and duplicate
-//! ACKs feed it too; the train must span the whole `m_delayMin`, not half of it, and has no
-//! `ack_delay` cushion; the delay threshold is clamp(delay_min, 4 ms, 1000 ms), not
-//! clamp(delay_min/8, 4 ms, 16 ms); the round minimum is taken over the first 8 samples only
-//! and then frozen; the round is reset in `IncreaseWindow` after the checks (and only while
-//! cwnd-limited) rather than before them; it runs while cwnd <= ssthresh; and it discards
-//! samples for 10 ms (`CubicDelta`), not 1 s, after an epoch starts. Linux is followed here.
+//! # ns-3 (`Ns3`: ns-3.44 `TcpCubic::PktsAcked`, `HystartUpdate`, `IncreaseWindow`)
+//!
+//! ns-3's own reading of the same algorithm, for cross-checks against it:
+//! - the sample is the smoothed RTT (`TcpSocketBase` calls `PktsAcked` with `m_srtt`), on
+//!   every ACK once there is one; `delay_min` is the smallest of them;
+//! - it runs while cwnd <= ssthresh (not <) and cwnd >= 16 segments;
+//! - the train must span more than the whole `delay_min`, with no `ack_delay` cushion;
+//! - the round minimum is taken over the first 8 samples only, then compared with
+//!   delay_min + clamp(delay_min, 4 ms, 1000 ms) (`HystartDelayThresh`, `HyStartDelayMax`):
+//!   a doubling of the delay below 1 s;
+//! - the round is reset after the checks, in `IncreaseWindow`, only while cwnd-limited and
+//!   cwnd < ssthresh; a timeout resets it at once (`CongestionStateSet(CA_LOSS)`: the
+//!   round starts then, with the flight then), and `found` and `delay_min` with it.
+//! - Not modelled: ns-3 skips samples for 10 ms (`CubicDelta`) after a CUBIC epoch
+//!   starts, and runs `HystartUpdate` in recovery too (where PRR can hold cwnd <=
+//!   ssthresh); here recovery ACKs only lower `delay_min`.
 //!
 //! # RFC 9406 (HyStart++)
 //!
@@ -86,6 +94,8 @@ const MIN_SAMPLES: u32 = 8;
 /// Linux HYSTART_DELAY_MIN / HYSTART_DELAY_MAX; RFC 9406 MIN_RTT_THRESH / MAX_RTT_THRESH.
 const DELAY_MIN: Dur = Dur::from_millis(4);
 const DELAY_MAX: Dur = Dur::from_millis(16);
+/// ns-3 `HyStartDelayMax` (its threshold is clamp(delay_min, DELAY_MIN, this)).
+const NS3_DELAY_MAX: Dur = Dur::from_millis(1000);
 /// Linux `delay_min >> 3`; RFC 9406 MIN_RTT_DIVISOR.
 const DELAY_DIVISOR: u64 = 8;
 /// Linux `hystart_ack_delay`: at most 1 ms, from the default `sk_gso_max_size` (64 KiB).
@@ -187,6 +197,7 @@ impl HyStart {
             Hystart::Off => false,
             Hystart::Classic => self.classic(ack, cwnd, ssthresh),
             Hystart::Rfc9406 => self.rfc9406(ack, cwnd, ssthresh),
+            Hystart::Ns3 => self.ns3(ack, cwnd, ssthresh),
         }
     }
 
@@ -194,10 +205,14 @@ impl HyStart {
     /// towards `delay_min` (Linux's pkts_acked sees every ACK).
     pub fn on_recovery_ack(&mut self, ack: &AckSample) {
         self.count_acked(ack);
-        if self.mode == Hystart::Classic {
-            if let Some(rtt) = ack.rtt {
-                self.note_delay_min(rtt);
+        match self.mode {
+            Hystart::Classic => {
+                if let Some(rtt) = ack.rtt {
+                    self.note_delay_min(rtt);
+                }
             }
+            Hystart::Ns3 if ack.srtt > Dur::ZERO => self.note_delay_min(ack.srtt),
+            _ => {}
         }
     }
 
@@ -230,16 +245,21 @@ impl HyStart {
     }
 
     /// A retransmission timeout. Classic: Linux `cubictcp_state(TCP_CA_Loss)` resets
-    /// `found`, `delay_min` and the round, so the next slow start runs HyStart again.
-    pub fn on_rto(&mut self) {
+    /// `found`, `delay_min` and the round, so the next slow start runs HyStart again; ns-3
+    /// (`CubicReset`, `HystartReset`) likewise, with the round starting now.
+    pub fn on_rto(&mut self, ev: &CongestionEvent) {
         match self.mode {
             Hystart::Off => {}
-            Hystart::Classic => {
+            Hystart::Classic | Hystart::Ns3 => {
                 self.found = false;
                 self.delay_min = None;
                 self.round = None;
                 self.round_min = None;
                 self.samples = 0;
+                if self.mode == Hystart::Ns3 {
+                    self.round = Some(Round::new(ev.now, ev.bytes_in_flight));
+                    self.last_ack = ev.now;
+                }
             }
             Hystart::Rfc9406 => self.finish(),
         }
@@ -324,6 +344,49 @@ impl HyStart {
             self.found = true;
         }
         self.found
+    }
+
+    fn ns3(&mut self, ack: &AckSample, cwnd: u64, ssthresh: u64) -> bool {
+        if ack.srtt == Dur::ZERO {
+            return false;
+        }
+        let delay = Dur(ack.srtt.as_nanos().max(1));
+        self.note_delay_min(delay);
+        if self.round.is_none() {
+            self.begin_round(ack);
+            self.last_ack = ack.now;
+        }
+        if !self.found
+            && cwnd <= ssthresh
+            && cwnd >= LOW_WINDOW_SEGMENTS.saturating_mul(self.mss as u64)
+        {
+            let delay_min = self.delay_min.unwrap_or(delay);
+            let round_start = self.round.map_or(ack.now, |r| r.start);
+            if ack.now.since(self.last_ack) <= ACK_DELTA {
+                self.last_ack = ack.now;
+                if ack.now.since(round_start) > delay_min {
+                    self.found = true;
+                }
+            }
+            if self.samples < MIN_SAMPLES {
+                self.round_min = Some(self.round_min.map_or(delay, |m| m.min(delay)));
+                self.samples += 1;
+            } else if self
+                .round_min
+                .is_some_and(|m| m > delay_min + delay_min.clamp(DELAY_MIN, NS3_DELAY_MAX))
+            {
+                self.found = true;
+            }
+            if self.found {
+                return true;
+            }
+        }
+        // `IncreaseWindow`: a new round once SND.UNA passes the recorded SND.NXT.
+        if ack.cwnd_limited && cwnd < ssthresh && self.round.is_some_and(|r| r.acked > r.flight) {
+            self.begin_round(ack);
+            self.last_ack = ack.now;
+        }
+        false
     }
 
     fn rfc9406(&mut self, ack: &AckSample, cwnd: u64, ssthresh: u64) -> bool {
@@ -457,6 +520,59 @@ mod tests {
         Dur::from_millis(v)
     }
 
+    fn rto(now: Time) -> CongestionEvent {
+        CongestionEvent {
+            now,
+            bytes_in_flight: 30 * M,
+            srtt: ms(40),
+            min_rtt: ms(40),
+            repeat: false,
+        }
+    }
+
+    #[test]
+    fn ns3_leaves_slow_start_only_when_the_delay_doubles() {
+        // 100 ms path, ACKs 5 ms apart (no train); from 32 segments on the queue adds
+        // 20 ms (Linux's threshold is 12.5 ms) or 120 ms (ns-3's is 100 ms).
+        for (late, exits) in [(120, false), (220, true)] {
+            let mut f = Flow::new(Hystart::Ns3, 4);
+            for _ in 0..8 {
+                let rtt = if f.cwnd >= 32 * M { ms(late) } else { ms(100) };
+                f.round(rtt, ms(5));
+            }
+            assert_eq!(f.hs.found, exits, "queueing delay {late} ms");
+            assert_eq!(f.ssthresh < u64::MAX, exits);
+        }
+    }
+
+    #[test]
+    fn ns3_ack_train_must_span_the_whole_min_rtt() {
+        // 40 ms path, ACKs 1 ms apart, the round long enough not to end: the 42nd ACK is
+        // the first more than 40 ms after the round began (Linux: the 22nd, above).
+        let mut f = Flow::new(Hystart::Ns3, 16);
+        for i in 0..41 {
+            f.ack(ms(1), ms(40), 100 * M);
+            assert_eq!(f.ssthresh, u64::MAX, "ack {i}");
+        }
+        f.ack(ms(1), ms(40), 100 * M);
+        assert_eq!(f.ssthresh, 57 * M);
+    }
+
+    #[test]
+    fn ns3_rto_starts_a_round_at_once() {
+        let mut f = Flow::new(Hystart::Ns3, 16);
+        for _ in 0..42 {
+            f.ack(ms(1), ms(40), 100 * M);
+        }
+        assert!(f.hs.found);
+        f.hs.on_rto(&rto(f.now));
+        assert!(!f.hs.found && f.hs.delay_min.is_none());
+        assert_eq!(
+            f.hs.round.map(|r| (r.start, r.flight)),
+            Some((f.now, 30 * M))
+        );
+    }
+
     #[test]
     fn delay_threshold_is_an_eighth_clamped() {
         assert_eq!(delay_threshold(ms(10)), ms(4));
@@ -502,7 +618,7 @@ mod tests {
                 f.round(rtt, ms(5));
             }
             assert_eq!(f.ssthresh, u64::MAX, "rtt {rtt_late}");
-            assert_eq!(f.cwnd, 4 * M << 10);
+            assert_eq!(f.cwnd, (4 * M) << 10);
         }
     }
 
@@ -590,7 +706,7 @@ mod tests {
             f.ack(ms(1), ms(40), 40 * M);
         }
         assert!(f.hs.found);
-        f.hs.on_rto();
+        f.hs.on_rto(&rto(f.now));
         assert!(!f.hs.found && f.hs.delay_min.is_none() && f.hs.round.is_none());
     }
 
@@ -675,7 +791,7 @@ mod tests {
             f.round(ms(100), ms(5));
         }
         assert!(!f.hs.in_css());
-        assert_eq!((f.cwnd, f.ssthresh), (4 * M << 8, u64::MAX));
+        assert_eq!((f.cwnd, f.ssthresh), ((4 * M) << 8, u64::MAX));
     }
 
     #[test]

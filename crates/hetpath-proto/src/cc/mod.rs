@@ -80,11 +80,14 @@ pub enum Hystart {
     /// RFC 5681 slow start: only a loss ends it.
     #[default]
     Off,
-    /// Ha and Rhee's HyStart as Linux `tcp_cubic.c` and ns-3 `TcpCubic` run it: ACK-train
-    /// and delay-increase detection set ssthresh = cwnd.
+    /// Ha and Rhee's HyStart as Linux `tcp_cubic.c` runs it: ACK-train and delay-increase
+    /// detection set ssthresh = cwnd.
     Classic,
     /// HyStart++ (RFC 9406): delay increase starts Conservative Slow Start.
     Rfc9406,
+    /// ns-3.44 `TcpCubic`'s HyStart: the smoothed RTT, a threshold of clamp(delay_min,
+    /// 4 ms, 1 s) and a train spanning the whole delay_min (`hystart.rs`).
+    Ns3,
 }
 
 /// The initial window of RFC 5681 section 3.1: 2, 3 or 4 segments depending on SMSS.

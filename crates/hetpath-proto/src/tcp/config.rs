@@ -101,6 +101,22 @@ pub enum SsthreshFrom {
     Cwnd,
 }
 
+/// What an ACK's byte count for window growth (`abc_limit`) counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AbcCounts {
+    /// Bytes the cumulative ACK newly covers, SACKed ones included (RFC 3465 section 2:
+    /// "bytes acknowledged by each incoming ACK").
+    #[default]
+    Acked,
+    /// RFC 6937 DeliveredData: bytes newly cumulatively acked that were not SACKed
+    /// before, plus bytes newly SACKed by this ACK, so each byte counts once, when it is
+    /// first known delivered (Linux `tcp_cong_avoid(sk, ack, acked_sacked)`; ns-3
+    /// `TcpSocketBase::ProcessAck` feeds `currentDelivered` to `IncreaseWindow`). After a
+    /// timeout, the ACK that fills the hole then counts the retransmission, not the window
+    /// of SACKed data behind it.
+    Delivered,
+}
+
 /// How the window is brought down during fast recovery with SACK.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Recovery {
@@ -139,6 +155,7 @@ pub struct TcpConfig {
     /// Appropriate Byte Counting limit L in segments (RFC 3465); `None` counts one MSS
     /// of window growth per ACK.
     pub abc_limit: Option<u32>,
+    pub abc_counts: AbcCounts,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 section 3.2: 3).
     pub dupthresh: u32,
     pub rto: RtoConfig,
@@ -177,6 +194,7 @@ impl TcpConfig {
                 timeout: Dur::from_millis(200),
             }),
             abc_limit: Some(2),
+            abc_counts: AbcCounts::Acked,
             dupthresh: 3,
             rto: RtoConfig::default(),
             recv_buffer: 16 << 20,

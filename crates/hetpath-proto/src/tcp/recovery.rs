@@ -2,6 +2,7 @@
 //! retransmit, Reno and NewReno fast recovery (RFC 5681 section 3.2, RFC 6582), Tahoe's
 //! go-back-N, and SACK-based recovery (RFC 6675).
 
+use super::config::AbcCounts;
 use super::prr::Prr;
 use super::sender::{RecoveryMode, Sender};
 use crate::cc::AckSample;
@@ -43,7 +44,7 @@ impl Sender {
             0
         };
         if a.ack > self.snd_una {
-            out.newly_acked = self.on_new_ack(now, a.ack, a.echoed_rtt);
+            out.newly_acked = self.on_new_ack(now, a.ack, a.echoed_rtt, una0 + sacked0);
         } else if !a.carries_data
             && !self.board.is_empty()
             && self.is_dup_ack(a, old_window, newly_sacked)
@@ -64,8 +65,13 @@ impl Sender {
         out
     }
 
-    fn on_new_ack(&mut self, now: Time, ack: u64, echoed_rtt: Option<Dur>) -> u64 {
+    /// `known0`: SND.UNA plus the SACKed bytes before this ACK (for DeliveredData).
+    fn on_new_ack(&mut self, now: Time, ack: u64, echoed_rtt: Option<Dur>, known0: u64) -> u64 {
         let acked = self.board.on_cumulative_ack(ack);
+        let counted = match self.cfg.abc_counts {
+            AbcCounts::Acked => acked.bytes,
+            AbcCounts::Delivered => (ack + self.board.sacked_bytes()).saturating_sub(known0),
+        };
         self.snd_una = ack;
         // The send time of what was acknowledged, if Karn's rule allows; else the
         // timestamp echo, which stays valid for retransmitted data (RFC 7323 section 4;
@@ -85,7 +91,7 @@ impl Sender {
             now,
             bytes_acked: acked.bytes,
             credit: match self.cfg.abc_limit {
-                Some(l) => acked.bytes.min(l as u64 * mss),
+                Some(l) => counted.min(l as u64 * mss),
                 None => mss,
             },
             rtt,

@@ -8,7 +8,7 @@ use crate::cc::{self, Algorithm};
 use crate::crosslayer::Signal;
 use crate::host::Listener;
 use crate::ids::ConnId;
-use crate::packet::{Addr, Packet, TcpFlags, TcpSegment};
+use crate::packet::{Addr, Packet, SackBlock, TcpFlags, TcpSegment};
 use crate::testing::Net;
 use crate::time::{Dur, Time};
 
@@ -169,6 +169,58 @@ fn fast_retransmits_after_bare_duplicate_acks(sack: bool) -> u64 {
         s.on_ack(now, input);
     }
     s.stats().fast_retransmits
+}
+
+/// A 20-segment window whose segments 2-20 are SACKed, a timeout, then the ACK for the
+/// retransmitted first segment, which covers the whole window. Returns cwnd after it.
+fn cwnd_after_the_hole_is_filled(counts: AbcCounts) -> u64 {
+    let m = MSS as u64;
+    let c = TcpConfig {
+        initial_window: 20 * m,
+        abc_limit: Some(65_535),
+        abc_counts: counts,
+        ..cfg()
+    };
+    let mut s = Sender::new(c, cc::by_name("newreno", c.cc_config()).unwrap());
+    s.enable_sack();
+    s.write(40 * m);
+    while s.poll_segment(Time::ZERO).is_some() {}
+    let ack = |s: &mut Sender, now: Time, ack: u64, sack: &[SackBlock]| {
+        let input = AckInput {
+            ack,
+            window: 1 << 20,
+            sack,
+            carries_data: false,
+            echoed_rtt: None,
+        };
+        s.on_ack(now, input);
+    };
+    ack(
+        &mut s,
+        Time(1),
+        1,
+        &[SackBlock {
+            start: 1 + m,
+            end: 1 + 20 * m,
+        }],
+    );
+    let rto = s.poll_timeout().expect("retransmission timer armed");
+    assert_eq!(s.handle_timeout(rto), Expiry::Timeout);
+    assert_eq!(s.cwnd(), m);
+    assert!(s.poll_segment(rto).is_some(), "the hole is resent");
+    ack(&mut s, rto + Dur::from_millis(100), 1 + 20 * m, &[]);
+    s.cwnd()
+}
+
+#[test]
+fn delivered_counting_credits_only_what_the_ack_newly_delivered() {
+    // RFC 3465 counts the 20 segments the ACK covers; DeliveredData (RFC 6937; Linux
+    // acked_sacked, ns-3 currentDelivered) only the retransmitted one.
+    assert_eq!(
+        cwnd_after_the_hole_is_filled(AbcCounts::Delivered),
+        2 * MSS as u64
+    );
+    assert!(cwnd_after_the_hole_is_filled(AbcCounts::Acked) > 5 * MSS as u64);
 }
 
 #[test]
@@ -665,7 +717,7 @@ fn a_full_receive_buffer_is_announced_by_zero_window_ack_events() {
         for _ in 0..2_000 {
             flush(now, &mut a, &mut b);
             flush(now, &mut b, &mut a);
-            now = now + Dur::from_millis(10);
+            now += Dur::from_millis(10);
             b.handle_timeout(now); // delayed ACKs
             a.handle_timeout(now);
         }

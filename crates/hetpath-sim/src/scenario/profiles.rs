@@ -38,8 +38,9 @@ pub const PROFILES: &[Profile] = &[
         name: "linux",
         source: "Linux 6.x defaults: IW 10 (TCP_INIT_CWND, RFC 6928); timestamps on \
                  (net.ipv4.tcp_timestamps = 1); PRR recovery (tcp_cwnd_reduction, RFC 6937); \
-                 ssthresh = cwnd / 2 (tcp_reno_ssthresh); slow start counts every acked \
-                 segment (tcp_slow_start, no ABC limit); HyStart in CUBIC (tcp_cubic.c \
+                 ssthresh = cwnd / 2 (tcp_reno_ssthresh); slow start counts every delivered \
+                 segment, newly acked or newly SACKed (tcp_cong_avoid's acked_sacked, \
+                 tcp_slow_start, no ABC limit); HyStart in CUBIC (tcp_cubic.c \
                  hystart = 1); pacing at 200% / 120% of cwnd/srtt with the fq qdisc \
                  (tcp_pacing_ss_ratio, tcp_pacing_ca_ratio); a sender waits at its own full \
                  queue (TCP Small Queues); no growth unless cwnd-limited (tcp_is_cwnd_limited); \
@@ -49,7 +50,7 @@ pub const PROFILES: &[Profile] = &[
                  SYN-ACK (tcp_rcv_synsent_state_process); tcp_syn_retries 6, tcp_retries2 15",
         cc: Some("cubic"),
         keys: "iw = 10\ntimestamps = true\nrecovery = \"prr\"\nssthresh_from = \"cwnd\"\n\
-               abc = 65535\nhystart = \"classic\"\npacing = true\nlocal_queue = \"wait\"\n\
+               abc = 65535\nabc_counts = \"delivered\"\nhystart = \"classic\"\npacing = true\nlocal_queue = \"wait\"\n\
                cwnd_validation = true\nmin_rto = \"200ms\"\nrto_formula = \"linux\"\nmax_rto = \"120s\"\n\
                delayed_ack = { count = 2, timeout = \"40ms\" }\nhandshake_ack = \"separate\"\n\
                syn_retries = 6\ndata_retries = 15\n",
@@ -65,10 +66,12 @@ pub const PROFILES: &[Profile] = &[
                  BytesInFlight, the RFC 6675 pipe (TcpNewReno::GetSsThresh), but from cwnd \
                  for TcpLinuxReno (cwnd/2) and TcpCubic (cwnd x 0.7, which hetpath's CUBIC \
                  does anyway); one segment per ACK (TcpNewReno::SlowStart and \
-                 CongestionAvoidance, also Westwood+'s and Hybla's), but acked segments \
-                 counted by TcpCubic::IncreaseWindow and TcpLinuxReno; TcpCubic grows only \
-                 when m_isCwndLimited; TcpCubic HyStart true (ns-3's variant: threshold \
-                 clamp(delay_min, 4 ms, 1 s) on the smoothed RTT, hetpath runs Linux's); no \
+                 CongestionAvoidance, also Westwood+'s and Hybla's), but delivered segments \
+                 (ProcessAck's currentDelivered: newly acked or newly SACKed) counted by \
+                 TcpCubic::IncreaseWindow and TcpLinuxReno; TcpCubic grows only \
+                 when m_isCwndLimited; TcpCubic HyStart true, ns-3's variant (hystart = \
+                 ns3: TcpCubic::HystartUpdate on the smoothed RTT, threshold clamp(delay_min, \
+                 4 ms, 1 s), train over the whole delay_min); no \
                  pacing (TcpSocketState EnablePacing false); a packet its full queue refuses \
                  is dropped and TCP does not react; a pure ACK answers the SYN-ACK \
                  (TcpSocketBase::ProcessSynSent); the data RTO before a sample is 1 s \
@@ -77,7 +80,7 @@ pub const PROFILES: &[Profile] = &[
                  Checked against the installed ns3 3.44 wheel by bench/compare_ns3.py",
         cc: Some("cubic"),
         keys: "iw = 10\ntimestamps = true\nsack = true\nrecovery = \"prr\"\n\
-               ssthresh_from = \"pipe\"\nabc = false\nhystart = \"classic\"\n\
+               ssthresh_from = \"pipe\"\nabc = false\nabc_counts = \"delivered\"\nhystart = \"ns3\"\n\
                local_queue = \"drop\"\nmin_rto = \"1s\"\n\
                delayed_ack = { count = 2, timeout = \"200ms\" }\ndupthresh = 3\n\
                handshake_ack = \"separate\"\nsyn_retries = 6\ndata_retries = 6\n",

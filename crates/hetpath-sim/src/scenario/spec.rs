@@ -315,6 +315,14 @@ pub enum LocalQueueSpec {
     Drop,
 }
 
+/// `abc_counts`: what the `abc` byte count counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AbcCountsSpec {
+    Acked,
+    Delivered,
+}
+
 /// `ssthresh_from`: what a loss halves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -341,13 +349,15 @@ pub enum HandshakeAckSpec {
     Separate,
 }
 
-/// `hystart`: "off", "classic" (Linux and ns-3 CUBIC) or "rfc9406" (HyStart++).
+/// `hystart`: "off", "classic" (Linux CUBIC), "rfc9406" (HyStart++) or "ns3" (ns-3.44
+/// `TcpCubic`'s own variant).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HystartSpec {
     Off,
     Classic,
     Rfc9406,
+    Ns3,
 }
 
 /// `initial_ssthresh = "64KB"` or `"inf"`.
@@ -402,6 +412,8 @@ pub struct TcpSpec {
     pub pacing_ss_ratio: Option<u32>,
     pub pacing_ca_ratio: Option<u32>,
     pub ssthresh_from: Option<SsthreshFromSpec>,
+    /// "acked" (RFC 3465) or "delivered" (RFC 6937 DeliveredData, as Linux and ns-3).
+    pub abc_counts: Option<AbcCountsSpec>,
     pub recovery: Option<RecoverySpec>,
     pub timestamps: Option<bool>,
     pub handshake_ack: Option<HandshakeAckSpec>,
@@ -453,6 +465,7 @@ impl TcpSpec {
             pacing_ss_ratio: over.pacing_ss_ratio.or(self.pacing_ss_ratio),
             pacing_ca_ratio: over.pacing_ca_ratio.or(self.pacing_ca_ratio),
             ssthresh_from: over.ssthresh_from.or(self.ssthresh_from),
+            abc_counts: over.abc_counts.or(self.abc_counts),
             recovery: over.recovery.or(self.recovery),
             timestamps: over.timestamps.or(self.timestamps),
             handshake_ack: over.handshake_ack.or(self.handshake_ack),

@@ -5,13 +5,13 @@ use super::cc::CcSpec;
 use super::error::KeyError;
 use super::profiles::{self, Profile};
 use super::spec::{
-    AbcSpec, DelayedAckSpec, HandshakeAckSpec, HystartSpec, IlcSpec, LocalQueueSpec, PacingName,
-    PacingSpec, RecoverySpec, RestoreSpec, RtoFormula, SsthreshFromSpec, TcpSpec,
+    AbcCountsSpec, AbcSpec, DelayedAckSpec, HandshakeAckSpec, HystartSpec, IlcSpec, LocalQueueSpec,
+    PacingName, PacingSpec, RecoverySpec, RestoreSpec, RtoFormula, SsthreshFromSpec, TcpSpec,
 };
 use hetpath_proto::cc::{Algorithm, Hystart};
 use hetpath_proto::machine::LocalQueue;
 use hetpath_proto::tcp::{
-    DelayedAck, HandshakeAck, Pacing, Recovery, RestoreMode, SsthreshFrom, TcpConfig,
+    AbcCounts, DelayedAck, HandshakeAck, Pacing, Recovery, RestoreMode, SsthreshFrom, TcpConfig,
 };
 use hetpath_proto::Dur;
 
@@ -225,6 +225,12 @@ fn sender_keys(t: &TcpSpec, c: &mut TcpConfig) -> Result<(), KeyError> {
             p.ca_ratio = r;
         }
     }
+    if let Some(a) = t.abc_counts {
+        c.abc_counts = match a {
+            AbcCountsSpec::Acked => AbcCounts::Acked,
+            AbcCountsSpec::Delivered => AbcCounts::Delivered,
+        };
+    }
     if let Some(f) = t.ssthresh_from {
         c.ssthresh_from = match f {
             SsthreshFromSpec::Flightsize => SsthreshFrom::FlightSize,
@@ -253,6 +259,7 @@ fn sender_keys(t: &TcpSpec, c: &mut TcpConfig) -> Result<(), KeyError> {
             HystartSpec::Off => Hystart::Off,
             HystartSpec::Classic => Hystart::Classic,
             HystartSpec::Rfc9406 => Hystart::Rfc9406,
+            HystartSpec::Ns3 => Hystart::Ns3,
         };
     }
     if let Some(b) = t.cwnd_validation {

@@ -7,13 +7,14 @@
 //! (signals reach the node's other machines at once), then keeps one timer entry for its
 //! earliest deadline in the queue (for a host, one per connection).
 
+use super::conn_timers::ConnTimers;
 use super::{DirId, Ev, MachineId, NodeId, Simulation};
 use crate::link::Frame;
 use crate::trace::TraceEvent;
 use hetpath_proto::crosslayer::Signal;
 use hetpath_proto::host::Host;
 use hetpath_proto::machine::{At, Event, LocalQueue, Machine, NodeView, Transmit, Verdict, Via};
-use hetpath_proto::{Addr, IfaceId, Packet, Time};
+use hetpath_proto::{Addr, ConnId, IfaceId, Packet, Time};
 use std::cell::RefCell;
 
 /// A machine, owned by its slot. `Vacant` stands in while it is out being called.
@@ -52,6 +53,8 @@ pub(super) struct Slot {
     /// hook) is not driven again from inside, which could fill the queue the outer loop
     /// has just found room in.
     sending: bool,
+    /// A host's connection timers in the event queue.
+    conn_timers: ConnTimers,
 }
 
 impl Slot {
@@ -196,6 +199,7 @@ impl Simulation {
             waiting: Vec::new(),
             watching: Vec::new(),
             sending: false,
+            conn_timers: ConnTimers::default(),
         });
         if let Some(t) = first {
             self.arm(m, t);
@@ -293,6 +297,14 @@ impl Simulation {
         self.drive(m);
     }
 
+    /// Host `m`'s timer entry for connection `c` came up.
+    pub(super) fn conn_timer(&mut self, m: MachineId, c: ConnId, now: Time) {
+        let slot = &mut self.machines[m.index()];
+        slot.conn_timers.fired(&mut self.q, c, Ev::ConnTimer(m, c));
+        self.host_mut(m).handle_conn_timeout(now, c);
+        self.drive(m);
+    }
+
     /// Link direction `d` finished a transmission (`tx_done`) or changed state: the
     /// machines held back by its full queue, and those watching it, go on.
     pub(super) fn wake_waiters(&mut self, d: DirId, tx_done: bool) {
@@ -379,9 +391,10 @@ impl Simulation {
             }
         }
         self.scratch = events;
-        if let Owned::Host(h) = &mut self.machines[m.index()].machine {
+        let slot = &mut self.machines[m.index()];
+        if let Owned::Host(h) = &mut slot.machine {
             while let Some((c, t)) = h.poll_armed() {
-                self.q.schedule(t, Ev::ConnTimer(m, c));
+                slot.conn_timers.arm(&mut self.q, c, t, Ev::ConnTimer(m, c));
             }
             return;
         }

@@ -6,12 +6,14 @@
 //! - `mod.rs`: the state, how a scenario builds it, and the event loop;
 //! - `forwarding.rs`: routes, and a packet's way through a node (hooks, delivery, queues);
 //! - `machines.rs`: driving any machine through the contract (`hetpath_proto::machine`);
+//! - `conn_timers.rs`: a host's per-connection timer entries, kept few in the queue;
 //! - `flows.rs`: flows on hosts and machines, and what their events say of them;
 //! - `legs.rs`: a flow's legs (the connections that carry it, split PEPs included);
 //! - `mobility.rs`: the mobile host's association and its wireless links;
 //! - `report.rs`: time series samples and the summary;
 //! - `tracing.rs`: what the event trace records of machines' events and lost packets.
 
+mod conn_timers;
 mod flows;
 mod forwarding;
 mod legs;
@@ -287,10 +289,7 @@ impl Simulation {
                 }
             }
             Ev::Timer(m) => self.machine_timer(m, now),
-            Ev::ConnTimer(m, c) => {
-                self.host_mut(m).handle_conn_timeout(now, c);
-                self.drive(m);
-            }
+            Ev::ConnTimer(m, c) => self.conn_timer(m, c, now),
             Ev::FlowStart(f) => self.start_flow(f),
             Ev::LinkState(d, up) => {
                 let node = self.dirs[d.index()].params.from;
