@@ -19,11 +19,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 LAYERS = {
     "crates/hetpath-proto/src": [
-        "time", "ids", "packet", "esp", "crosslayer", "iface", "wire", "rap", "cc", "tcp",
+        "time", "ids", "packet", "esp", "lift", "crosslayer", "iface", "wire", "rap", "cc", "tcp",
         "machine", "host", "agent", "testing",
     ],
     "crates/hetpath-sim/src": [
-        "units", "ids", "rng", "engine", "channel", "link", "mobility", "results", "trace", "sim",
+        "units", "ids", "rng", "traffic", "engine", "channel", "link", "mobility", "results", "trace", "sim",
         "scenario", "capture",
     ],
 }

@@ -15,6 +15,7 @@ pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod trace;
+pub mod traffic;
 pub mod units;
 
 pub use results::Summary;

@@ -4,6 +4,7 @@
 //! - `tcp`, `tcp_options`: the TCP header and options (RFC 9293 sections 3.1 and 3.2,
 //!   window scale per RFC 7323 section 2, SACK per RFC 2018 section 3).
 //! - `checksum`: the Internet checksum (RFC 1071).
+//! - `lift`: the LIFT header (seed 001, Figs. 3 and 5).
 //! - `pcap`: classic pcap files, nanosecond timestamps, LINKTYPE_RAW.
 //!
 //! Each header has a checked view over bytes (`Ipv4Packet`, `TcpPacket`) and a `Repr` with
@@ -16,6 +17,7 @@
 
 pub mod checksum;
 pub mod ipv4;
+pub mod lift;
 pub mod pcap;
 pub mod tcp;
 pub mod tcp_options;

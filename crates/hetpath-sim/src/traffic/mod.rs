@@ -1,0 +1,6 @@
+//! Traffic sources that any scenario can use: what the applications on the hosts ask
+//! their transports to carry, and when.
+//!
+//! - `http`: web pages (main object, in-line objects, think time), seed 001's Table I.
+
+pub mod http;
