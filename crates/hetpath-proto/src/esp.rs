@@ -3,17 +3,22 @@
 //! proxy on the path holds no SA, so it sees no `Tcp` body to split; this is the property
 //! LIFT and APOHN build on, and why a split PEP passes IPsec untouched.
 
-use crate::packet::{Esp, TcpSegment};
+use crate::packet::{Esp, EspSizes, TcpSegment};
 
 /// One direction's security association, known only to its two endpoints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SecurityAssociation {
     spi: u32,
+    sizes: EspSizes,
 }
 
 impl SecurityAssociation {
+    /// An SA with AES-CBC and HMAC-SHA1-96 sizes (`EspSizes::default`).
     pub fn new(spi: u32) -> SecurityAssociation {
-        SecurityAssociation { spi }
+        SecurityAssociation::with_sizes(spi, EspSizes::default())
+    }
+    pub fn with_sizes(spi: u32, sizes: EspSizes) -> SecurityAssociation {
+        SecurityAssociation { spi, sizes }
     }
     pub fn spi(&self) -> u32 {
         self.spi
@@ -24,6 +29,7 @@ impl SecurityAssociation {
         Esp {
             spi: self.spi,
             seq,
+            sizes: self.sizes,
             inner: Box::new(seg),
         }
     }
@@ -48,6 +54,9 @@ mod tests {
         // 20 + 1000 + 2 = 1022 -> 1024, plus 8 + 16 + 12.
         assert_eq!(esp.len(), 1060);
         assert_eq!(SecurityAssociation::new(8).open(esp.clone()), None);
-        assert_eq!(SecurityAssociation::new(7).open(esp), Some(seg));
+        assert_eq!(SecurityAssociation::new(7).open(esp), Some(seg.clone()));
+        // Seed 001's 18 bytes: header 8, trailer 2, ICV 8, no IV, no padding.
+        let flat = SecurityAssociation::with_sizes(7, EspSizes::Flat { icv: 8 });
+        assert_eq!(flat.seal(1, seg).len(), 20 + 1000 + 18);
     }
 }

@@ -4,7 +4,7 @@
 //! as arguments, packets go out through `poll_*` calls. The simulator and, later, the real
 //! proxy drive the same machines through one contract (`machine`). Modules, from the
 //! bottom layer up (a module uses only those before it; `scripts/check_layers.py`):
-//! `time`, `ids`, `packet`, `esp`, `lift`, `crosslayer`, `iface`, `wire`, `rap`, `cc`, `tcp`,
+//! `time`, `ids`, `lift`, `packet`, `esp`, `crosslayer`, `iface`, `wire`, `rap`, `cc`, `tcp`,
 //! `machine`, `host`, `agent`.
 
 pub mod agent;

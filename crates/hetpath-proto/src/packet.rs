@@ -9,6 +9,7 @@
 //! cannot read a body's inner headers simply gets no `Tcp` variant to match on
 //! (encryption is modelled by type: docs/architecture.md).
 
+use crate::lift::{LiftHeader, PROTO_LIFT};
 use crate::time::Dur;
 use std::fmt;
 
@@ -329,6 +330,9 @@ pub enum Body {
     Tunnel(Box<Packet>),
     /// An IPsec ESP payload: a TCP segment only the SA's endpoints can read.
     Esp(Esp),
+    /// A LIFT packet (seed 001, Fig. 2): its header, then, for one carrying an ACK or a
+    /// FrACK, the ESP payload (`None` for a Setup or Teardown control packet).
+    Lift(LiftHeader, Option<Esp>),
     /// Opaque payload of a protocol we do not model, `len` bytes after the IP header.
     Raw {
         proto: u8,
@@ -338,14 +342,36 @@ pub enum Body {
 
 /// ESP header: SPI and sequence number (RFC 4303 section 2).
 const ESP_HEADER: u32 = 8;
-/// AES-CBC initialisation vector (RFC 3602 section 3).
-const ESP_IV: u32 = 16;
-/// The cipher block the padded payload fills (AES).
-const ESP_BLOCK: u32 = 16;
 /// Pad length and next header bytes of the trailer (RFC 4303 sections 2.4, 2.5).
 const ESP_TRAILER: u32 = 2;
-/// HMAC-SHA1-96 integrity check value (RFC 2404).
-const ESP_ICV: u32 = 12;
+
+/// What ESP adds around a TCP segment besides its 8-byte header and 2-byte trailer.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum EspSizes {
+    /// AES-CBC (RFC 3602: a 16-byte IV, the payload and trailer padded to the 16-byte
+    /// block) with HMAC-SHA1-96 (RFC 2404: a 12-byte ICV).
+    #[default]
+    AesCbcHmacSha1,
+    /// No IV and no padding, and an ICV of `icv` bytes: seed 001 section IV's "18 bytes:
+    /// 8 bytes for ESP header, 2 bytes for ESP trailer and 8 bytes for ESP
+    /// authentication information" is `Flat { icv: 8 }`.
+    Flat { icv: u32 },
+}
+
+impl EspSizes {
+    /// Bytes of an ESP payload around `plain` bytes of TCP header and data.
+    pub fn len(self, plain: u32) -> u32 {
+        match self {
+            EspSizes::AesCbcHmacSha1 => {
+                const IV: u32 = 16;
+                const BLOCK: u32 = 16;
+                const ICV: u32 = 12;
+                ESP_HEADER + IV + (plain + ESP_TRAILER).div_ceil(BLOCK) * BLOCK + ICV
+            }
+            EspSizes::Flat { icv } => ESP_HEADER + plain + ESP_TRAILER + icv,
+        }
+    }
+}
 
 /// An IPsec ESP payload in transport mode (RFC 4303): a TCP segment only the security
 /// association's endpoints can read (see `esp`). Only the SPI and the sequence number are
@@ -354,15 +380,15 @@ const ESP_ICV: u32 = 12;
 pub struct Esp {
     pub spi: u32,
     pub seq: u32,
+    pub(crate) sizes: EspSizes,
     pub(crate) inner: Box<TcpSegment>,
 }
 
 impl Esp {
-    /// Bytes after the IP header: ESP header, IV, the TCP segment and trailer padded to
-    /// the cipher block, and the ICV.
+    /// Bytes after the IP header: ESP header, the TCP segment, trailer and whatever the
+    /// SA's cipher and integrity check add (`EspSizes`).
     pub fn len(&self) -> u32 {
-        let plain = self.inner.header_len() + self.inner.len + ESP_TRAILER;
-        ESP_HEADER + ESP_IV + plain.div_ceil(ESP_BLOCK) * ESP_BLOCK + ESP_ICV
+        self.sizes.len(self.inner.header_len() + self.inner.len)
     }
     pub fn is_empty(&self) -> bool {
         false
@@ -388,6 +414,7 @@ impl Packet {
                 Body::Mip(m) => m.payload_len(),
                 Body::Tunnel(inner) => inner.size(),
                 Body::Esp(e) => e.len(),
+                Body::Lift(h, esp) => h.wire_len() + esp.as_ref().map_or(0, Esp::len),
                 Body::Raw { len, .. } => *len,
             }
     }
@@ -397,6 +424,7 @@ impl Packet {
             Body::Mip(m) => m.protocol(),
             Body::Tunnel(_) => proto::IPIP,
             Body::Esp(_) => proto::ESP,
+            Body::Lift(..) => PROTO_LIFT,
             Body::Raw { proto, .. } => *proto,
         }
     }

@@ -32,7 +32,8 @@ pub use pcap::{PcapError, PcapHeader, PcapOptions, PcapReader, PcapRecord, PcapW
 pub use tcp::{TcpPacket, TcpRepr};
 pub use tcp_options::{OptionSet, SackEdges, TcpOption, TcpOptions};
 
-use crate::packet::{proto, Body, Packet};
+use crate::lift::{LiftHeader, PROTO_LIFT};
+use crate::packet::{proto, Body, Esp, Packet};
 
 /// Why bytes could not be decoded or a packet could not be encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -119,11 +120,102 @@ impl WireCtx {
 }
 
 /// A whole IPv4 packet in wire terms. `tcp` is `Some` exactly when the protocol is TCP;
-/// otherwise the IP payload is `ip.payload_len` opaque (zero, when emitted) bytes.
+/// otherwise the IP payload is the headers in `encap`, then opaque (zero, when emitted)
+/// bytes up to `ip.payload_len`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketRepr {
     pub ip: Ipv4Repr,
     pub tcp: Option<TcpRepr>,
+    pub encap: Encap,
+}
+
+/// The headers a path can read in front of an encrypted payload: LIFT's (seed 001, Fig.
+/// 2) and ESP's SPI and sequence number (RFC 4303 section 2), each if present.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Encap {
+    pub lift: Option<LiftHeader>,
+    /// (SPI, sequence number).
+    pub esp: Option<(u32, u32)>,
+}
+
+impl Encap {
+    pub fn len(&self) -> usize {
+        self.lift.map_or(0, |h| h.wire_len() as usize) + if self.esp.is_some() { 8 } else { 0 }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn of(body: &Body) -> Encap {
+        let esp = |e: &Esp| (e.spi, e.seq);
+        match body {
+            Body::Esp(e) => Encap {
+                lift: None,
+                esp: Some(esp(e)),
+            },
+            Body::Lift(h, e) => Encap {
+                lift: Some(*h),
+                esp: e.as_ref().map(esp),
+            },
+            // Written as zeros: its visible headers are what those zeros read as.
+            Body::Raw { proto, len } => Encap::parse(*proto, &[0; 16][..(*len as usize).min(16)]),
+            _ => Encap::default(),
+        }
+    }
+
+    /// The headers at the front of an IP payload of protocol `protocol`, as far as the
+    /// bytes go: a header cut short (a snaplen, or a body too short to hold it) leaves the
+    /// rest opaque, as any payload of a protocol we do not read.
+    fn parse(protocol: u8, payload: &[u8]) -> Encap {
+        let esp_at = |at: usize| {
+            let b = payload.get(at..at.checked_add(8)?)?;
+            let word = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+            Some((word(0), word(4)))
+        };
+        match protocol {
+            proto::ESP => Encap {
+                lift: None,
+                esp: esp_at(0),
+            },
+            PROTO_LIFT => match lift::parse(payload) {
+                Ok((h, n)) => {
+                    let chained = matches!(
+                        h,
+                        LiftHeader::Ack {
+                            next_header: proto::ESP,
+                            ..
+                        } | LiftHeader::Frack {
+                            next_header: proto::ESP,
+                            ..
+                        }
+                    );
+                    Encap {
+                        lift: Some(h),
+                        esp: if chained { esp_at(n) } else { None },
+                    }
+                }
+                Err(_) => Encap::default(),
+            },
+            _ => Encap::default(),
+        }
+    }
+
+    fn emit(&self, out: &mut [u8]) -> Result<usize, WireError> {
+        let mut n = 0;
+        if let Some(h) = &self.lift {
+            n += lift::emit(h, out)?;
+        }
+        if let Some((spi, seq)) = self.esp {
+            let have = out.len();
+            let b = out
+                .get_mut(n..n + 8)
+                .ok_or(WireError::BufferTooSmall { need: n + 8, have })?;
+            b[..4].copy_from_slice(&spi.to_be_bytes());
+            b[4..].copy_from_slice(&seq.to_be_bytes());
+            n += 8;
+        }
+        Ok(n)
+    }
 }
 
 impl PacketRepr {
@@ -137,12 +229,18 @@ impl PacketRepr {
                 (Some(t), t.buffer_len() as u64)
             }
             Body::Raw { len, .. } => (None, *len as u64),
-            // Mobile IP messages, tunnels and ESP are written as opaque payloads of their
-            // size.
-            Body::Mip(_) | Body::Tunnel(_) | Body::Esp(_) => (None, packet.size() as u64 - 20),
+            // Mobile IP messages and tunnels are written as opaque payloads of their size;
+            // ESP and LIFT as their visible headers (`Encap`), then opaque bytes.
+            Body::Mip(_) | Body::Tunnel(_) | Body::Esp(_) | Body::Lift(..) => {
+                (None, packet.size() as u64 - 20)
+            }
         };
         let ip = Ipv4Repr::from_header(&packet.ip, ctx.ident, packet.protocol(), payload_len)?;
-        Ok(PacketRepr { ip, tcp })
+        Ok(PacketRepr {
+            ip,
+            tcp,
+            encap: Encap::of(&packet.body),
+        })
     }
 
     /// Back to a simulator packet (the IP identification stays in `self.ip.ident`). A
@@ -167,18 +265,20 @@ impl PacketRepr {
     pub fn parse(bytes: &[u8]) -> Result<PacketRepr, WireError> {
         let p = Ipv4Packet::new_checked(bytes)?;
         let ip = Ipv4Repr::parse(&p)?;
-        let tcp = if ip.protocol == proto::TCP {
+        let (tcp, encap) = if ip.protocol == proto::TCP {
             let t = TcpPacket::new_checked(p.payload())?;
-            Some(TcpRepr::parse(&t, ip.src, ip.dst, ip.payload_len as usize)?)
+            let t = TcpRepr::parse(&t, ip.src, ip.dst, ip.payload_len as usize)?;
+            (Some(t), Encap::default())
         } else {
-            None
+            (None, Encap::parse(ip.protocol, p.payload()))
         };
-        Ok(PacketRepr { ip, tcp })
+        Ok(PacketRepr { ip, tcp, encap })
     }
 
-    /// IP header plus TCP header with options (the IP header alone for other protocols).
+    /// IP header plus TCP header with options, or plus the visible headers of an ESP or
+    /// LIFT body (the IP header alone for other protocols).
     pub fn header_len(&self) -> usize {
-        self.ip.header_len() + self.tcp.as_ref().map_or(0, TcpRepr::header_len)
+        self.ip.header_len() + self.tcp.as_ref().map_or(0, TcpRepr::header_len) + self.encap.len()
     }
 
     /// The whole packet: the IP total length.
@@ -207,7 +307,7 @@ impl PacketRepr {
         let n = self.ip.emit(buf)?;
         match &self.tcp {
             Some(t) => Ok(n + t.emit_header(&mut buf[n..], self.ip.src, self.ip.dst)?),
-            None => Ok(n),
+            None => Ok(n + self.encap.emit(&mut buf[n..])?),
         }
     }
 

@@ -166,7 +166,7 @@ proptest! {
         let (opts, payload) = match &p.body {
             Body::Tcp(s) => (s.options_len(), 20 + s.options_len() as u64 + s.len as u64),
             Body::Raw { len, .. } => (0, *len as u64),
-            Body::Mip(_) | Body::Tunnel(_) | Body::Esp(_) => unreachable!("arb_packet makes TCP and raw bodies"),
+            Body::Mip(_) | Body::Tunnel(_) | Body::Esp(_) | Body::Lift(..) => unreachable!("arb_packet makes TCP and raw bodies"),
         };
         match encode(&p, &ctx) {
             Err(WireError::OptionsTooLong(n)) => prop_assert!(opts > 40 && n == opts as usize),
@@ -234,15 +234,13 @@ proptest! {
         ihl in 0u8..16,
         doff in 0u8..16,
         total in prop_oneof![0u16..200, any::<u16>()],
-        tcp in any::<bool>(),
+        protocol in prop_oneof![Just(6u8), Just(50u8), Just(crate::lift::PROTO_LIFT), any::<u8>()],
     ) {
         bytes[0] = 0x40 | ihl;
         bytes[2..4].copy_from_slice(&total.to_be_bytes());
         bytes[6] &= 0x40; // no fragments
         bytes[7] = 0;
-        if tcp {
-            bytes[9] = 6;
-        }
+        bytes[9] = protocol;
         let h = ihl as usize * 4;
         if bytes.len() > h + 12 {
             bytes[h + 12] = doff << 4;

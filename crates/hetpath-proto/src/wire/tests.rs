@@ -317,6 +317,41 @@ fn raw_body_is_ip_header_plus_zeros() {
 }
 
 #[test]
+fn a_lift_ack_shows_its_lift_and_esp_headers_and_hides_tcp() {
+    use crate::esp::SecurityAssociation;
+    use crate::lift::{LiftHeader, PROTO_LIFT};
+    use crate::packet::EspSizes;
+    let sa = SecurityAssociation::with_sizes(0x1234_5678, EspSizes::Flat { icv: 8 });
+    let ack = TcpSegment {
+        flags: TcpFlags::ACK,
+        window: 0,
+        ..Default::default()
+    };
+    let header = LiftHeader::Frack {
+        flow: 9,
+        next_header: 50,
+    };
+    let p = Packet::new(Addr(1), Addr(2), Body::Lift(header, Some(sa.seal(77, ack))));
+    // Section IV: a FrACK is 66 bytes (IP 20, LIFT 8, ESP 18, TCP 20).
+    assert_eq!(p.size(), 66);
+    let bytes = encode(&p, &WireCtx::default()).unwrap();
+    assert_eq!(bytes.len(), 66);
+    assert_eq!(bytes[9], PROTO_LIFT);
+    assert_eq!(&bytes[20..28], &[0b1100_0000, 0, 9, 0, 0, 0, 0, 50]);
+    assert_eq!(&bytes[28..36], &[0x12, 0x34, 0x56, 0x78, 0, 0, 0, 77]);
+    assert!(
+        bytes[36..].iter().all(|&b| b == 0),
+        "the TCP segment is not shown"
+    );
+    let repr = PacketRepr::parse(&bytes).unwrap();
+    assert_eq!(repr.tcp, None);
+    assert_eq!(repr.encap.lift, Some(header));
+    assert_eq!(repr.encap.esp, Some((0x1234_5678, 77)));
+    // Headers-only capture: the visible headers and nothing of the payload.
+    assert_eq!(repr.header_len(), 36);
+}
+
+#[test]
 fn ack_field_is_zero_without_ack_flag() {
     let mut s = seg(5, 77, TcpFlags::RST, 0, 0);
     s.wscale = C2S.wscale;
