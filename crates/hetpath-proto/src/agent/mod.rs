@@ -1,15 +1,19 @@
 //! The machines that are not a node's host, each on the contract of `machine`:
 //! proxies that terminate connections, routers that compute congestion feedback,
-//! cross-layer managers, Mobile IP agents and the ideal protocol. Each is one file; a
+//! cross-layer managers, Mobile IP agents, the ideal protocol and LIFT's gateway half. Each is one file; a
 //! scenario places them on nodes through the registry in `hetpath-sim`'s `scenario`.
 
 pub mod ideal;
+pub mod lift_bs;
+#[cfg(test)]
+mod lift_bs_tests;
 pub mod mobile_ip;
 pub mod rap_router;
 pub mod split;
 pub mod state_manager;
 
 pub use ideal::{IdealSink, IdealSource};
+pub use lift_bs::{LiftBs, LiftBsConfig};
 pub use mobile_ip::{MobileIpConfig, MobileNode, StationAgent};
 pub use rap_router::{RapRouter, RouterKind};
 pub use split::{SplitConfig, SplitPep};
