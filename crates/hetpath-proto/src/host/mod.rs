@@ -15,6 +15,7 @@
 //! length fully received, everything written acknowledged, connection events), and
 //! ILC-TCP's question to the node's State Manager as a signal.
 
+pub mod lift_mh;
 mod timers;
 
 use crate::cc::Algorithm;
