@@ -23,9 +23,10 @@ use crate::crosslayer::Signal;
 use crate::esp::SecurityAssociation;
 use crate::ids::ConnId;
 use crate::machine::{At, Event, Hooks, LocalQueue, Machine, NodeView, Transmit, Verdict};
-use crate::packet::{Addr, Body, Endpoint, Packet, TcpFlags, TcpSegment};
+use crate::packet::{Addr, Body, Endpoint, EspSizes, Packet, TcpFlags, TcpSegment};
 use crate::tcp::{self, ConnReport, Connection, TcpConfig};
 use crate::time::Time;
+use lift_mh::{LiftOut, MhLift};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
 use timers::Timers;
@@ -59,6 +60,8 @@ struct Entry {
     conn: Connection,
     /// The SA sealing what it sends, and that SA's last ESP sequence number.
     esp: Option<(SecurityAssociation, u32)>,
+    /// MH-LIFT's state, on a host running it (`Host::enable_lift`) for an ESP connection.
+    lift: Option<MhLift>,
     /// Accepted by a listener: reads everything, closes once the peer has finished.
     sink: bool,
     /// In `dirty`.
@@ -88,6 +91,14 @@ pub struct Host {
     events: VecDeque<Event>,
     /// Its connections report every retransmission (`Machine::detailed_events`).
     detailed: bool,
+    /// Sizes of the SAs it creates.
+    esp_sizes: EspSizes,
+    /// Runs MH-LIFT on its ESP connections (seed 001), numbering their flows from 1.
+    lift: bool,
+    next_lift_flow: u16,
+    /// LIFT packets due before any connection's next one: Setup, Teardown, and the ACK
+    /// that follows its FrACK.
+    lift_out: VecDeque<Packet>,
 }
 
 impl Host {
@@ -103,7 +114,23 @@ impl Host {
             dirty: VecDeque::new(),
             events: VecDeque::new(),
             detailed: false,
+            esp_sizes: EspSizes::default(),
+            lift: false,
+            next_lift_flow: 0,
+            lift_out: VecDeque::new(),
         }
+    }
+
+    /// The sizes of the SAs it creates from now on (`EspSizes`; seed 001's 18 bytes are
+    /// `EspSizes::Flat { icv: 8 }`).
+    pub fn set_esp_sizes(&mut self, sizes: EspSizes) {
+        self.esp_sizes = sizes;
+    }
+
+    /// Runs MH-LIFT between its TCP and ESP (seed 001, section II; `lift_mh.rs`) on the
+    /// ESP connections it opens or accepts from now on.
+    pub fn enable_lift(&mut self) {
+        self.lift = true;
     }
 
     pub fn addr(&self) -> Addr {
@@ -130,7 +157,8 @@ impl Host {
     /// Holds the inbound SA `inbound`; a connection opened under it is answered under
     /// `outbound` (a pair of SAs, RFC 4301 section 4.1).
     pub fn add_sa(&mut self, inbound: u32, outbound: u32) {
-        self.sad.insert(inbound, SecurityAssociation::new(outbound));
+        let sa = SecurityAssociation::with_sizes(outbound, self.esp_sizes);
+        self.sad.insert(inbound, sa);
     }
 
     /// Opens a connection to `remote` from an ephemeral port (active OPEN). With `esp`
@@ -151,7 +179,10 @@ impl Host {
         let conn = Connection::connect(tcp, cc, local, remote);
         let seal = esp.map(|(out, inbound)| {
             self.add_sa(inbound, out);
-            SecurityAssociation::new(out)
+            (
+                SecurityAssociation::with_sizes(out, self.esp_sizes),
+                inbound,
+            )
         });
         Some(self.insert(conn, seal, false))
     }
@@ -169,19 +200,28 @@ impl Host {
         None
     }
 
+    /// `seal`: the outbound SA and the inbound SPI, for a connection carried in ESP.
     fn insert(
         &mut self,
         mut conn: Connection,
-        seal: Option<SecurityAssociation>,
+        seal: Option<(SecurityAssociation, u32)>,
         sink: bool,
     ) -> ConnId {
+        let lift = match seal {
+            Some((_, inbound)) if self.lift => {
+                self.next_lift_flow = self.next_lift_flow.wrapping_add(1);
+                Some(MhLift::new(self.next_lift_flow, inbound))
+            }
+            _ => None,
+        };
         conn.set_detailed_events(self.detailed);
         let c = ConnId(self.conns.len() as u32);
         let key = (conn.local().port, conn.remote().addr, conn.remote().port);
         self.demux.insert(key, c);
         self.conns.push(Entry {
             conn,
-            esp: seal.map(|sa| (sa, 0)),
+            esp: seal.map(|(sa, _)| (sa, 0)),
+            lift,
             sink,
             queued: false,
             written: 0,
@@ -267,11 +307,27 @@ impl Host {
         }
     }
 
-    /// A segment for this host, from `src` to `dst` (under inbound SA `spi`).
-    fn segment(&mut self, now: Time, src: Addr, dst: Addr, seg: &TcpSegment, spi: Option<u32>) {
+    /// A segment for this host, from `src` to `dst` (in the ESP packet `(SPI, sequence
+    /// number)` of an inbound SA).
+    fn segment(
+        &mut self,
+        now: Time,
+        src: Addr,
+        dst: Addr,
+        seg: &TcpSegment,
+        esp: Option<(u32, u32)>,
+    ) {
+        let spi = esp.map(|(spi, _)| spi);
         match self.demux.get(&(seg.dst_port, src, seg.src_port)) {
             Some(&c) => {
-                self.conns[c.index()].conn.handle_segment(now, seg);
+                let e = &mut self.conns[c.index()];
+                if let (Some(l), Some((_, esp_seq))) = (&mut e.lift, esp) {
+                    if let Some(teardown) = l.on_received(seg, esp_seq) {
+                        let p = Packet::new(self.addr, src, Body::Lift(teardown, None));
+                        self.lift_out.push_back(p);
+                    }
+                }
+                e.conn.handle_segment(now, seg);
                 self.mark(c);
             }
             // Nothing listens, or not a SYN: dropped (no RST is modelled).
@@ -285,7 +341,7 @@ impl Host {
     fn sender_of(&self, p: &Packet) -> Option<ConnId> {
         let seg = match &p.body {
             Body::Tcp(seg) => seg,
-            Body::Esp(esp) => &esp.inner,
+            Body::Esp(esp) | Body::Lift(_, Some(esp)) => &esp.inner,
             _ => return None,
         };
         let (src_port, dst_port) = (seg.src_port, seg.dst_port);
@@ -307,7 +363,7 @@ impl Host {
         let (remote, local) = seg.endpoints(src, dst);
         let mut conn = Connection::accept(l.tcp, &l.cc, local, remote, seg);
         conn.set_auto_read(l.auto_read);
-        let seal = spi.and_then(|s| self.sad.get(&s).copied());
+        let seal = spi.and_then(|s| Some((*self.sad.get(&s)?, s)));
         let c = self.insert(conn, seal, true);
         self.events.push_back(Event::Accepted {
             conn: c,
@@ -402,11 +458,11 @@ impl Machine for Host {
         match p.body {
             Body::Tcp(ref seg) => self.segment(now, src, dst, seg, None),
             Body::Esp(esp) if self.sad.contains_key(&esp.spi) => {
-                let spi = esp.spi;
+                let (spi, seq) = (esp.spi, esp.seq);
                 let seg = SecurityAssociation::new(spi)
                     .open(esp)
                     .expect("the SPI is the SA's");
-                self.segment(now, src, dst, &seg, Some(spi));
+                self.segment(now, src, dst, &seg, Some((spi, seq)));
             }
             body => return Verdict::Pass(Packet { body, ..p }),
         }
@@ -436,6 +492,9 @@ impl Machine for Host {
     }
 
     fn poll_transmit(&mut self, now: Time, _node: &dyn NodeView) -> Option<Transmit> {
+        if let Some(p) = self.lift_out.pop_front() {
+            return Some(Transmit::route(p));
+        }
         while let Some(&c) = self.dirty.front() {
             let e = &mut self.conns[c.index()];
             if let Some(mut p) = e.conn.poll_transmit(now) {
@@ -443,8 +502,38 @@ impl Machine for Host {
                     if let Body::Tcp(seg) =
                         std::mem::replace(&mut p.body, Body::Raw { proto: 0, len: 0 })
                     {
-                        *seq = seq.wrapping_add(1);
-                        p.body = Body::Esp(sa.seal(*seq, seg));
+                        let mut seal = |seg| {
+                            *seq = seq.wrapping_add(1);
+                            sa.seal(*seq, seg)
+                        };
+                        let Some(lift) = &mut e.lift else {
+                            p.body = Body::Esp(seal(seg));
+                            return Some(Transmit::route(p));
+                        };
+                        // MH-LIFT: its Setup first, then (FrACK, ACK) or the one packet.
+                        let ip = p.ip;
+                        let mut out = Vec::with_capacity(3);
+                        let wrapped = lift.wrap(&seg);
+                        if !matches!(wrapped, LiftOut::Plain) {
+                            if let Some(setup) = lift.poll_setup() {
+                                out.push(Body::Lift(setup, None));
+                            }
+                        }
+                        match wrapped {
+                            LiftOut::Plain => out.push(Body::Esp(seal(seg))),
+                            LiftOut::Ack(h) => out.push(Body::Lift(h, Some(seal(seg)))),
+                            LiftOut::Pair {
+                                frack,
+                                frack_header,
+                                ack_header,
+                            } => {
+                                out.push(Body::Lift(frack_header, Some(seal(frack))));
+                                out.push(Body::Lift(ack_header, Some(seal(seg))));
+                            }
+                        }
+                        let mut bodies = out.into_iter();
+                        p.body = bodies.next().expect("one packet at least");
+                        self.lift_out.extend(bodies.map(|body| Packet { ip, body }));
                     }
                 }
                 return Some(Transmit::route(p));

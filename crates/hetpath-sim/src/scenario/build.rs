@@ -5,13 +5,14 @@
 
 use super::error::{KeyError, ScenarioError};
 use super::machines::{place_ideal, Names, StateManagers};
-use super::spec::{DirSpec, IlcSpec, ScenarioFile, TcpSpec, Transport};
+use super::spec::{DirSpec, IlcSpec, IpsecSpec, IpsecTable, ScenarioFile, TcpSpec, Transport};
 use super::tcp::{resolve, IwSpec};
 use crate::link::{LinkDir, LinkParams};
 use crate::rng;
-use crate::sim::{FlowParams, FlowTransport, NodeId, Simulation, TcpFlow};
+use crate::sim::{FlowParams, FlowTransport, Ipsec, NodeId, Simulation, TcpFlow};
 use crate::units::QueueLimit;
 use hetpath_proto::agent::Collaboration;
+use hetpath_proto::packet::EspSizes;
 use hetpath_proto::{Dur, Time};
 use std::collections::HashMap;
 use std::path::Path;
@@ -193,7 +194,7 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
                 let tcp_flow = TcpFlow {
                     tcp,
                     cc: stack.cc.clone(),
-                    ipsec: f.ipsec,
+                    ipsec: ipsec(f.ipsec).map_err(at(&place))?,
                 };
                 (label.to_string(), FlowTransport::Tcp(tcp_flow))
             }
@@ -293,4 +294,27 @@ mod tests {
         let e = load(text, "x.toml", None).err().unwrap();
         assert_eq!(e.place, "tcp.mss");
     }
+}
+
+/// The flow's `ipsec` key.
+fn ipsec(spec: Option<IpsecSpec>) -> Result<Option<Ipsec>, KeyError> {
+    let table = match spec {
+        None | Some(IpsecSpec::Enabled(false)) => return Ok(None),
+        Some(IpsecSpec::Enabled(true)) => IpsecTable::default(),
+        Some(IpsecSpec::Table(t)) => t,
+    };
+    let sizes = match table.esp_overhead {
+        None => EspSizes::default(),
+        Some(n) if n >= 10 => EspSizes::Flat { icv: n - 10 },
+        Some(n) => {
+            return Err(KeyError::new(
+                "ipsec.esp_overhead",
+                format!("{n} bytes is less than ESP's 8-byte header and 2-byte trailer"),
+            ))
+        }
+    };
+    Ok(Some(Ipsec {
+        sizes,
+        lift: table.lift,
+    }))
 }

@@ -11,8 +11,8 @@ use super::tcp::resolve;
 use crate::sim::{DirId, FlowId, LinkId, MachineId, NodeId, Simulation};
 use crate::units::{Bytes, Duration};
 use hetpath_proto::agent::{
-    Collaboration, IdealSink, IdealSource, RapRouter, RouterKind, SplitConfig, SplitPep,
-    StateManager,
+    Collaboration, IdealSink, IdealSource, LiftBs, LiftBsConfig, RapRouter, RouterKind,
+    SplitConfig, SplitPep, StateManager,
 };
 use hetpath_proto::cc::RapMonitor;
 use hetpath_proto::rap::{LoadConfig, LoadMonitor, XcpRouter, XcpRouterConfig};
@@ -38,6 +38,19 @@ pub enum AgentSpec {
     /// A VCP or MPCP load-factor router on the outgoing direction of `link`.
     VcpRouter(LoadRouterSpec),
     MpcpRouter(LoadRouterSpec),
+    /// LIFT's gateway half (seed 001): holds the mobile hosts' encrypted ACKs and freezes
+    /// the fixed host when the satellite link is late. The flows' mobile ends run MH-LIFT
+    /// (`[flow] ipsec = { lift = true }`).
+    LiftBs(LiftBsSpec),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LiftBsSpec {
+    pub node: String,
+    /// The local timer (default 0.98 s: seed 001 section IV, just under TCP's 1 s
+    /// minimum RTO).
+    pub timer: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -127,6 +140,17 @@ impl AgentSpec {
                 let router =
                     RapRouter::new(RouterKind::Xcp(XcpRouter::new(XcpRouterConfig::default())));
                 Ok(sim.add_machine(node, vec![d], Box::new(router)))
+            }
+            AgentSpec::LiftBs(l) => {
+                let node = names.node(&l.node)?;
+                let mut cfg = LiftBsConfig::default();
+                if let Some(t) = l.timer {
+                    if t.0 == Dur::ZERO {
+                        return Err(KeyError::new("timer", "must be greater than zero"));
+                    }
+                    cfg.timer = t.0;
+                }
+                Ok(sim.add_machine(node, Vec::new(), Box::new(LiftBs::new(cfg))))
             }
             AgentSpec::VcpRouter(r) | AgentSpec::MpcpRouter(r) => {
                 let node = names.node(&r.node)?;

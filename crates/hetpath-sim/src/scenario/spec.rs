@@ -198,8 +198,29 @@ pub struct FlowSpec {
     pub transport: Transport,
     pub tcp: Option<TcpSpec>,
     /// IPsec ESP between the two hosts: nothing on the path can read the TCP header.
+    /// `true`, or a table (`IpsecTable`).
+    pub ipsec: Option<IpsecSpec>,
+}
+
+/// `ipsec = true` or `ipsec = { esp_overhead = 18, lift = true }`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+pub enum IpsecSpec {
+    Enabled(bool),
+    Table(IpsecTable),
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IpsecTable {
+    /// Bytes ESP adds around the TCP segment, flat: header 8 + trailer 2 + ICV, no IV
+    /// or padding (seed 001 section IV: 18). Default: RFC 4303 with AES-CBC and
+    /// HMAC-SHA1-96 (IV 16, padding to 16-byte blocks, ICV 12).
+    pub esp_overhead: Option<u32>,
+    /// The receiving end (`to`) runs MH-LIFT (seed 001): place a `lift-bs` agent on the
+    /// gateway for it to work with.
     #[serde(default)]
-    pub ipsec: bool,
+    pub lift: bool,
 }
 
 /// What carries a flow's bytes.

@@ -7,6 +7,7 @@ use super::{Ev, FlowId, MachineId, NodeId, Simulation};
 use hetpath_proto::cc::Algorithm;
 use hetpath_proto::host::Listener;
 use hetpath_proto::machine::Event;
+use hetpath_proto::packet::EspSizes;
 use hetpath_proto::tcp::{self, Connection, TcpConfig};
 use hetpath_proto::{ConnId, Endpoint, Time};
 
@@ -17,7 +18,15 @@ pub struct TcpFlow {
     pub cc: Algorithm,
     /// IPsec ESP in transport mode between the two hosts: nothing on the path can read
     /// the TCP header (see `hetpath_proto::esp`).
-    pub ipsec: bool,
+    pub ipsec: Option<Ipsec>,
+}
+
+/// A flow's IPsec settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ipsec {
+    pub sizes: EspSizes,
+    /// The receiving end runs MH-LIFT (seed 001).
+    pub lift: bool,
 }
 
 /// What carries a flow.
@@ -118,10 +127,16 @@ impl Simulation {
             addr: super::node_addr(p.to),
             port,
         };
-        let esp = t.ipsec.then(|| {
+        let esp = t.ipsec.map(|ips| {
             let out = self.next_spi();
             let back = self.next_spi();
-            self.host_mut(server).add_sa(out, back);
+            let s = self.host_mut(server);
+            s.set_esp_sizes(ips.sizes);
+            if ips.lift {
+                s.enable_lift();
+            }
+            s.add_sa(out, back);
+            self.host_mut(client).set_esp_sizes(ips.sizes);
             (out, back)
         });
         let host = self.host_mut(client);

@@ -23,7 +23,7 @@ mod report;
 mod tracing;
 
 pub use crate::ids::{DirId, FlowId, LinkId, MachineId, NodeId};
-pub use flows::{FlowParams, FlowTransport, TcpFlow};
+pub use flows::{FlowParams, FlowTransport, Ipsec, TcpFlow};
 pub use forwarding::node_addr;
 
 use crate::engine::EventQueue;

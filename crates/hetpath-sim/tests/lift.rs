@@ -1,0 +1,103 @@
+//! LIFT (seed 001) end to end on a clean path: the fixed host sends to the mobile host
+//! over IPsec through a gateway running BS-LIFT, the mobile host runs MH-LIFT. The ESW
+//! link with its ARQ is not built yet, so these runs check what LIFT must not change, and
+//! what it costs on the uplink.
+
+mod common;
+use common::run;
+use hetpath_sim::results::Summary;
+
+fn scenario(size: &str, lift: bool) -> String {
+    let agent = if lift {
+        "[[agent]]\nkind = \"lift-bs\"\nnode = \"gw\"\n"
+    } else {
+        ""
+    };
+    format!(
+        r#"
+[scenario]
+name = "lift"
+duration = "120s"
+seed = 1
+[tcp]
+mss = 1224
+recv_buffer = "64KB"
+min_rto = "1s"
+[[node]]
+name = "fh"
+[[node]]
+name = "gw"
+[[node]]
+name = "mh"
+[[link]]
+name = "wired"
+a = "fh"
+b = "gw"
+rate = "10Mbps"
+delay = "50ms"
+[[link]]
+name = "sat"
+a = "gw"
+b = "mh"
+rate = "344kbps"
+delay = "265ms"
+queue = "200pkt"
+[[flow]]
+name = "web"
+from = "fh"
+to = "mh"
+cc = "reno"
+{size}
+ipsec = {{ esp_overhead = 18, lift = {lift} }}
+{agent}"#
+    )
+}
+
+fn counter(s: &Summary, name: &str) -> u64 {
+    s.machines
+        .iter()
+        .find(|m| m.machine == "lift-bs" && m.counter == name)
+        .map_or_else(
+            || panic!("no lift-bs counter {name}: {:?}", s.machines),
+            |m| m.value,
+        )
+}
+
+/// Bytes sent on the uplink (mobile host to gateway).
+fn uplink_bytes(s: &Summary) -> u64 {
+    s.links
+        .iter()
+        .find(|l| l.name.starts_with("sat") && l.from == "mh")
+        .expect("the uplink")
+        .stats
+        .tx_bytes
+}
+
+#[test]
+fn lift_delivers_the_same_bytes_and_freezes_nothing_on_a_clean_link() {
+    let (plain, _) = run(&scenario("size = \"300KB\"", false), None);
+    let (lift, _) = run(&scenario("size = \"300KB\"", true), None);
+    for s in [&plain, &lift] {
+        assert_eq!(s.flows[0].bytes_delivered, 300_000, "{:?}", s.flows[0]);
+        assert!(s.flows[0].completion_s.is_some());
+    }
+    assert_eq!(counter(&lift, "fracks_forwarded"), 0, "nothing was late");
+    assert_eq!(lift.flows[0].retransmissions, 0);
+    assert!(counter(&lift, "acks_forwarded") > 0);
+    // Every ACK of new data costs a 66-byte FrACK and 8 bytes of LIFT header more.
+    let (up_plain, up_lift) = (uplink_bytes(&plain), uplink_bytes(&lift));
+    assert!(
+        up_lift > up_plain * 2 && up_lift < up_plain * 3,
+        "uplink {up_plain} -> {up_lift} bytes"
+    );
+}
+
+#[test]
+fn lift_keeps_a_bulk_flow_at_the_link_rate() {
+    let rate = |lift| run(&scenario("", lift), None).0.flows[0].goodput_bps;
+    let (plain, lift) = (rate(false), rate(true));
+    assert!(
+        (lift - plain).abs() < 0.01 * plain,
+        "bulk goodput {plain} without LIFT, {lift} with"
+    );
+}
