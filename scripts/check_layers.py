@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parent.parent
 LAYERS = {
     "crates/hetpath-proto/src": [
         "time", "ids", "lift", "packet", "esp", "crosslayer", "iface", "wire", "rap", "cc", "tcp",
-        "machine", "host", "agent", "testing",
+        "sctp", "machine", "host", "agent", "testing",
     ],
     "crates/hetpath-sim/src": [
         "units", "ids", "rng", "traffic", "engine", "channel", "link", "mobility", "results", "trace", "sim",

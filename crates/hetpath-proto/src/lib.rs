@@ -5,7 +5,7 @@
 //! proxy drive the same machines through one contract (`machine`). Modules, from the
 //! bottom layer up (a module uses only those before it; `scripts/check_layers.py`):
 //! `time`, `ids`, `lift`, `packet`, `esp`, `crosslayer`, `iface`, `wire`, `rap`, `cc`, `tcp`,
-//! `machine`, `host`, `agent`.
+//! `sctp`, `machine`, `host`, `agent`.
 
 pub mod agent;
 pub mod cc;
@@ -18,6 +18,7 @@ pub mod lift;
 pub mod machine;
 pub mod packet;
 pub mod rap;
+pub mod sctp;
 pub mod tcp;
 pub mod time;
 pub mod wire;
