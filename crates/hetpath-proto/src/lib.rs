@@ -4,13 +4,14 @@
 //! as arguments, packets go out through `poll_*` calls. The simulator and, later, the real
 //! proxy drive the same machines through one contract (`machine`). Modules, from the
 //! bottom layer up (a module uses only those before it; `scripts/check_layers.py`):
-//! `time`, `ids`, `lift`, `packet`, `esp`, `crosslayer`, `iface`, `wire`, `rap`, `cc`, `tcp`,
+//! `time`, `ids`, `lift`, `packet`, `esp`, `esw`, `crosslayer`, `iface`, `wire`, `rap`, `cc`, `tcp`,
 //! `sctp`, `machine`, `host`, `agent`.
 
 pub mod agent;
 pub mod cc;
 pub mod crosslayer;
 pub mod esp;
+pub mod esw;
 pub mod host;
 pub mod ids;
 pub mod iface;
