@@ -117,6 +117,19 @@ pub enum AbcCounts {
     Delivered,
 }
 
+/// What the ACK that ends fast recovery gives the controller to grow by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExitCredit {
+    /// Nothing: it ends recovery and cwnd stays at ssthresh (RFC 6582 section 3.2 step 3,
+    /// RFC 6675 section 5 (A), RFC 6937).
+    #[default]
+    None,
+    /// The bytes it cumulatively acknowledges, SACKed ones included: ns-3.44
+    /// `TcpSocketBase::ProcessAck` recomputes `segsAcked` as (ackNumber - SND.UNA) / MSS
+    /// when it leaves CA_RECOVERY and passes it to `IncreaseWindow` in CA_OPEN.
+    Acked,
+}
+
 /// How the window is brought down during fast recovery with SACK.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Recovery {
@@ -156,6 +169,7 @@ pub struct TcpConfig {
     /// of window growth per ACK.
     pub abc_limit: Option<u32>,
     pub abc_counts: AbcCounts,
+    pub exit_credit: ExitCredit,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 section 3.2: 3).
     pub dupthresh: u32,
     pub rto: RtoConfig,
@@ -195,6 +209,7 @@ impl TcpConfig {
             }),
             abc_limit: Some(2),
             abc_counts: AbcCounts::Acked,
+            exit_credit: ExitCredit::None,
             dupthresh: 3,
             rto: RtoConfig::default(),
             recv_buffer: 16 << 20,

@@ -16,8 +16,8 @@ mod sender;
 
 pub use crate::packet::Endpoint;
 pub use config::{
-    AbcCounts, DelayedAck, HandshakeAck, Pacing, Recovery, RtoConfig, RtoFormula, SsthreshFrom,
-    TcpConfig,
+    AbcCounts, DelayedAck, ExitCredit, HandshakeAck, Pacing, Recovery, RtoConfig, RtoFormula,
+    SsthreshFrom, TcpConfig,
 };
 pub use connection::{Connection, Event, State};
 pub use freeze::RestoreMode;

@@ -2,7 +2,7 @@
 //! retransmit, Reno and NewReno fast recovery (RFC 5681 section 3.2, RFC 6582), Tahoe's
 //! go-back-N, and SACK-based recovery (RFC 6675).
 
-use super::config::AbcCounts;
+use super::config::{AbcCounts, ExitCredit};
 use super::prr::Prr;
 use super::sender::{RecoveryMode, Sender};
 use crate::cc::AckSample;
@@ -109,6 +109,13 @@ impl Sender {
             self.inflation = 0;
             self.prr = None;
             self.cc.on_recovery_exit(now);
+            if self.cfg.exit_credit == ExitCredit::Acked {
+                let credit = match self.cfg.abc_limit {
+                    Some(l) => acked.bytes.min(l as u64 * mss),
+                    None => mss,
+                };
+                self.cc.on_ack(&AckSample { credit, ..sample });
+            }
         } else {
             // Partial ACK (RFC 6582 section 3.2 step 5): the next hole is lost; deflate by
             // the amount acked and add back one segment. With SACK the hole may already

@@ -68,7 +68,9 @@ pub const PROFILES: &[Profile] = &[
                  does anyway); one segment per ACK (TcpNewReno::SlowStart and \
                  CongestionAvoidance, also Westwood+'s and Hybla's), but delivered segments \
                  (ProcessAck's currentDelivered: newly acked or newly SACKed) counted by \
-                 TcpCubic::IncreaseWindow and TcpLinuxReno; TcpCubic grows only \
+                 TcpCubic::IncreaseWindow and TcpLinuxReno, except on the ACK that ends \
+                 fast recovery, which passes its whole cumulative advance to \
+                 IncreaseWindow; TcpCubic grows only \
                  when m_isCwndLimited; TcpCubic HyStart true, ns-3's variant (hystart = \
                  ns3: TcpCubic::HystartUpdate on the smoothed RTT, threshold clamp(delay_min, \
                  4 ms, 1 s), train over the whole delay_min); no \
@@ -80,7 +82,8 @@ pub const PROFILES: &[Profile] = &[
                  Checked against the installed ns3 3.44 wheel by bench/compare_ns3.py",
         cc: Some("cubic"),
         keys: "iw = 10\ntimestamps = true\nsack = true\nrecovery = \"prr\"\n\
-               ssthresh_from = \"pipe\"\nabc = false\nabc_counts = \"delivered\"\nhystart = \"ns3\"\n\
+               ssthresh_from = \"pipe\"\nabc = false\nabc_counts = \"delivered\"\nexit_credit = \"acked\"\n\
+               hystart = \"ns3\"\n\
                local_queue = \"drop\"\nmin_rto = \"1s\"\n\
                delayed_ack = { count = 2, timeout = \"200ms\" }\ndupthresh = 3\n\
                handshake_ack = \"separate\"\nsyn_retries = 6\ndata_retries = 6\n",

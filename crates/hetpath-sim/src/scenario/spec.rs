@@ -344,6 +344,14 @@ pub enum AbcCountsSpec {
     Delivered,
 }
 
+/// `exit_credit`: what the ACK ending fast recovery grows the window by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExitCreditSpec {
+    None,
+    Acked,
+}
+
 /// `ssthresh_from`: what a loss halves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -435,6 +443,8 @@ pub struct TcpSpec {
     pub ssthresh_from: Option<SsthreshFromSpec>,
     /// "acked" (RFC 3465) or "delivered" (RFC 6937 DeliveredData, as Linux and ns-3).
     pub abc_counts: Option<AbcCountsSpec>,
+    /// "none" (the RFCs) or "acked" (ns-3: the bytes it cumulatively acknowledges).
+    pub exit_credit: Option<ExitCreditSpec>,
     pub recovery: Option<RecoverySpec>,
     pub timestamps: Option<bool>,
     pub handshake_ack: Option<HandshakeAckSpec>,
@@ -487,6 +497,7 @@ impl TcpSpec {
             pacing_ca_ratio: over.pacing_ca_ratio.or(self.pacing_ca_ratio),
             ssthresh_from: over.ssthresh_from.or(self.ssthresh_from),
             abc_counts: over.abc_counts.or(self.abc_counts),
+            exit_credit: over.exit_credit.or(self.exit_credit),
             recovery: over.recovery.or(self.recovery),
             timestamps: over.timestamps.or(self.timestamps),
             handshake_ack: over.handshake_ack.or(self.handshake_ack),

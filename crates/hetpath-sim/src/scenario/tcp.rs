@@ -5,13 +5,15 @@ use super::cc::CcSpec;
 use super::error::KeyError;
 use super::profiles::{self, Profile};
 use super::spec::{
-    AbcCountsSpec, AbcSpec, DelayedAckSpec, HandshakeAckSpec, HystartSpec, IlcSpec, LocalQueueSpec,
-    PacingName, PacingSpec, RecoverySpec, RestoreSpec, RtoFormula, SsthreshFromSpec, TcpSpec,
+    AbcCountsSpec, AbcSpec, DelayedAckSpec, ExitCreditSpec, HandshakeAckSpec, HystartSpec, IlcSpec,
+    LocalQueueSpec, PacingName, PacingSpec, RecoverySpec, RestoreSpec, RtoFormula,
+    SsthreshFromSpec, TcpSpec,
 };
 use hetpath_proto::cc::{Algorithm, Hystart};
 use hetpath_proto::machine::LocalQueue;
 use hetpath_proto::tcp::{
-    AbcCounts, DelayedAck, HandshakeAck, Pacing, Recovery, RestoreMode, SsthreshFrom, TcpConfig,
+    AbcCounts, DelayedAck, ExitCredit, HandshakeAck, Pacing, Recovery, RestoreMode, SsthreshFrom,
+    TcpConfig,
 };
 use hetpath_proto::Dur;
 
@@ -229,6 +231,12 @@ fn sender_keys(t: &TcpSpec, c: &mut TcpConfig) -> Result<(), KeyError> {
         c.abc_counts = match a {
             AbcCountsSpec::Acked => AbcCounts::Acked,
             AbcCountsSpec::Delivered => AbcCounts::Delivered,
+        };
+    }
+    if let Some(e) = t.exit_credit {
+        c.exit_credit = match e {
+            ExitCreditSpec::None => ExitCredit::None,
+            ExitCreditSpec::Acked => ExitCredit::Acked,
         };
     }
     if let Some(f) = t.ssthresh_from {
