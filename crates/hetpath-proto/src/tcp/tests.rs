@@ -223,6 +223,58 @@ fn delivered_counting_credits_only_what_the_ack_newly_delivered() {
     assert!(cwnd_after_the_hole_is_filled(AbcCounts::Acked) > 5 * MSS as u64);
 }
 
+/// A 20-segment window loses its first segment: three duplicate ACKs SACK segments 2-4,
+/// fast retransmit, then the ACK for the retransmission covers the whole window and ends
+/// recovery. Returns (cwnd, ssthresh) after it.
+fn window_after_recovery(exit: ExitCredit) -> (u64, u64) {
+    let m = MSS as u64;
+    let c = TcpConfig {
+        initial_window: 20 * m,
+        abc_limit: Some(65_535),
+        exit_credit: exit,
+        ..cfg()
+    };
+    let mut s = Sender::new(c, cc::by_name("reno", c.cc_config()).unwrap());
+    s.enable_sack();
+    s.write(40 * m);
+    while s.poll_segment(Time::ZERO).is_some() {}
+    let ack = |s: &mut Sender, ack: u64, sack: &[SackBlock]| {
+        let input = AckInput {
+            ack,
+            window: 1 << 20,
+            sack,
+            carries_data: false,
+            echoed_rtt: None,
+        };
+        s.on_ack(Time(1), input);
+    };
+    for k in 2..=4 {
+        ack(
+            &mut s,
+            1,
+            &[SackBlock {
+                start: 1 + m,
+                end: 1 + k * m,
+            }],
+        );
+    }
+    assert!(s.in_recovery(), "three SACKed segments above the hole");
+    ack(&mut s, 1 + 20 * m, &[]);
+    assert!(!s.in_recovery());
+    (s.cwnd(), s.ssthresh())
+}
+
+#[test]
+fn the_ack_ending_recovery_grows_the_window_only_with_exit_credit() {
+    // RFC 6582 section 3.2 step 3: cwnd = ssthresh. ns-3 also hands the ACK's whole
+    // cumulative advance to the controller (`exit_credit = "acked"`).
+    let (cwnd, ssthresh) = window_after_recovery(ExitCredit::None);
+    assert_eq!(cwnd, ssthresh);
+    let (grown, same) = window_after_recovery(ExitCredit::Acked);
+    assert_eq!(same, ssthresh);
+    assert!(grown > ssthresh, "{grown} <= {ssthresh}");
+}
+
 #[test]
 fn with_sack_only_acks_with_new_sack_information_are_duplicates() {
     // RFC 5681 section 2 counts them; RFC 6675 section 2 does not.
