@@ -171,44 +171,50 @@ fn fast_retransmits_after_bare_duplicate_acks(sack: bool) -> u64 {
     s.stats().fast_retransmits
 }
 
-/// A 20-segment window whose segments 2-20 are SACKed, a timeout, then the ACK for the
-/// retransmitted first segment, which covers the whole window. Returns cwnd after it.
-fn cwnd_after_the_hole_is_filled(counts: AbcCounts) -> u64 {
+/// A SACK sender with unlimited byte counting that has sent a 20-segment window (of 40
+/// segments written), with `tune` applied to its configuration.
+fn window_of_twenty(cc_name: &str, tune: impl FnOnce(&mut TcpConfig)) -> Sender {
     let m = MSS as u64;
-    let c = TcpConfig {
+    let mut c = TcpConfig {
         initial_window: 20 * m,
         abc_limit: Some(65_535),
-        abc_counts: counts,
         ..cfg()
     };
-    let mut s = Sender::new(c, cc::by_name("newreno", c.cc_config()).unwrap());
+    tune(&mut c);
+    let mut s = Sender::new(c, cc::by_name(cc_name, c.cc_config()).unwrap());
     s.enable_sack();
     s.write(40 * m);
     while s.poll_segment(Time::ZERO).is_some() {}
-    let ack = |s: &mut Sender, now: Time, ack: u64, sack: &[SackBlock]| {
-        let input = AckInput {
-            ack,
-            window: 1 << 20,
-            sack,
-            carries_data: false,
-            echoed_rtt: None,
-        };
-        s.on_ack(now, input);
+    s
+}
+
+/// A bare ACK of `ack` with `sack` blocks, at `now`.
+fn ack_at(s: &mut Sender, now: Time, ack: u64, sack: &[SackBlock]) {
+    let input = AckInput {
+        ack,
+        window: 1 << 20,
+        sack,
+        carries_data: false,
+        echoed_rtt: None,
     };
-    ack(
-        &mut s,
-        Time(1),
-        1,
-        &[SackBlock {
-            start: 1 + m,
-            end: 1 + 20 * m,
-        }],
-    );
+    s.on_ack(now, input);
+}
+
+/// Segments 2-20 of the window are SACKed, a timeout, then the ACK for the retransmitted
+/// first segment, which covers the whole window. Returns cwnd after it.
+fn cwnd_after_the_hole_is_filled(counts: AbcCounts) -> u64 {
+    let m = MSS as u64;
+    let mut s = window_of_twenty("newreno", |c| c.abc_counts = counts);
+    let sacked = SackBlock {
+        start: 1 + m,
+        end: 1 + 20 * m,
+    };
+    ack_at(&mut s, Time(1), 1, &[sacked]);
     let rto = s.poll_timeout().expect("retransmission timer armed");
     assert_eq!(s.handle_timeout(rto), Expiry::Timeout);
     assert_eq!(s.cwnd(), m);
     assert!(s.poll_segment(rto).is_some(), "the hole is resent");
-    ack(&mut s, rto + Dur::from_millis(100), 1 + 20 * m, &[]);
+    ack_at(&mut s, rto + Dur::from_millis(100), 1 + 20 * m, &[]);
     s.cwnd()
 }
 
@@ -223,43 +229,21 @@ fn delivered_counting_credits_only_what_the_ack_newly_delivered() {
     assert!(cwnd_after_the_hole_is_filled(AbcCounts::Acked) > 5 * MSS as u64);
 }
 
-/// A 20-segment window loses its first segment: three duplicate ACKs SACK segments 2-4,
-/// fast retransmit, then the ACK for the retransmission covers the whole window and ends
+/// The window loses its first segment: three duplicate ACKs SACK segments 2-4, fast
+/// retransmit, then the ACK for the retransmission covers the whole window and ends
 /// recovery. Returns (cwnd, ssthresh) after it.
 fn window_after_recovery(exit: ExitCredit) -> (u64, u64) {
     let m = MSS as u64;
-    let c = TcpConfig {
-        initial_window: 20 * m,
-        abc_limit: Some(65_535),
-        exit_credit: exit,
-        ..cfg()
-    };
-    let mut s = Sender::new(c, cc::by_name("reno", c.cc_config()).unwrap());
-    s.enable_sack();
-    s.write(40 * m);
-    while s.poll_segment(Time::ZERO).is_some() {}
-    let ack = |s: &mut Sender, ack: u64, sack: &[SackBlock]| {
-        let input = AckInput {
-            ack,
-            window: 1 << 20,
-            sack,
-            carries_data: false,
-            echoed_rtt: None,
-        };
-        s.on_ack(Time(1), input);
-    };
+    let mut s = window_of_twenty("reno", |c| c.exit_credit = exit);
     for k in 2..=4 {
-        ack(
-            &mut s,
-            1,
-            &[SackBlock {
-                start: 1 + m,
-                end: 1 + k * m,
-            }],
-        );
+        let sacked = SackBlock {
+            start: 1 + m,
+            end: 1 + k * m,
+        };
+        ack_at(&mut s, Time(1), 1, &[sacked]);
     }
     assert!(s.in_recovery(), "three SACKed segments above the hole");
-    ack(&mut s, 1 + 20 * m, &[]);
+    ack_at(&mut s, Time(1), 1 + 20 * m, &[]);
     assert!(!s.in_recovery());
     (s.cwnd(), s.ssthresh())
 }
