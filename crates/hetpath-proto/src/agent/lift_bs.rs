@@ -31,6 +31,15 @@ impl Default for LiftBsConfig {
     }
 }
 
+/// What an ACK's LIFT header says (Fig. 5A), besides its flow.
+#[derive(Clone, Copy, Debug)]
+struct AckFields {
+    ipsec_ack: u32,
+    delete: bool,
+    forward: bool,
+    store: bool,
+}
+
 /// A (FrACK, ACK) pair held back, or the ACK kept to unfreeze the sender.
 #[derive(Debug)]
 struct Pair {
@@ -122,17 +131,13 @@ impl LiftBs {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn on_ack(
-        &mut self,
-        now: Time,
-        key: (Addr, u16),
-        ack: Packet,
-        ipsec_ack: u32,
-        delete: bool,
-        forward: bool,
-        store: bool,
-    ) {
+    fn on_ack(&mut self, now: Time, key: (Addr, u16), ack: Packet, fields: AckFields) {
+        let AckFields {
+            ipsec_ack,
+            delete,
+            forward,
+            store,
+        } = fields;
         let timer = self.cfg.timer;
         let Some(flow) = self.flows.get_mut(&key) else {
             self.forward_ack(key, ack, ipsec_ack);
@@ -309,7 +314,15 @@ impl Machine for LiftBs {
                             ..
                         },
                         Some(esp),
-                    ) => self.on_ack(now, key, strip(ip, esp), ipsec_ack, delete, forward, store),
+                    ) => {
+                        let fields = AckFields {
+                            ipsec_ack,
+                            delete,
+                            forward,
+                            store,
+                        };
+                        self.on_ack(now, key, strip(ip, esp), fields);
+                    }
                     // An ACK or FrACK header with nothing after it carries nothing to forward.
                     (_, None) => {}
                 }

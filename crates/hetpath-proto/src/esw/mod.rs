@@ -12,16 +12,15 @@
 //! in as an argument; the caller asks `Sender::poll_cell` once per transmission
 //! opportunity (one TDMA frame unit), so the machine knows nothing of the frame schedule,
 //! and `Receiver::poll_ack` once per opportunity of the reverse direction. No clock, no
-//! RNG, no I/O. The simulator wires it into a link; this module only uses `time`.
+//! RNG, no I/O. The simulator wires it into a link; this module only uses `time`
+//! and `runs`.
 //!
 //! Files: `cell` (cell formats and fragmentation), `config` (`EswConfig`, Table I),
-//! `runs` (the receiver's set of received runs), `sender`, `receiver` (ARQ receiver and
-//! the dispatching `Receiver`), `unreliable` (the ARQ-off receiver).
+//! `sender`, `receiver` (ARQ receiver and the dispatching `Receiver`), `unreliable` (the ARQ-off receiver).
 
 mod cell;
 mod config;
 mod receiver;
-mod runs;
 mod sender;
 mod unreliable;
 

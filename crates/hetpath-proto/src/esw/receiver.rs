@@ -29,9 +29,9 @@
 
 use super::cell::{AckBlock, AckCell, DataCell, MAX_BLOCKS};
 use super::config::EswConfig;
-use super::runs::RunSet;
 use super::unreliable::UnreliableReceiver;
 use super::EswEvent;
+use crate::runs::RunSet;
 use crate::time::{Dur, Time};
 use std::collections::{BTreeMap, VecDeque};
 

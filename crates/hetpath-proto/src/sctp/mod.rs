@@ -5,7 +5,6 @@
 //! - `wire`: RFC 4960 bytes with CRC32c, a decoder that never panics;
 //! - `config`: `SctpConfig`, the section 15 parameters and Table I sizes;
 //! - `serial`: 32-bit TSNs widened to 64 bits;
-//! - `rto`: the RTO of section 6.3.1;
 //! - `cc`: congestion control of section 7.2;
 //! - `sender`: fragmentation, transmission rules, SACK processing, fast retransmit,
 //!   T3-rtx;
@@ -21,7 +20,6 @@ mod cc;
 mod chunk;
 mod config;
 mod receiver;
-mod rto;
 mod sender;
 mod serial;
 pub mod wire;

@@ -9,8 +9,9 @@
 use super::chunk::{DataChunk, GapBlock, SackChunk, SACK_HEADER_LEN};
 use super::config::SctpConfig;
 use super::serial;
+use crate::runs::RunSet;
 use crate::time::{Dur, Time};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// Duplicate TSNs remembered for the next SACK; more are counted but not reported.
 const MAX_DUPS: usize = 64;
@@ -45,8 +46,8 @@ pub(super) struct Receiver {
     started: bool,
     /// Cumulative TSN: every TSN up to it received.
     cum: u64,
-    /// TSNs received above `cum`.
-    above: BTreeSet<u64>,
+    /// TSNs received above `cum`, as runs (the Gap Ack Blocks).
+    above: RunSet,
     highest: u64,
     dups: Vec<u32>,
     streams: Vec<InStream>,
@@ -71,7 +72,7 @@ impl Receiver {
         Receiver {
             started: false,
             cum: 0,
-            above: BTreeSet::new(),
+            above: RunSet::default(),
             highest: 0,
             dups: Vec::new(),
             streams: Vec::new(),
@@ -129,7 +130,7 @@ impl Receiver {
         }
         self.pkt_data = true;
         let tsn = serial::widen(self.cum + 1, d.tsn);
-        if tsn <= self.cum || self.above.contains(&tsn) {
+        if tsn <= self.cum || self.above.contains(tsn) {
             self.pkt_dup = true;
             self.duplicates += 1;
             if self.dups.len() < MAX_DUPS {
@@ -147,8 +148,10 @@ impl Receiver {
         }
         if tsn == self.cum + 1 {
             self.cum = tsn;
-            while self.above.remove(&(self.cum + 1)) {
-                self.cum += 1;
+            // Runs are merged: at most one starts right above the new cumulative TSN.
+            if let Some((_, end)) = self.above.first().filter(|&(s, _)| s == tsn + 1) {
+                self.above.pop_first();
+                self.cum = end - 1;
             }
         } else {
             self.above.insert(tsn);
@@ -295,25 +298,13 @@ impl Receiver {
     /// `max_len` bytes (section 3.3.4); the pending acknowledgement is then cleared.
     pub(super) fn build_sack(&mut self, max_len: u32) -> SackChunk {
         let mut room = max_len.saturating_sub(SACK_HEADER_LEN) / 4;
-        let mut gaps = Vec::new();
-        let mut run: Option<(u64, u64)> = None;
-        for &t in &self.above {
-            match run {
-                Some((s, e)) if t == e + 1 => run = Some((s, t)),
-                Some(r) => {
-                    gaps.push(r);
-                    run = Some((t, t));
-                }
-                None => run = Some((t, t)),
-            }
-        }
-        gaps.extend(run);
-        let gaps: Vec<GapBlock> = gaps
-            .into_iter()
+        let gaps: Vec<GapBlock> = self
+            .above
+            .iter()
             .take(room as usize)
             .map(|(s, e)| GapBlock {
                 start: (s - self.cum) as u16,
-                end: (e - self.cum) as u16,
+                end: (e - 1 - self.cum) as u16,
             })
             .collect();
         room -= gaps.len() as u32;

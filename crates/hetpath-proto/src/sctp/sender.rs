@@ -11,8 +11,8 @@
 use super::cc::{SackInput, Window};
 use super::chunk::{pad4, DataChunk, GapBlock, DATA_HEADER_LEN};
 use super::config::SctpConfig;
-use super::rto::Rto;
 use super::serial;
+use crate::tcp::{RtoConfig, RtoFormula, RttEstimator};
 use crate::time::{Dur, Time};
 use std::collections::VecDeque;
 
@@ -121,7 +121,7 @@ pub(super) struct Sender {
     flight: u64,
     peer_rwnd: u64,
     window: Window,
-    rto: Rto,
+    rto: RttEstimator,
     t3: Option<Time>,
     /// The chunk being timed for an RTT sample, and when it left (section 6.3.1 C4, C5).
     timed: Option<(u64, Time)>,
@@ -151,6 +151,22 @@ pub enum SendError {
     Closed,
 }
 
+/// RFC 4960 section 6.3.1 is RFC 6298's estimator (alpha 1/8, beta 1/4, K = 4, then
+/// RTO.Min and RTO.Max), with the clock granularity G at one nanosecond and the RTO
+/// doubled per T3 expiry (section 6.3.3 rule E2).
+fn rto_estimator(cfg: &SctpConfig) -> RttEstimator {
+    RttEstimator::new(RtoConfig {
+        initial: cfg.rto_initial,
+        min: cfg.rto_min,
+        max: cfg.rto_max,
+        granularity: Dur(1),
+        backoff: true,
+        syn_retries: 0,
+        data_retries: 0,
+        formula: RtoFormula::Rfc6298,
+    })
+}
+
 impl Sender {
     pub(super) fn new(cfg: &SctpConfig) -> Sender {
         Sender {
@@ -168,7 +184,7 @@ impl Sender {
             flight: 0,
             peer_rwnd: cfg.rwnd as u64,
             window: Window::new(cfg.mtu, cfg.initial_cwnd()),
-            rto: Rto::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
+            rto: rto_estimator(cfg),
             t3: None,
             timed: None,
             fast_recovery_exit: None,
@@ -426,7 +442,9 @@ impl Sender {
         }
         if let Some((tsn, at)) = self.timed {
             if tsn == c.tsn && c.transmissions == 1 {
-                self.rto.on_measurement(now.since(at));
+                // Rules C2 and C3; a measurement also ends any backoff.
+                self.rto.on_sample(now.since(at), 0);
+                self.rto.reset_backoff();
                 self.timed = None;
             }
         }
@@ -598,7 +616,7 @@ impl Sender {
             return T3Outcome::Abort;
         }
         self.window.on_timeout();
-        self.rto.back_off();
+        self.rto.on_timeout(); // rule E2: RTO doubled, at most RTO.Max
         for i in 0..self.sent {
             if self.chunks[i].state == TxState::InFlight {
                 self.mark(i, Why::Timeout);

@@ -65,6 +65,15 @@ impl Sender {
         out
     }
 
+    /// What an ACK counting `bytes` gives the controller to grow by: min(bytes, L × MSS)
+    /// with ABC (RFC 3465 section 2.2), one MSS per ACK without.
+    fn growth_credit(&self, bytes: u64) -> u64 {
+        let mss = self.cfg.mss as u64;
+        self.cfg
+            .abc_limit
+            .map_or(mss, |l| bytes.min(l as u64 * mss))
+    }
+
     /// `known0`: SND.UNA plus the SACKed bytes before this ACK (for DeliveredData).
     fn on_new_ack(&mut self, now: Time, ack: u64, echoed_rtt: Option<Dur>, known0: u64) -> u64 {
         let acked = self.board.on_cumulative_ack(ack);
@@ -90,10 +99,7 @@ impl Sender {
         let sample = AckSample {
             now,
             bytes_acked: acked.bytes,
-            credit: match self.cfg.abc_limit {
-                Some(l) => counted.min(l as u64 * mss),
-                None => mss,
-            },
+            credit: self.growth_credit(counted),
             rtt,
             srtt: self.rtt.srtt().unwrap_or_default(),
             min_rtt: self.rtt.min_rtt().unwrap_or_default(),
@@ -110,10 +116,7 @@ impl Sender {
             self.prr = None;
             self.cc.on_recovery_exit(now);
             if self.cfg.exit_credit == ExitCredit::Acked {
-                let credit = match self.cfg.abc_limit {
-                    Some(l) => acked.bytes.min(l as u64 * mss),
-                    None => mss,
-                };
+                let credit = self.growth_credit(acked.bytes);
                 self.cc.on_ack(&AckSample { credit, ..sample });
             }
         } else {

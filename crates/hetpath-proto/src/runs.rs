@@ -1,13 +1,13 @@
-//! A set of cell sequence numbers kept as disjoint runs: the blocks of contiguous cells
-//! "received and queued in the receiver window" that an ESW-ACK codes (seed 001
-//! section IV). Kept apart from the cells so that coding an ACK costs the number of
-//! blocks, not the number of queued cells.
+//! A set of sequence numbers kept as disjoint runs: what a receiver holds above a gap,
+//! in the blocks its acknowledgements code (an ESW-ACK's blocks of contiguous cells, seed
+//! 001 section IV; an SCTP SACK's Gap Ack Blocks, RFC 4960 section 3.3.4). Coding an
+//! acknowledgement then costs the number of blocks, not the number of items held.
 
 use std::collections::BTreeMap;
 
 /// Disjoint, non-adjacent half-open runs `[start, end)`, merged on insert.
 #[derive(Clone, Debug, Default)]
-pub(super) struct RunSet {
+pub(crate) struct RunSet {
     /// start -> end.
     runs: BTreeMap<u64, u64>,
 }
@@ -41,6 +41,10 @@ impl RunSet {
                 self.runs.insert(x, end);
             }
         }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
     }
 
     /// The lowest run.
