@@ -7,6 +7,7 @@
 pub mod capture;
 pub mod channel;
 pub mod engine;
+pub mod esw_link;
 pub mod ids;
 pub mod link;
 pub mod mobility;

@@ -86,6 +86,19 @@ pub struct MachineResult {
     pub value: u64,
 }
 
+/// One counter of a link direction's link layer (an ESW link: `esw_link.rs`), in the
+/// long form: one row per counter. Plain IP links have none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LinkCounterResult {
+    pub link: String,
+    pub from: String,
+    pub to: String,
+    /// The link layer (`esw`).
+    pub layer: String,
+    pub counter: String,
+    pub value: f64,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Summary {
     pub scenario: String,
@@ -95,6 +108,8 @@ pub struct Summary {
     pub events: u64,
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
+    /// The counters of link layers below IP (ESW cells and ARQ), per direction.
+    pub link_counters: Vec<LinkCounterResult>,
     /// Every flow's legs, flow by flow, in path order.
     pub legs: Vec<LegResult>,
     /// The counters of the machines placed on nodes, in placement order.
@@ -126,6 +141,7 @@ pub fn schema() -> Vec<(&'static str, Vec<String>)> {
         ("summary", keys_of::<Summary>()),
         ("flow", keys_of::<FlowResult>()),
         ("link", keys_of::<LinkResult>()),
+        ("link_counter", keys_of::<LinkCounterResult>()),
         ("leg", keys_of::<LegResult>()),
         ("machine", keys_of::<MachineResult>()),
         ("flow_series", columns(&empty.flows.columns())),

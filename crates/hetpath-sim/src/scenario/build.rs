@@ -5,8 +5,12 @@
 
 use super::error::{KeyError, ScenarioError};
 use super::machines::{place_ideal, Names, StateManagers};
-use super::spec::{DirSpec, IlcSpec, IpsecSpec, IpsecTable, ScenarioFile, TcpSpec, Transport};
+use super::spec::{
+    DirSpec, IlcSpec, IpsecSpec, IpsecTable, LinkLayer, ScenarioFile, TcpSpec, Transport,
+};
 use super::tcp::{resolve, IwSpec};
+use crate::channel::{Channel, NoLoss};
+use crate::esw_link::EswLink;
 use crate::link::{LinkDir, LinkParams};
 use crate::rng;
 use crate::sim::{FlowParams, FlowTransport, Ipsec, NodeId, Simulation, TcpFlow};
@@ -121,8 +125,8 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
         for (from, to, a_to_b) in [(a, b, true), (b, a, false)] {
             let spec = l.direction(a_to_b);
             let place = format!("{place} ({})", if a_to_b { "ab" } else { "ba" });
-            let dir =
-                link_dir(&spec, &l.name, from, to, seed, &sim, base_dir).map_err(at(&place))?;
+            let (params, channel) =
+                link_parts(&spec, &l.name, from, to, seed, &sim, base_dir).map_err(at(&place))?;
             for (k, o) in spec.outages.iter().flatten().enumerate() {
                 if o.up.0 <= o.down.0 {
                     return Err(err(
@@ -131,11 +135,40 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
                     ));
                 }
             }
-            dirs.push((dir, spec.outages.unwrap_or_default()));
+            if l.layer == LinkLayer::Esw && spec.outages.is_some() {
+                return Err(err(
+                    format!("{place}.outages"),
+                    "not supported on an ESW link (layer = \"esw\"): shadowing comes from its channel".into(),
+                ));
+            }
+            dirs.push((params, channel, spec.rate, spec.outages.unwrap_or_default()));
         }
-        let (ba, ba_out) = dirs.pop().expect("b -> a");
-        let (ab, ab_out) = dirs.pop().expect("a -> b");
-        let link = sim.add_link(ab, ba);
+        let (ba, ba_ch, ba_rate, ba_out) = dirs.pop().expect("b -> a");
+        let (ab, ab_ch, ab_rate, ab_out) = dirs.pop().expect("a -> b");
+        let link = match (l.layer, &l.esw) {
+            (LinkLayer::Ip, Some(_)) => {
+                return Err(err(
+                    format!("{place}.esw"),
+                    "an [link.esw] table needs layer = \"esw\" on the link".into(),
+                ))
+            }
+            (LinkLayer::Ip, None) => sim.add_link(LinkDir::new(ab, ab_ch), LinkDir::new(ba, ba_ch)),
+            (LinkLayer::Esw, esw) => {
+                let rates = [ab_rate, ba_rate].map(|r| r.expect("checked by link_parts"));
+                let backlog = match ab.queue {
+                    QueueLimit::Packets(n) => n as usize,
+                    QueueLimit::Bytes(b) => (b / 1500).max(1) as usize,
+                };
+                let params = esw
+                    .clone()
+                    .unwrap_or_default()
+                    .params(rates, [ab.delay, ba.delay], backlog)
+                    .map_err(at(&place))?;
+                let link = EswLink::new(params, vec![ab_ch, ba_ch]);
+                let (ab, ba) = (LinkDir::new(ab, Box::new(NoLoss)), LinkDir::new(ba, Box::new(NoLoss)));
+                sim.add_esw_link(ab, ba, link)
+            }
+        };
         for (d, outages) in sim.link_dirs(link).into_iter().zip([ab_out, ba_out]) {
             for o in outages {
                 sim.add_outage(d, Time::ZERO + o.down.0, Time::ZERO + o.up.0);
@@ -240,7 +273,8 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
     Ok(sim)
 }
 
-fn link_dir(
+/// A link direction's parameters and channel.
+fn link_parts(
     d: &DirSpec,
     name: &str,
     from: NodeId,
@@ -248,7 +282,7 @@ fn link_dir(
     seed: u64,
     sim: &Simulation,
     base_dir: &Path,
-) -> Result<LinkDir, KeyError> {
+) -> Result<(LinkParams, Box<dyn Channel>), KeyError> {
     let rate = d.rate.ok_or_else(|| {
         KeyError::new(
             "rate",
@@ -281,7 +315,7 @@ fn link_dir(
         delay: delay.0,
         queue: d.queue.unwrap_or(DEFAULT_QUEUE),
     };
-    Ok(LinkDir::new(params, channel.build(stream)))
+    Ok((params, channel.build(stream)))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! `cc`; the papers' TCP variants as `profiles`.
 
 mod build;
+pub mod esw;
 pub mod cc;
 mod error;
 pub mod machines;

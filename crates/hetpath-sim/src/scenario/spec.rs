@@ -180,6 +180,21 @@ pub struct LinkSpec {
     pub ab: Option<DirSpec>,
     /// Overrides for the b -> a direction.
     pub ba: Option<DirSpec>,
+    /// What carries IP datagrams: "ip" (default: the link serialises whole packets) or
+    /// "esw" (EuroSkyWay cells in TDMA frame units, with an optional ARQ: `[link.esw]`).
+    #[serde(default)]
+    pub layer: LinkLayer,
+    /// Parameters of an ESW link (`layer = "esw"`).
+    pub esw: Option<super::esw::EswSpec>,
+}
+
+/// A link's `layer`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LinkLayer {
+    #[default]
+    Ip,
+    Esw,
 }
 
 #[derive(Debug, Clone, Deserialize)]

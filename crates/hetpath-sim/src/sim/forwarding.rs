@@ -200,6 +200,9 @@ impl Simulation {
     /// Offers a packet to link direction `d`'s queue.
     #[inline]
     pub(super) fn send_on(&mut self, d: DirId, f: Frame) {
+        if let Some(&Some((e, side))) = self.esw_of.get(d.index()) {
+            return self.esw_offer(e, side, d, f);
+        }
         let now = self.q.now();
         match self.dirs[d.index()].enqueue(now, f) {
             Ok(w) => self.wake_link(d, w),

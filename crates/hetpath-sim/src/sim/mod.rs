@@ -7,6 +7,7 @@
 //! - `forwarding.rs`: routes, and a packet's way through a node (hooks, delivery, queues);
 //! - `machines.rs`: driving any machine through the contract (`hetpath_proto::machine`);
 //! - `conn_timers.rs`: a host's per-connection timer entries, kept few in the queue;
+//! - `esw.rs`: link directions that run over an ESW satellite link (`crate::esw_link`);
 //! - `flows.rs`: flows on hosts and machines, and what their events say of them;
 //! - `legs.rs`: a flow's legs (the connections that carry it, split PEPs included);
 //! - `mobility.rs`: the mobile host's association and its wireless links;
@@ -14,6 +15,7 @@
 //! - `tracing.rs`: what the event trace records of machines' events and lost packets.
 
 mod conn_timers;
+mod esw;
 mod flows;
 mod forwarding;
 mod legs;
@@ -51,6 +53,10 @@ enum Ev {
     Sample,
     /// The mobile host's association may change now.
     Reassociate,
+    /// A frame unit of side 0 (a -> b) or 1 of an ESW link (stale if it moved).
+    EswSlot(u32, u8),
+    /// The head of an ESW link side's wire arrives.
+    EswArrive(u32, u8),
 }
 
 /// Progress callback: called with (now, end) about every 1% of simulated time; returning
@@ -78,6 +84,9 @@ pub struct Simulation {
     nodes: Vec<Node>,
     dirs: Vec<LinkDir>,
     links: Vec<[DirId; 2]>,
+    /// ESW links, and per link direction the ESW link and side it runs over, if any.
+    esw: Vec<esw::EswSlot>,
+    esw_of: Vec<Option<(u32, u8)>>,
     machines: Vec<Slot>,
     /// Per link direction: the machines watching it, with its index among their interfaces.
     departure: Vec<Vec<(MachineId, hetpath_proto::IfaceId)>>,
@@ -125,6 +134,8 @@ impl Simulation {
             nodes: Vec::new(),
             dirs: Vec::new(),
             links: Vec::new(),
+            esw: Vec::new(),
+            esw_of: Vec::new(),
             machines: Vec::new(),
             departure: Vec::new(),
             waiters: Vec::new(),
@@ -311,6 +322,8 @@ impl Simulation {
                 self.q.schedule(now + self.sample_interval, Ev::Sample);
             }
             Ev::Reassociate => self.reassociate(now),
+            Ev::EswSlot(e, side) => self.esw_slot(e, side),
+            Ev::EswArrive(e, side) => self.esw_arrive(e, side),
         }
     }
 

@@ -4,7 +4,9 @@
 use super::flows::{Flow, FlowTransport};
 use super::machines::Owned;
 use super::{DirId, Simulation};
-use crate::results::{FlowResult, LegResult, LinkResult, MachineResult, Summary};
+use crate::results::{
+    FlowResult, LegResult, LinkCounterResult, LinkResult, MachineResult, Summary,
+};
 use hetpath_proto::tcp::State;
 use hetpath_proto::Time;
 
@@ -108,19 +110,35 @@ impl Simulation {
             .collect();
         let span = now.as_secs_f64();
         let links = self
-            .dirs
-            .iter()
-            .map(|l| LinkResult {
-                name: l.params.name.clone(),
-                from: self.node_name(l.params.from).to_string(),
-                to: self.node_name(l.params.to).to_string(),
-                rate_bps: l.params.rate_bps,
-                utilization: if span > 0.0 {
-                    (l.stats.busy.as_secs_f64() / span).min(1.0)
-                } else {
-                    0.0
-                },
-                stats: l.stats,
+            .dirs()
+            .map(|(d, l)| {
+                let busy = self.esw_stats(d).map_or(l.stats.busy, |s| s.busy);
+                LinkResult {
+                    name: l.params.name.clone(),
+                    from: self.node_name(l.params.from).to_string(),
+                    to: self.node_name(l.params.to).to_string(),
+                    rate_bps: l.params.rate_bps,
+                    utilization: if span > 0.0 {
+                        (busy.as_secs_f64() / span).min(1.0)
+                    } else {
+                        0.0
+                    },
+                    stats: l.stats,
+                }
+            })
+            .collect();
+        let link_counters = self
+            .dirs()
+            .filter_map(|(d, l)| Some((l, self.esw_stats(d)?)))
+            .flat_map(|(l, s)| {
+                s.counters().map(|(counter, value)| LinkCounterResult {
+                    link: l.params.name.clone(),
+                    from: self.node_name(l.params.from).to_string(),
+                    to: self.node_name(l.params.to).to_string(),
+                    layer: "esw".into(),
+                    counter: counter.into(),
+                    value,
+                })
             })
             .collect();
         Summary {
@@ -131,6 +149,7 @@ impl Simulation {
             events: self.q.executed(),
             flows,
             links,
+            link_counters,
             legs: self.leg_results(),
             machines: self.machine_results(),
         }
