@@ -318,17 +318,6 @@ fn link_parts(
     Ok((params, channel.build(stream)))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_tcp_defaults_are_checked_before_any_flow() {
-        let text = "[scenario]\nname = \"x\"\nduration = \"1s\"\n[tcp]\nmss = 10\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n";
-        let e = load(text, "x.toml", None).err().unwrap();
-        assert_eq!(e.place, "tcp.mss");
-    }
-}
 
 /// The flow's `ipsec` key.
 fn ipsec(spec: Option<IpsecSpec>) -> Result<Option<Ipsec>, KeyError> {
@@ -351,4 +340,16 @@ fn ipsec(spec: Option<IpsecSpec>) -> Result<Option<Ipsec>, KeyError> {
         sizes,
         lift: table.lift,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tcp_defaults_are_checked_before_any_flow() {
+        let text = "[scenario]\nname = \"x\"\nduration = \"1s\"\n[tcp]\nmss = 10\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n";
+        let e = load(text, "x.toml", None).err().unwrap();
+        assert_eq!(e.place, "tcp.mss");
+    }
 }
