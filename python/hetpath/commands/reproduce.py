@@ -81,7 +81,9 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
 
     module = paper_module(paper)
     where = find_scenarios(paper, scenarios_dir)
-    published = load_paper(where / "paper.toml")
+    # A paper whose text states relations between protocols, not values at points,
+    # checks them itself (``compare``); the others list values in the common format.
+    published = [] if hasattr(module, "compare") else load_paper(where / "paper.toml")
     out = None if no_plots else writable_dir(out_dir or DEFAULT_OUT_ROOT / paper)
 
     def note(msg: str) -> None:
@@ -92,8 +94,11 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
         ctx = Context(scenarios=where, quick=quick, backend=LocalBackend(jobs), out_dir=out, seeds=seeds,
                       progress=progress, note=note, formats=formats)
         findings = module.reproduce(ctx)
-    attach(findings, published, module.label_order(module.grid(ctx)))
-    rows = comparison_rows(findings, published)
+    if hasattr(module, "compare"):
+        rows = module.compare(findings, where)
+    else:
+        attach(findings, published, module.label_order(module.grid(ctx)))
+        rows = comparison_rows(findings, published)
     if out is not None:
         module.summary_frame(findings).to_csv(out / "findings.csv", index=False)
         pd.DataFrame(rows).to_csv(out / "comparison.csv", index=False)

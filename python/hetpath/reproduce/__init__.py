@@ -3,7 +3,8 @@ the ones the paper states.
 
 Each paper is one module exposing ``TITLE``, ``TABLE_METRIC`` (the metric of its
 per-experiment tables), ``grid``, ``label_order``, ``summary_frame`` and
-``reproduce(ctx: Context) -> list[Finding]``; register it in
+``reproduce(ctx: Context) -> list[Finding]``; optionally ``compare(findings, scenarios_dir) -> rows`` when its paper states relations
+between protocols rather than values at points (the comparison table's rows); register it in
 :data:`PAPERS` (by module name, imported on use so ``hetpath --help`` stays fast).  The
 shared pieces (finding the scenario directory, the paper's published values, JSON
 lines, the comparison table) are in :mod:`.common`.
@@ -15,7 +16,7 @@ import importlib
 from types import ModuleType
 
 #: Paper name (as typed after ``hetpath reproduce``) -> module in this package.
-PAPERS: dict[str, str] = {"ilc-tcp": "ilc_tcp", "rappep": "rappep", "tcp-radio": "tcp_radio"}
+PAPERS: dict[str, str] = {"ilc-tcp": "ilc_tcp", "lift": "lift", "rappep": "rappep", "tcp-radio": "tcp_radio"}
 
 
 def paper_module(name: str) -> ModuleType:

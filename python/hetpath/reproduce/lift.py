@@ -1,0 +1,298 @@
+"""Seed 001 (Ciccarese et al.): LIFT, TCP Reno over the EuroSkyWay SR-ARQ link with and
+without LIFT, and SCTP over the unreliable link, for web pages to a satellite mobile host.
+
+``scenarios/lift/base.toml`` is TCP Reno over the ARQ link; per grid point (T_good,
+T_bad: the mean sojourn times of the Gilbert-Elliott channel, section IV) and protocol
+this module sets the channel and, for ``lift``, MH-LIFT on the mobile host and BS-LIFT on
+the gateway, for ``sctp``, SCTP over the link with its ARQ off (section IV). Each run
+fetches ``pages`` web pages; a point pools the pages of its runs. Per point: the web page
+download mean time (Figs. 6, 9), TCP timeouts per page (Fig. 7) and uplink bytes per
+page (Fig. 8), each with a 95% CI over the pooled pages. Pages are separated by think
+times of 39.5 s on average, far longer than the channel's sojourn times, so we take them
+as independent draws; the paper asks a CI of at most 6% relative error per point, and
+points short of it get more seeds, up to a cap (``ROUNDS``). What falls short is said.
+
+The paper's claims are relations between protocols over the grid, not numbers read off
+its figures (``scenarios/lift/paper.toml``); :func:`compare` checks each one.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pandas as pd
+
+from .. import _bridge, _toml
+from ..errors import ScenarioError
+from ..stats import mean_ci95
+from ..sweep import Task
+from .common import Context, Finding
+
+NAME = "lift"
+TITLE = "seed 001: LIFT, TCP Reno over the ESW SR-ARQ link with and without LIFT, and SCTP"
+TABLE_METRIC = "page_time_s"
+PROTOCOLS = ["reno-arq", "lift", "sctp"]
+METRICS = {"page_time_s": "time_s", "timeouts_per_page": "timeouts", "uplink_bytes_per_page": "up_bytes"}
+#: T_good and T_bad (seconds), section V: "the range 0.5 / 8.5 s has been chosen for both".
+GRID = ["0.5", "2.5", "4.5", "6.5", "8.5"]
+QUICK_GRID = ["0.5", "4.5", "8.5"]
+#: Pages per run, seeds per point in a round, rounds at most (see the module doc).
+PAGES, SEEDS, ROUNDS = 100, 4, 3
+QUICK_PAGES, QUICK_SEEDS = 15, 2
+#: Section IV: "a 95% confidence interval whose maximum relative error is equal to 6%".
+MAX_RELATIVE_ERROR = 0.06
+
+
+@dataclass(frozen=True)
+class Point:
+    """A grid point: the channel's sojourn times, or no errors (``ideal``)."""
+
+    t_good: Optional[str]
+    t_bad: Optional[str]
+
+    @property
+    def experiment(self) -> str:
+        return "ideal" if self.t_good is None else "grid"
+
+    def params(self) -> dict[str, str]:
+        if self.t_good is None:
+            return {"channel": "none"}
+        return {"t_good": self.t_good, "t_bad": self.t_bad or ""}
+
+
+def points(ctx: Context) -> list[Point]:
+    values = QUICK_GRID if ctx.quick else GRID
+    return [Point(None, None)] + [Point(g, b) for b in values for g in values]
+
+
+def protocols(point: Point) -> list[str]:
+    # Fig. 6's ideal channel is TCP Reno's; LIFT has nothing to freeze there.
+    return ["reno-arq"] if point.t_good is None else PROTOCOLS
+
+
+def scenario_text(base: dict[str, Any], point: Point, protocol: str, pages: int) -> str:
+    doc = copy.deepcopy(base)
+    sat = next(link for link in doc["link"] if link["name"] == "sat")
+    flow = next(f for f in doc["flow"] if f["name"] == "web")
+    if point.t_good is None:
+        sat.pop("channel", None)
+    else:
+        sat["channel"] = {"model": "gilbert-elliott", "t_good": f"{point.t_good}s", "t_bad": f"{point.t_bad}s"}
+    flow["web"]["pages"] = pages
+    if protocol == "lift":
+        flow["ipsec"]["lift"] = True
+        doc.setdefault("agent", []).append({"kind": "lift-bs", "node": "gw"})
+    elif protocol == "sctp":
+        # Section IV: "the new protocol stack includes neither LIFT nor the satellite
+        # reliable data link protocol"; SCTP runs under the same ESP.
+        flow["transport"] = "sctp"
+        flow.pop("cc", None)
+        flow["ipsec"] = {"esp_overhead": flow["ipsec"].get("esp_overhead", 18)}
+        sat.setdefault("esw", {})["arq"] = False
+    return _toml.dumps(doc)
+
+
+def run_pages(task: Task) -> list[dict[str, Any]]:
+    """One run; one record per completed page. Top level so workers can pickle it."""
+    raw = _bridge.run_text(task.text, task.source, seed=task.seed, series=False)
+    return [
+        {**dict(task.point), "protocol": task.protocol, "seed": task.seed, "page": p["page"],
+         "start_s": p["start_s"], "time_s": p["time_s"], "objects": p["objects"], "bytes": p["bytes"],
+         "timeouts": p["timeouts"], "up_bytes": p["up_bytes"]}
+        for p in raw["summary"]["pages"]
+    ]
+
+
+def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str]], seeds: range, pages: int) -> list[Task]:
+    return [
+        Task(point=tuple(pt.params().items()) + (("experiment", pt.experiment),), protocol=proto, seed=seed,
+             text=scenario_text(base, pt, proto, pages), source=source)
+        for pt, proto in todo for seed in seeds
+    ]
+
+
+def _run(ctx: Context, tasks: list[Task]) -> list[dict[str, Any]]:
+    results: list[list[dict[str, Any]]] = [[] for _ in tasks]
+
+    def collect(i: int, records: list[dict[str, Any]]) -> None:
+        results[i] = records
+        if ctx.progress:
+            ctx.progress(sum(1 for r in results if r), len(tasks))
+
+    ctx.backend.run(run_pages, tasks, collect)
+    return [r for rs in results for r in rs]
+
+
+def _key(point: Point, protocol: str) -> tuple[str, tuple[tuple[str, str], ...], str]:
+    return point.experiment, tuple(point.params().items()), protocol
+
+
+def _frame_of(pages: pd.DataFrame, point: Point, protocol: str) -> pd.DataFrame:
+    mask = (pages["experiment"] == point.experiment) & (pages["protocol"] == protocol)
+    for k, v in point.params().items():
+        mask &= pages[k] == v
+    return pages[mask]
+
+
+def _precise(g: pd.DataFrame) -> bool:
+    mean, ci, _ = mean_ci95(g["time_s"])
+    return mean is not None and ci is not None and ci <= MAX_RELATIVE_ERROR * mean
+
+
+def reproduce(ctx: Context) -> list[Finding]:
+    path = ctx.scenarios / "base.toml"
+    base = _toml.loads(path.read_text(encoding="utf-8"), str(path))
+    pages = QUICK_PAGES if ctx.quick else PAGES
+    per_round = ctx.seeds or (QUICK_SEEDS if ctx.quick else SEEDS)
+    rounds = 1 if (ctx.quick or ctx.seeds) else ROUNDS
+    todo = [(pt, proto) for pt in points(ctx) for proto in protocols(pt)]
+    ctx.note(f"{NAME}: {len(todo)} points x {per_round} seeds x {pages} pages"
+             + (f", up to {rounds - 1} more rounds where the CI is wider than 6%" if rounds > 1 else ""))
+    records: list[dict[str, Any]] = []
+    for r in range(rounds):
+        seeds = range(1 + r * per_round, 1 + (r + 1) * per_round)
+        records += _run(ctx, _tasks(base, str(path), todo, seeds, pages))
+        frame = pd.DataFrame(records)
+        todo = [(pt, proto) for pt, proto in todo if frame.empty or not _precise(_frame_of(frame, pt, proto))]
+        if not todo:
+            break
+        if r + 1 < rounds:
+            ctx.note(f"{NAME}: {len(todo)} points short of 6% relative error: {per_round} more seeds each")
+    frame = pd.DataFrame(records)
+    if frame.empty:
+        raise ScenarioError(f"{path}: no run completed a page")
+    found = findings(frame, points(ctx), pages)
+    if ctx.out_dir is not None:
+        ctx.out_dir.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(ctx.out_dir / "runs.csv", index=False)
+        from . import lift_plots
+
+        written = lift_plots.write_all(found, ctx.out_dir, ctx.formats, note=lambda msg: ctx.note(f"{NAME}: {msg}"))
+        ctx.note(f"{NAME}: wrote runs.csv (one row per page) and {len(written)} figure files to {ctx.out_dir}")
+    return found
+
+
+def findings(frame: pd.DataFrame, pts: list[Point], pages: int) -> list[Finding]:
+    out = []
+    for pt in pts:
+        for proto in protocols(pt):
+            g = _frame_of(frame, pt, proto)
+            runs = g.groupby("seed").size()
+            # A run that ends before its pages are fetched (the horizon) is "not completed".
+            short = int((runs < pages).sum())
+            for metric, col in METRICS.items():
+                mean, ci, _ = mean_ci95(g[col])
+                out.append(Finding(pt.experiment, proto, pt.params(), metric, mean, ci, int(len(runs)), short))
+    return out
+
+
+def grid(ctx: Context) -> list[Point]:
+    return points(ctx)
+
+
+def label_order(pts: list[Point]) -> dict[str, list[str]]:
+    return {"t_good": GRID, "t_bad": GRID, "channel": ["none"]}
+
+
+def summary_frame(found: list[Finding]) -> pd.DataFrame:
+    rows = [
+        {"experiment": f.experiment, "protocol": f.protocol, **f.params, "metric": f.metric, "ours": f.ours,
+         "ci95": f.ci95, "relative_error": (f.ci95 / f.ours if f.ours and f.ci95 is not None else None),
+         "runs": f.seeds, "not_completed": f.aborted}
+        for f in found
+    ]
+    return pd.DataFrame(rows)
+
+
+# --- the paper's claims -------------------------------------------------------------
+
+def _table(found: list[Finding], metric: str) -> pd.DataFrame:
+    """Grid findings of one metric: t_good, t_bad, protocol -> ours."""
+    rows = [{**f.params, "protocol": f.protocol, "ours": f.ours} for f in found
+            if f.experiment == "grid" and f.metric == metric and f.ours is not None]
+    if not rows:
+        return pd.DataFrame(columns=["t_good", "t_bad", "protocol", "ours"])
+    return pd.DataFrame(rows).pivot_table(index=["t_good", "t_bad"], columns="protocol", values="ours")
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.0f}%"
+
+
+def _claim(v: dict[str, Any], found: list[Finding]) -> tuple[str, str]:
+    """(ours, check) for one claim of paper.toml."""
+    rel, metric = v["relation"], v["metric"]
+    t = _table(found, metric)
+    if rel == "approx" and v.get("against") is None and v["figure"] == "6":
+        f = next((f for f in found if f.experiment == "ideal" and f.metric == metric), None)
+        if f is None or f.ours is None:
+            return "not run", "-"
+        return f"{f.ours:.3g} ± {f.ci95 or 0:.2g}", f"ours/paper = {f.ours / v['value']:.3g}"
+    mine, other = v["protocol"], v.get("against")
+    if t.empty or mine not in t or (other is not None and other not in t):
+        return "not run", "-"
+    if other is not None:
+        change = (t[mine] - t[other]) / t[other]
+    rural = t.xs("0.5", level="t_bad") if "0.5" in t.index.get_level_values("t_bad") else t.iloc[:0]
+    if rel == "reduction_gt":
+        best = -change.min()
+        where = change.idxmin()
+        return f"largest {best * 100:.0f}% at T_good={where[0]}, T_bad={where[1]}", \
+            "holds" if best > v["value"] else "does not hold"
+    if rel == "lower":
+        n = int((change < 0).sum())
+        return f"lower at {n} of {len(change)} points", "holds" if n == len(change) else "does not hold"
+    if rel == "negligible_difference":
+        c = change.xs("0.5", level="t_bad")
+        # "Negligible": within 5% at every T_good of the row (our reading).
+        return f"{_pct(c.min())} to {_pct(c.max())}", "holds" if c.abs().max() < 0.05 else "does not hold"
+    if rel == "near_zero":
+        # "Almost completely": below 0.05 timeouts per page everywhere (our reading).
+        return f"at most {t[mine].max():.3g} per page", "holds" if t[mine].max() < 0.05 else "does not hold"
+    if rel == "low":
+        # "Quite low": the T_bad = 0.5 s row below a quarter of the other rows' mean.
+        rest = t[mine].drop(index="0.5", level="t_bad")
+        return f"{rural[mine].mean():.3g} per page (other T_bad: {rest.mean():.3g})", \
+            "holds" if rural[mine].mean() < 0.25 * rest.mean() else "does not hold"
+    if rel == "increase_approx":
+        return f"{_pct(change.min())} to {_pct(change.max())}, median {_pct(change.median())}", \
+            f"median/paper = {change.median() / v['value']:.3g}"
+    if rel == "higher":
+        n = int((change > 0).sum())
+        high = change[change.index.get_level_values("t_bad").astype(float) >= 4.5]
+        return f"higher at {n} of {len(change)} points; {_pct(high.min())} to {_pct(high.max())} at T_bad >= 4.5 s", \
+            "holds" if n >= 0.8 * len(change) else "does not hold"
+    raise ScenarioError(f"paper.toml: unknown relation {rel!r}")
+
+
+def compare(found: list[Finding], scenarios: Any) -> list[dict[str, str]]:
+    """One row per claim of ``paper.toml``, with our figure and whether it holds."""
+    path = scenarios / "paper.toml"
+    doc = _toml.loads(path.read_text(encoding="utf-8"), str(path))
+    rows = []
+    for v in doc.get("value", []):
+        ours, check = _claim(v, found)
+        paper = v.get("value")
+        rows.append({
+            "section": "V",
+            "experiment": f"Fig. {v['figure']}",
+            "protocol": v["protocol"] + (f" vs {v['against']}" if v.get("against") else ""),
+            "point": v.get("channel", ""),
+            "metric": v["metric"],
+            "paper": f"{v['relation']} {paper:g}" if paper is not None else v["relation"],
+            "ours": ours,
+            "check": check,
+            "not completed": str(sum(f.aborted for f in found if f.metric == v["metric"]
+                                     and f.protocol in (v["protocol"], v.get("against")))),
+        })
+    times = [f for f in found if f.metric == "page_time_s" and f.ours and f.ci95 is not None]
+    worst = max((f.ci95 / f.ours for f in times), default=float("nan"))
+    met = sum(1 for f in times if f.ci95 <= MAX_RELATIVE_ERROR * f.ours)
+    rows.append({
+        "section": "IV", "experiment": "every point", "protocol": "all", "point": "", "metric": "page_time_s 95% CI",
+        "paper": f"rel. error <= {MAX_RELATIVE_ERROR:.0%}", "ours": f"{met} of {len(times)} points, worst {worst:.1%}",
+        "check": "holds" if times and met == len(times) else "does not hold", "not completed": "0",
+    })
+    return rows
