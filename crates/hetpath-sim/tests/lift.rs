@@ -1,7 +1,7 @@
-//! LIFT (seed 001) end to end on a clean path: the fixed host sends to the mobile host
-//! over IPsec through a gateway running BS-LIFT, the mobile host runs MH-LIFT. The ESW
-//! link with its ARQ is not built yet, so these runs check what LIFT must not change, and
-//! what it costs on the uplink.
+//! LIFT (seed 001) end to end: the fixed host sends to the mobile host over IPsec through
+//! a gateway running BS-LIFT, the mobile host runs MH-LIFT. On a clean path these runs
+//! check what LIFT must not change and what it costs on the uplink; over the ESW link
+//! under shadowing, that it still delivers every byte and freezes the fixed host.
 
 mod common;
 use common::run;
@@ -100,4 +100,45 @@ fn lift_keeps_a_bulk_flow_at_the_link_rate() {
         (lift - plain).abs() < 0.01 * plain,
         "bulk goodput {plain} without LIFT, {lift} with"
     );
+}
+
+/// The same transfer over the ESW link with its ARQ, under shadowing.
+fn shadowed(size: &str, lift: bool, seed: u64) -> Summary {
+    let text = scenario(size, lift).replace(
+        "queue = \"200pkt\"",
+        "queue = \"200pkt\"\nlayer = \"esw\"\nchannel = { model = \"gilbert-elliott\", t_good = \"3s\", t_bad = \"2s\" }",
+    );
+    run(&text, Some(seed)).0
+}
+
+#[test]
+fn lift_changes_nothing_of_what_tcp_delivers_under_shadowing() {
+    for seed in 1..=3 {
+        let plain = shadowed("size = \"500KB\"", false, seed);
+        let lift = shadowed("size = \"500KB\"", true, seed);
+        for s in [&plain, &lift] {
+            assert_eq!(s.flows[0].bytes_delivered, 500_000, "seed {seed}: {:?}", s.flows[0]);
+            assert!(s.flows[0].completion_s.is_some());
+        }
+        // The shadowing made the link late, and LIFT froze the fixed host for it.
+        assert!(counter(&lift, "freezes") > 0, "seed {seed}: nothing was frozen");
+        assert_eq!(counter(&lift, "freezes"), counter(&lift, "fracks_forwarded"));
+    }
+}
+
+#[test]
+fn bad_lift_values_name_their_key() {
+    let with_agent = scenario("", true);
+    for (from, to, key) in [
+        ("node = \"gw\"\n", "node = \"gw\"\ntimer = \"0s\"\n", "timer"),
+        ("node = \"gw\"\n", "node = \"nowhere\"\n", "node"),
+        ("esp_overhead = 18", "esp_overhead = -1", "esp_overhead"),
+    ] {
+        let text = with_agent.replacen(from, to, 1);
+        let e = hetpath_sim::load(&text, "lift.toml", None)
+            .err()
+            .unwrap_or_else(|| panic!("{to} was accepted"))
+            .to_string();
+        assert!(e.contains("lift.toml") && e.contains(key), "{to}: {e}");
+    }
 }

@@ -218,11 +218,32 @@ pub struct FlowSpec {
 }
 
 /// `ipsec = true` or `ipsec = { esp_overhead = 18, lift = true }`.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, Copy)]
 pub enum IpsecSpec {
     Enabled(bool),
     Table(IpsecTable),
+}
+
+// By hand rather than `untagged`, so that a bad key inside the table is named in the
+// error instead of "did not match any variant".
+impl<'de> Deserialize<'de> for IpsecSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = IpsecSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("true, false or a table { esp_overhead = 18, lift = true }")
+            }
+            fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<IpsecSpec, E> {
+                Ok(IpsecSpec::Enabled(b))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<IpsecSpec, A::Error> {
+                IpsecTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(IpsecSpec::Table)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
