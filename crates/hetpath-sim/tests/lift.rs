@@ -142,3 +142,36 @@ fn bad_lift_values_name_their_key() {
         assert!(e.contains("lift.toml") && e.contains(key), "{to}: {e}");
     }
 }
+
+#[test]
+fn self_protection_gets_past_a_gateway_that_forwards_every_frack() {
+    let compromised = scenario("size = \"300KB\"", true)
+        .replace("node = \"gw\"\n", "node = \"gw\"\ncompromised = true\n")
+        .replace("duration = \"120s\"", "duration = \"300s\"");
+    let (stuck, _) = run(&compromised, None);
+    assert!(counter(&stuck, "fracks_forwarded") > 0);
+    assert!(
+        stuck.flows[0].completion_s.is_none(),
+        "the fixed host was never frozen: {:?}",
+        stuck.flows[0]
+    );
+    let protected = compromised.replace(
+        "lift = true }",
+        "lift = true, self_protection = { probes = 3, patience = \"2s\" } }",
+    );
+    let (s, _) = run(&protected, None);
+    assert_eq!(s.flows[0].bytes_delivered, 300_000, "{:?}", s.flows[0]);
+    // On an honest gateway under shadowing the probes never come three in a row.
+    let honest = shadowed("size = \"500KB\"", true, 1);
+    let guarded = run(
+        &scenario("size = \"500KB\"", true)
+            .replace(
+                "queue = \"200pkt\"",
+                "queue = \"200pkt\"\nlayer = \"esw\"\nchannel = { model = \"gilbert-elliott\", t_good = \"3s\", t_bad = \"2s\" }",
+            )
+            .replace("lift = true }", "lift = true, self_protection = {} }"),
+        Some(1),
+    )
+    .0;
+    assert_eq!(honest.flows[0].completion_s, guarded.flows[0].completion_s);
+}

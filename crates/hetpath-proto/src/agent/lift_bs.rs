@@ -21,12 +21,17 @@ pub struct LiftBsConfig {
     /// The local timer: "slightly lower than the minimum Retransmission Timeout (RTO) of
     /// TCP" (section II.B); 0.98 s for TCP Reno's 1 s minimum (section IV, Table I).
     pub timer: Dur,
+    /// Section III's intruder: the gateway forwards every FrACK at once "respecting no
+    /// LIFT rules" and drops the ACKs, so the fixed host stays frozen. For testing
+    /// MH-LIFT's self-protection.
+    pub compromised: bool,
 }
 
 impl Default for LiftBsConfig {
     fn default() -> Self {
         LiftBsConfig {
             timer: Dur::from_millis(980),
+            compromised: false,
         }
     }
 }
@@ -301,6 +306,10 @@ impl Machine for LiftBs {
                         self.release(key);
                         self.flows.remove(&key);
                     }
+                    (LiftHeader::Frack { .. }, Some(esp)) if self.cfg.compromised => {
+                        self.fracks_forwarded += 1;
+                        self.out.push_back(strip(ip, esp));
+                    }
                     (LiftHeader::Frack { .. }, Some(esp)) => match self.flows.get_mut(&key) {
                         Some(f) => f.frack = Some(strip(ip, esp)),
                         None => self.fracks_dropped += 1,
@@ -321,7 +330,10 @@ impl Machine for LiftBs {
                             forward,
                             store,
                         };
-                        self.on_ack(now, key, strip(ip, esp), fields);
+                        // A compromised gateway drops the ACKs (it forwarded the FrACKs).
+                        if !self.cfg.compromised {
+                            self.on_ack(now, key, strip(ip, esp), fields);
+                        }
                     }
                     // An ACK or FrACK header with nothing after it carries nothing to forward.
                     (_, None) => {}

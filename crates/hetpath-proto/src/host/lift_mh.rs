@@ -12,12 +12,39 @@
 //! - sends a Teardown packet when the fixed host resets the connection (II.A).
 //!
 //! This file decides; the host seals what it returns under the uplink SA and sends it.
-//! Not modelled: the self-protection of section III (inhibiting LIFT when FrACKs are
-//! forced repeatedly), which needs an attacker to test against.
+//!
+//! Section III's self-protection is optional (`SelfProtection`): a compromised gateway
+//! that forwards every FrACK keeps the fixed host frozen. MH-LIFT "reacts by temporarily
+//! inhibiting the LIFT protocol and trying to discover the cause": it sees the frozen
+//! sender's window probes arrive while no data does, stops wrapping its ACKs (plain ESP,
+//! which the gateway passes untouched), and watches how soon data comes. Soon: the link
+//! was fine, the gateway is suspect, and LIFT stays off for the connection. Late: the
+//! satellite link was the cause, and LIFT resumes.
 
 use crate::lift::LiftHeader;
 use crate::packet::{proto, TcpFlags, TcpSegment};
+use crate::time::{Dur, Time};
 use std::collections::VecDeque;
+
+/// When MH-LIFT suspects its gateway (module doc). The paper gives the procedure, not its
+/// thresholds; these are ours (docs/model-notes.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SelfProtection {
+    /// Window probes in a row, with no new data between them, that inhibit LIFT.
+    pub probes: u32,
+    /// Data arriving this soon after inhibiting means the link was fine: LIFT stays off.
+    pub patience: Dur,
+}
+
+/// Where the self-protection stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Guard {
+    Active,
+    /// Inhibited at `since`, waiting for data to tell link from gateway.
+    Testing { since: Time },
+    /// The gateway is suspect: LIFT stays off for this connection.
+    Off,
+}
 
 /// What MH-LIFT makes of one outgoing TCP segment.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,6 +77,11 @@ pub struct MhLift {
     fin: Option<u64>,
     /// The last ACK number and window sent.
     last: Option<(u64, u64)>,
+    protection: Option<SelfProtection>,
+    guard: Guard,
+    /// The end of the highest data received: a later empty segment below it is a probe.
+    received_end: Option<u64>,
+    probes_in_a_row: u32,
 }
 
 impl MhLift {
@@ -62,7 +94,22 @@ impl MhLift {
             ipsec_ack: 0,
             fin: None,
             last: None,
+            protection: None,
+            guard: Guard::Active,
+            received_end: None,
+            probes_in_a_row: 0,
         }
+    }
+
+    /// Turns section III's self-protection on.
+    pub fn with_protection(mut self, p: Option<SelfProtection>) -> MhLift {
+        self.protection = p;
+        self
+    }
+
+    /// Whether LIFT is inhibited (its ACKs go as plain ESP).
+    pub fn inhibited(&self) -> bool {
+        self.guard != Guard::Active
     }
 
     /// The Setup header to send once, when the connection is established (II.A).
@@ -80,16 +127,35 @@ impl MhLift {
 
     /// A segment from the fixed host arrived in the ESP packet numbered `esp_seq`. Returns
     /// a Teardown header if it is a reset (II.A).
-    pub fn on_received(&mut self, seg: &TcpSegment, esp_seq: u32) -> Option<LiftHeader> {
+    pub fn on_received(&mut self, now: Time, seg: &TcpSegment, esp_seq: u32) -> Option<LiftHeader> {
         if seg.flags.contains(TcpFlags::RST) {
             return Some(LiftHeader::Teardown { flow: self.flow });
         }
         let fin = seg.flags.contains(TcpFlags::FIN) as u64;
+        // The first segment MH-LIFT sees (the handshake's last) starts where data will.
+        let received_end = *self.received_end.get_or_insert(seg.seq);
         if seg.len > 0 || fin > 0 {
             let end = seg.seq + seg.len as u64 + fin;
             self.received.push_back((end, esp_seq));
             if fin > 0 {
                 self.fin = Some(seg.seq + seg.len as u64);
+            }
+            self.received_end = Some(received_end.max(end));
+            self.probes_in_a_row = 0;
+            if let (Guard::Testing { since }, Some(p)) = (self.guard, self.protection) {
+                self.guard = if now.since(since) <= p.patience {
+                    Guard::Off
+                } else {
+                    Guard::Active
+                };
+            }
+        } else if seg.seq < received_end {
+            // A window probe (RFC 9293 section 3.8.6.1): the sender is frozen.
+            self.probes_in_a_row += 1;
+            if let (Guard::Active, Some(p)) = (self.guard, self.protection) {
+                if self.probes_in_a_row >= p.probes {
+                    self.guard = Guard::Testing { since: now };
+                }
             }
         }
         None
@@ -114,6 +180,9 @@ impl MhLift {
         let confirms_fin = self.fin.is_some_and(|f| seg.ack > f);
         let reopens = self.last.is_some_and(|(_, w)| w == 0) && seg.window > 0;
         self.last = Some((seg.ack, seg.window));
+        if self.inhibited() {
+            return LiftOut::Plain;
+        }
         let ack_header = LiftHeader::Ack {
             flow: self.flow,
             delete: confirms_fin || seg.flags.contains(TcpFlags::RST),
@@ -178,7 +247,7 @@ mod tests {
         assert!(m.poll_setup().is_some() && m.poll_setup().is_none());
         // Three segments in ESP packets 10, 11 and 13 (12 carried something else).
         for (seq, esp) in [(1, 10), (1001, 11), (2001, 13)] {
-            assert_eq!(m.on_received(&data(seq, 1000), esp), None);
+            assert_eq!(m.on_received(Time::ZERO, &data(seq, 1000), esp), None);
         }
         let h = header(&m.wrap(&ack(2001, 65_535)));
         assert!(matches!(h, LiftHeader::Ack { ipsec_ack: 11, .. }), "{h:?}");
@@ -189,7 +258,7 @@ mod tests {
     #[test]
     fn new_data_acks_come_with_a_frack_before_them_and_duplicates_without() {
         let mut m = MhLift::new(3, 100);
-        m.on_received(&data(1, 1000), 1);
+        m.on_received(Time::ZERO, &data(1, 1000), 1);
         match m.wrap(&ack(1001, 65_535)) {
             LiftOut::Pair { frack, .. } => {
                 assert_eq!((frack.window, frack.len, frack.ack), (0, 0, 1001));
@@ -244,7 +313,7 @@ mod tests {
             flags: TcpFlags::ACK | TcpFlags::FIN,
             ..data(1, 500)
         };
-        m.on_received(&fin, 7);
+        m.on_received(Time::ZERO, &fin, 7);
         let h = header(&m.wrap(&ack(502, 65_535)));
         assert!(
             matches!(
@@ -263,7 +332,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            m.on_received(&rst, 8),
+            m.on_received(Time::ZERO, &rst, 8),
             Some(LiftHeader::Teardown { flow: 3 })
         );
         assert_eq!(
@@ -271,5 +340,58 @@ mod tests {
             LiftOut::Plain,
             "no ACK flag: a SYN"
         );
+    }
+
+    /// A window probe: an empty segment below the data received.
+    fn probe(seq: u64) -> TcpSegment {
+        TcpSegment {
+            seq,
+            ..ack(1, 65_535)
+        }
+    }
+
+    #[test]
+    fn probes_without_data_inhibit_lift_and_quick_data_keeps_it_off() {
+        let p = SelfProtection {
+            probes: 3,
+            patience: Dur::from_secs(2),
+        };
+        let at = |s: u64| Time::from_secs_f64(s as f64);
+        for (data_at, stays_off) in [(at(8), true), (at(30), false)] {
+            let mut m = MhLift::new(3, 100).with_protection(Some(p));
+            m.on_received(at(0), &data(1, 1000), 1);
+            assert!(matches!(m.wrap(&ack(1001, 65_535)), LiftOut::Pair { .. }));
+            for (i, t) in [1, 3, 7].into_iter().enumerate() {
+                assert!(!m.inhibited(), "{i} probes");
+                m.on_received(at(t), &probe(1000), 2 + i as u32);
+                assert!(matches!(m.wrap(&ack(1001, 65_535)), LiftOut::Ack(_) | LiftOut::Plain));
+            }
+            assert!(m.inhibited(), "three probes in a row");
+            assert_eq!(m.wrap(&ack(1001, 65_535)), LiftOut::Plain);
+            m.on_received(data_at, &data(1001, 1000), 9);
+            assert_eq!(m.inhibited(), stays_off, "data at {data_at:?}");
+            let out = m.wrap(&ack(2001, 65_535));
+            assert_eq!(matches!(out, LiftOut::Plain), stays_off, "{out:?}");
+        }
+    }
+
+    #[test]
+    fn data_between_probes_or_no_protection_keeps_lift_on() {
+        let p = SelfProtection {
+            probes: 2,
+            patience: Dur::from_secs(2),
+        };
+        let mut m = MhLift::new(3, 100).with_protection(Some(p));
+        let mut bare = MhLift::new(4, 100);
+        for m in [&mut m, &mut bare] {
+            m.on_received(Time::ZERO, &data(1, 1000), 1);
+            m.on_received(Time::from_secs_f64(1.0), &probe(1000), 2);
+            m.on_received(Time::from_secs_f64(2.0), &data(1001, 1000), 3);
+            m.on_received(Time::from_secs_f64(3.0), &probe(2000), 4);
+        }
+        assert!(!m.inhibited(), "the probes were not in a row");
+        bare.on_received(Time::from_secs_f64(4.0), &probe(2000), 5);
+        bare.on_received(Time::from_secs_f64(5.0), &probe(2000), 6);
+        assert!(!bare.inhibited(), "no self-protection configured");
     }
 }

@@ -26,7 +26,7 @@ use crate::machine::{At, Event, Hooks, LocalQueue, Machine, NodeView, Transmit, 
 use crate::packet::{Addr, Body, Endpoint, EspSizes, Packet, TcpFlags, TcpSegment};
 use crate::tcp::{self, ConnReport, Connection, TcpConfig};
 use crate::time::Time;
-use lift_mh::{LiftOut, MhLift};
+use lift_mh::{LiftOut, MhLift, SelfProtection};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
 use timers::Timers;
@@ -95,6 +95,7 @@ pub struct Host {
     esp_sizes: EspSizes,
     /// Runs MH-LIFT on its ESP connections (seed 001), numbering their flows from 1.
     lift: bool,
+    lift_protection: Option<SelfProtection>,
     next_lift_flow: u16,
     /// LIFT packets due before any connection's next one: Setup, Teardown, and the ACK
     /// that follows its FrACK.
@@ -116,6 +117,7 @@ impl Host {
             detailed: false,
             esp_sizes: EspSizes::default(),
             lift: false,
+            lift_protection: None,
             next_lift_flow: 0,
             lift_out: VecDeque::new(),
         }
@@ -128,9 +130,11 @@ impl Host {
     }
 
     /// Runs MH-LIFT between its TCP and ESP (seed 001, section II; `lift_mh.rs`) on the
-    /// ESP connections it opens or accepts from now on.
-    pub fn enable_lift(&mut self) {
+    /// ESP connections it opens or accepts from now on, with section III's
+    /// self-protection if given.
+    pub fn enable_lift(&mut self, protection: Option<SelfProtection>) {
         self.lift = true;
+        self.lift_protection = protection;
     }
 
     pub fn addr(&self) -> Addr {
@@ -210,7 +214,7 @@ impl Host {
         let lift = match seal {
             Some((_, inbound)) if self.lift => {
                 self.next_lift_flow = self.next_lift_flow.wrapping_add(1);
-                Some(MhLift::new(self.next_lift_flow, inbound))
+                Some(MhLift::new(self.next_lift_flow, inbound).with_protection(self.lift_protection))
             }
             _ => None,
         };
@@ -322,7 +326,7 @@ impl Host {
             Some(&c) => {
                 let e = &mut self.conns[c.index()];
                 if let (Some(l), Some((_, esp_seq))) = (&mut e.lift, esp) {
-                    if let Some(teardown) = l.on_received(seg, esp_seq) {
+                    if let Some(teardown) = l.on_received(now, seg, esp_seq) {
                         let p = Packet::new(self.addr, src, Body::Lift(teardown, None));
                         self.lift_out.push_back(p);
                     }

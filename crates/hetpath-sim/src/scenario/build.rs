@@ -16,6 +16,7 @@ use crate::rng;
 use crate::sim::{FlowParams, FlowTransport, Ipsec, NodeId, Simulation, TcpFlow};
 use crate::units::QueueLimit;
 use hetpath_proto::agent::Collaboration;
+use hetpath_proto::host::lift_mh::SelfProtection;
 use hetpath_proto::packet::EspSizes;
 use hetpath_proto::{Dur, Time};
 use std::collections::HashMap;
@@ -336,9 +337,39 @@ fn ipsec(spec: Option<IpsecSpec>) -> Result<Option<Ipsec>, KeyError> {
             ))
         }
     };
+    let lift_protection = match table.self_protection {
+        None => None,
+        Some(_) if !table.lift => {
+            return Err(KeyError::new(
+                "ipsec.self_protection",
+                "protects MH-LIFT: set `lift = true` too",
+            ))
+        }
+        Some(p) => Some(SelfProtection {
+            probes: match p.probes {
+                Some(0) => {
+                    return Err(KeyError::new(
+                        "ipsec.self_protection.probes",
+                        "must be at least 1",
+                    ))
+                }
+                n => n.unwrap_or(3),
+            },
+            patience: match p.patience {
+                Some(d) if d.0 == Dur::ZERO => {
+                    return Err(KeyError::new(
+                        "ipsec.self_protection.patience",
+                        "must be greater than zero",
+                    ))
+                }
+                d => d.map_or(Dur::from_secs(2), |d| d.0),
+            },
+        }),
+    };
     Ok(Some(Ipsec {
         sizes,
         lift: table.lift,
+        lift_protection,
     }))
 }
 

@@ -51,6 +51,10 @@ pub struct LiftBsSpec {
     /// The local timer (default 0.98 s: seed 001 section IV, just under TCP's 1 s
     /// minimum RTO).
     pub timer: Option<Duration>,
+    /// Behave as section III's intruder (forward every FrACK), to test MH-LIFT's
+    /// self-protection (default false).
+    #[serde(default)]
+    pub compromised: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -143,7 +147,10 @@ impl AgentSpec {
             }
             AgentSpec::LiftBs(l) => {
                 let node = names.node(&l.node)?;
-                let mut cfg = LiftBsConfig::default();
+                let mut cfg = LiftBsConfig {
+                    compromised: l.compromised,
+                    ..LiftBsConfig::default()
+                };
                 if let Some(t) = l.timer {
                     if t.0 == Dur::ZERO {
                         return Err(KeyError::new("timer", "must be greater than zero"));

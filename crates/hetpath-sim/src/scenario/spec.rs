@@ -257,6 +257,18 @@ pub struct IpsecTable {
     /// gateway for it to work with.
     #[serde(default)]
     pub lift: bool,
+    /// MH-LIFT's self-protection against a gateway that forwards every FrACK (seed 001
+    /// section III; off unless given): `{ probes = 3, patience = "2s" }`.
+    pub self_protection: Option<SelfProtectionSpec>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SelfProtectionSpec {
+    /// Window probes in a row without data that inhibit LIFT (default 3).
+    pub probes: Option<u32>,
+    /// Data this soon after inhibiting keeps LIFT off (default 2 s).
+    pub patience: Option<Duration>,
 }
 
 /// What carries a flow's bytes.

@@ -5,6 +5,7 @@
 
 use super::{Ev, FlowId, MachineId, NodeId, Simulation};
 use hetpath_proto::cc::Algorithm;
+use hetpath_proto::host::lift_mh::SelfProtection;
 use hetpath_proto::host::Listener;
 use hetpath_proto::machine::Event;
 use hetpath_proto::packet::EspSizes;
@@ -27,9 +28,13 @@ pub struct Ipsec {
     pub sizes: EspSizes,
     /// The receiving end runs MH-LIFT (seed 001).
     pub lift: bool,
+    /// MH-LIFT's self-protection (section III), if on.
+    pub lift_protection: Option<SelfProtection>,
 }
 
 /// What carries a flow.
+// One per flow, read when it starts: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum FlowTransport {
     /// A connection between the two nodes' hosts.
@@ -133,7 +138,7 @@ impl Simulation {
             let s = self.host_mut(server);
             s.set_esp_sizes(ips.sizes);
             if ips.lift {
-                s.enable_lift();
+                s.enable_lift(ips.lift_protection);
             }
             s.add_sa(out, back);
             self.host_mut(client).set_esp_sizes(ips.sizes);
