@@ -121,6 +121,31 @@ def legs_table(legs: list[dict[str, Any]]) -> Table:
     return table
 
 
+def pages_table(pages: list[dict[str, Any]]) -> Table:
+    """Per web flow: its completed pages and, per page, the means of what seed 001
+    reports (download time, TCP timeouts, uplink bytes); one row per page is in
+    ``Result.table("pages")``."""
+    table = Table(title="web pages", **_TABLE_STYLE)
+    for col, justify in (
+        ("flow", "left"), ("pages", "right"), ("mean time s", "right"),
+        ("timeouts/page", "right"), ("uplink/page", "right"),
+    ):
+        table.add_column(col, justify=justify, **_column_style(justify))  # type: ignore[arg-type]
+    flows: dict[str, list[dict[str, Any]]] = {}
+    for p in pages:
+        flows.setdefault(str(p["flow"]), []).append(p)
+    for name, rows in flows.items():
+        n = len(rows)
+        table.add_row(
+            name,
+            str(n),
+            _num(sum(r["time_s"] for r in rows) / n, ".3f"),
+            _num(sum(r["timeouts"] for r in rows) / n, ".2f"),
+            _bytes(sum(r["up_bytes"] for r in rows) / n),
+        )
+    return table
+
+
 def machines_table(machines: list[dict[str, Any]]) -> Table:
     """The counters of the machines placed on nodes (PEPs, routers, State Managers)."""
     table = Table(title="machines", **_TABLE_STYLE)
@@ -160,6 +185,8 @@ def print_summary(summary: dict[str, Any], console: Optional[Console] = None) ->
     legs = split_legs(summary)
     if legs:
         tables.insert(1, legs_table(legs))
+    if summary["pages"]:
+        tables.append(pages_table(summary["pages"]))
     if summary["machines"]:
         tables.append(machines_table(summary["machines"]))
     # Never let rich drop or crush columns: a terminal narrower than a table's

@@ -36,6 +36,31 @@ pub struct FlowResult {
     /// Timeouts answered with FREEZE by ILC-TCP's State Manager.
     pub freezes: u64,
     pub aborted: bool,
+    /// A web flow's completed pages (`PageResult`); `None` for other flows.
+    pub pages: Option<u64>,
+    /// The mean of those pages' `time_s`; `None` if none completed or not a web flow.
+    pub page_time_mean_s: Option<f64>,
+}
+
+/// One completed page of a web flow (`[flow.web]`, `traffic::web`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PageResult {
+    pub flow: String,
+    /// Its index in the flow, from 0.
+    pub page: u64,
+    /// When its first request was issued, from the run's start.
+    pub start_s: f64,
+    /// Download time: from the first request (a connection opened for it included) to
+    /// the last byte of its last object.
+    pub time_s: f64,
+    /// The main object and the in-line objects.
+    pub objects: u32,
+    /// Their bytes (HTTP payload).
+    pub bytes: u64,
+    /// Retransmission timeouts of the flow's server-side connections during the page.
+    pub timeouts: u64,
+    /// IP bytes the browser's node transmitted during the page (all its packets).
+    pub up_bytes: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -112,6 +137,8 @@ pub struct Summary {
     pub link_counters: Vec<LinkCounterResult>,
     /// Every flow's legs, flow by flow, in path order.
     pub legs: Vec<LegResult>,
+    /// Every web flow's completed pages, flow by flow.
+    pub pages: Vec<PageResult>,
     /// The counters of the machines placed on nodes, in placement order.
     pub machines: Vec<MachineResult>,
 }
@@ -140,6 +167,7 @@ pub fn schema() -> Vec<(&'static str, Vec<String>)> {
     vec![
         ("summary", keys_of::<Summary>()),
         ("flow", keys_of::<FlowResult>()),
+        ("page", keys_of::<PageResult>()),
         ("link", keys_of::<LinkResult>()),
         ("link_counter", keys_of::<LinkCounterResult>()),
         ("leg", keys_of::<LegResult>()),
@@ -293,6 +321,7 @@ mod tests {
     fn the_json_summary_has_exactly_the_schema_keys() {
         let s = Summary {
             flows: vec![FlowResult::default()],
+            pages: vec![PageResult::default()],
             links: vec![LinkResult::default()],
             legs: vec![LegResult::default()],
             machines: vec![MachineResult::default()],
@@ -303,6 +332,7 @@ mod tests {
             |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
         assert_eq!(keys(&v), keys_of::<Summary>());
         assert_eq!(keys(&v["flows"][0]), keys_of::<FlowResult>());
+        assert_eq!(keys(&v["pages"][0]), keys_of::<PageResult>());
         assert_eq!(keys(&v["links"][0]), keys_of::<LinkResult>());
         assert_eq!(keys(&v["legs"][0]), keys_of::<LegResult>());
         assert_eq!(keys(&v["machines"][0]), keys_of::<MachineResult>());

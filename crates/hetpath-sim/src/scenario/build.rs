@@ -239,6 +239,7 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             Some(IlcSpec::LinkIp) => Some(Collaboration::LinkIp),
             Some(IlcSpec::Off) | None => None,
         };
+        let web = super::web::check(f, &place, file, seed)?;
         let flow = sim.add_flow(FlowParams {
             name: f.name.clone(),
             label,
@@ -248,6 +249,9 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             size,
             transport,
         });
+        if let Some((cfg, pages, rng)) = web {
+            sim.set_web(flow, cfg, pages, rng);
+        }
         if let Some(mode) = mode {
             state_managers
                 .ensure(&mut sim, from, mode)

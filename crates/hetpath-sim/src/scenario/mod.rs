@@ -11,6 +11,7 @@ mod mobile;
 pub mod profiles;
 pub mod spec;
 pub mod tcp;
+pub mod web;
 
 pub use build::{build, load, parse, DEFAULT_CC, DEFAULT_QUEUE, DEFAULT_SAMPLE_INTERVAL};
 pub use error::{KeyError, ScenarioError};

@@ -215,6 +215,9 @@ pub struct FlowSpec {
     /// IPsec ESP between the two hosts: nothing on the path can read the TCP header.
     /// `true`, or a table (`IpsecTable`).
     pub ipsec: Option<IpsecSpec>,
+    /// `[flow.web]`: web pages instead of `size` bytes; `from` serves, `to` browses
+    /// (`scenario/web.rs`).
+    pub web: Option<super::web::WebSpec>,
 }
 
 /// `ipsec = true` or `ipsec = { esp_overhead = 18, lift = true }`.
@@ -253,8 +256,8 @@ pub struct IpsecTable {
     /// or padding (seed 001 section IV: 18). Default: RFC 4303 with AES-CBC and
     /// HMAC-SHA1-96 (IV 16, padding to 16-byte blocks, ICV 12).
     pub esp_overhead: Option<u32>,
-    /// The receiving end (`to`) runs MH-LIFT (seed 001): place a `lift-bs` agent on the
-    /// gateway for it to work with.
+    /// The receiving end (`to`, the browser of a web flow) runs MH-LIFT (seed 001):
+    /// place a `lift-bs` agent on the gateway for it to work with.
     #[serde(default)]
     pub lift: bool,
     /// MH-LIFT's self-protection against a gateway that forwards every FrACK (seed 001

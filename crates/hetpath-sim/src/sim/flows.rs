@@ -71,6 +71,8 @@ pub(super) struct Flow {
     /// Segments the oracle reported lost (machine-carried flows).
     pub(super) lost: u64,
     pub(super) aborted: bool,
+    /// A web flow's browser and connections (`web.rs`).
+    pub(super) web: Option<Box<super::web::WebFlow>>,
 }
 
 impl Simulation {
@@ -92,6 +94,7 @@ impl Simulation {
             sender_done: None,
             lost: 0,
             aborted: false,
+            web: None,
         });
         f
     }
@@ -101,7 +104,7 @@ impl Simulation {
         self.map_stream(m, ConnId(0), f);
     }
 
-    fn map_stream(&mut self, m: MachineId, c: ConnId, f: FlowId) {
+    pub(super) fn map_stream(&mut self, m: MachineId, c: ConnId, f: FlowId) {
         if self.streams.len() <= m.index() {
             self.streams.resize_with(m.index() + 1, Vec::new);
         }
@@ -114,6 +117,9 @@ impl Simulation {
 
     pub(super) fn start_flow(&mut self, f: FlowId) {
         self.flows[f.index()].started = true;
+        if self.flows[f.index()].web.is_some() {
+            return self.start_web(f);
+        }
         let p = self.flows[f.index()].params.clone();
         let FlowTransport::Tcp(t) = &p.transport else {
             return; // its machines start on their own deadlines
@@ -168,7 +174,7 @@ impl Simulation {
 
     /// SPIs for the flows' security associations, from 0x1000 up (RFC 4303 section 2.1:
     /// 1 to 255 are reserved).
-    fn next_spi(&mut self) -> u32 {
+    pub(super) fn next_spi(&mut self) -> u32 {
         self.spis += 1;
         0x1000 + self.spis
     }
@@ -186,6 +192,9 @@ impl Simulation {
                 if let Some(f) = self.expected.remove(&(node, local, remote)) {
                     self.trace_event(m, &ev, Some(f));
                     self.map_stream(m, conn, f);
+                    if self.flows[f.index()].web.is_some() {
+                        return self.web_accepted(f, m, conn, remote);
+                    }
                     self.flows[f.index()].server = Some((m, conn));
                     if let Some(n) = self.flows[f.index()].params.size {
                         self.host_mut(m).expect(conn, n);
@@ -207,6 +216,9 @@ impl Simulation {
         let Some(f) = flow else {
             return; // a PEP leg's event, say: for the trace only
         };
+        if self.flows[f.index()].web.is_some() {
+            return self.web_event(f, m, ev);
+        }
         let flow = &mut self.flows[f.index()];
         let size = flow.params.size;
         match ev {
@@ -231,9 +243,12 @@ impl Simulation {
     }
 
     /// Every flow has a size and has completed (the receiver has every byte and the
-    /// sender knows it) or aborted.
+    /// sender knows it) or aborted; a web flow, its pages.
     pub(super) fn all_done(&self) -> bool {
         self.flows.iter().all(|f| {
+            if let Some(w) = &f.web {
+                return w.done() || f.aborted;
+            }
             let done = f.completion.is_some() && f.sender_done.is_some();
             f.params.size.is_some() && (done || f.aborted)
         })

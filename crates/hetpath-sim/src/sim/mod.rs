@@ -12,7 +12,8 @@
 //! - `legs.rs`: a flow's legs (the connections that carry it, split PEPs included);
 //! - `mobility.rs`: the mobile host's association and its wireless links;
 //! - `report.rs`: time series samples and the summary;
-//! - `tracing.rs`: what the event trace records of machines' events and lost packets.
+//! - `tracing.rs`: what the event trace records of machines' events and lost packets;
+//! - `web.rs`: web flows: a browser's pages over the hosts' TCP connections.
 
 mod conn_timers;
 mod esw;
@@ -23,6 +24,7 @@ mod machines;
 mod mobility;
 mod report;
 mod tracing;
+mod web;
 
 pub use crate::ids::{DirId, FlowId, LinkId, MachineId, NodeId};
 pub use flows::{FlowParams, FlowTransport, Ipsec, TcpFlow};
@@ -57,6 +59,8 @@ enum Ev {
     EswSlot(u32, u8),
     /// The head of an ESW link side's wire arrives.
     EswArrive(u32, u8),
+    /// A web flow's think time ends.
+    WebWake(FlowId),
 }
 
 /// Progress callback: called with (now, end) about every 1% of simulated time; returning
@@ -324,6 +328,7 @@ impl Simulation {
             Ev::Reassociate => self.reassociate(now),
             Ev::EswSlot(e, side) => self.esw_slot(e, side),
             Ev::EswArrive(e, side) => self.esw_arrive(e, side),
+            Ev::WebWake(f) => self.web_wake(f),
         }
     }
 

@@ -5,7 +5,7 @@ use super::flows::{Flow, FlowTransport};
 use super::machines::Owned;
 use super::{DirId, Simulation};
 use crate::results::{
-    FlowResult, LegResult, LinkCounterResult, LinkResult, MachineResult, Summary,
+    FlowResult, LegResult, LinkCounterResult, LinkResult, MachineResult, PageResult, Summary,
 };
 use hetpath_proto::tcp::State;
 use hetpath_proto::Time;
@@ -108,6 +108,12 @@ impl Simulation {
             .iter()
             .map(|f| self.flow_result(f, now))
             .collect();
+        let pages: Vec<PageResult> = self
+            .flows
+            .iter()
+            .filter_map(|f| f.web.as_ref())
+            .flat_map(|w| w.pages.iter().cloned())
+            .collect();
         let span = now.as_secs_f64();
         let links = self
             .dirs()
@@ -151,6 +157,7 @@ impl Simulation {
             links,
             link_counters,
             legs: self.leg_results(),
+            pages,
             machines: self.machine_results(),
         }
     }
@@ -164,6 +171,15 @@ impl Simulation {
         let mut stats = client.map(|c| c.report().stats).unwrap_or_default();
         if let FlowTransport::Machines = p.transport {
             stats.retransmissions = f.lost;
+        }
+        // A web flow's data senders are all its server-side connections.
+        let web = f.web.as_ref().map(|w| {
+            let n = w.pages.len();
+            let mean = (n > 0).then(|| w.pages.iter().map(|p| p.time_s).sum::<f64>() / n as f64);
+            (n as u64, mean)
+        });
+        if let Some(s) = self.web_stats(f) {
+            stats = s;
         }
         FlowResult {
             name: p.name.clone(),
@@ -185,6 +201,8 @@ impl Simulation {
             timeouts: stats.timeouts,
             freezes: stats.freezes,
             aborted: f.aborted || client.is_some_and(|c| c.state() == State::Aborted),
+            pages: web.map(|w| w.0),
+            page_time_mean_s: web.and_then(|w| w.1),
         }
     }
 }

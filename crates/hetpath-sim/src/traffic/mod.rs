@@ -2,5 +2,7 @@
 //! their transports to carry, and when.
 //!
 //! - `http`: web pages (main object, in-line objects, think time), seed 001's Table I.
+//! - `web`: a browser fetching those pages over channels of any transport.
 
 pub mod http;
+pub mod web;
