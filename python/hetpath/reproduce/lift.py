@@ -94,15 +94,21 @@ def scenario_text(base: dict[str, Any], point: Point, protocol: str, pages: int)
     return _toml.dumps(doc)
 
 
-def run_pages(task: Task) -> list[dict[str, Any]]:
-    """One run; one record per completed page. Top level so workers can pickle it."""
+def run_pages(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One run: its own record (pages fetched, whether it got them all) and one record per
+    completed page. Top level so workers can pickle it."""
     raw = _bridge.run_text(task.text, task.source, seed=task.seed, series=False)
-    return [
-        {**dict(task.point), "protocol": task.protocol, "seed": task.seed, "page": p["page"],
-         "start_s": p["start_s"], "time_s": p["time_s"], "objects": p["objects"], "bytes": p["bytes"],
-         "timeouts": p["timeouts"], "up_bytes": p["up_bytes"]}
-        for p in raw["summary"]["pages"]
-    ]
+    s = raw["summary"]
+    key = {**dict(task.point), "protocol": task.protocol, "seed": task.seed}
+    flow = s["flows"][0]
+    run = {**key, "pages": flow["pages"] or 0, "completed": flow["completion_s"] is not None,
+           "sim_time_s": s["sim_time_s"], "events": s["events"]}
+    for c in s["link_counters"]:
+        if c["link"] == "sat":
+            run[f"{c['counter']}_{c['from']}"] = c["value"]
+    pages = [{**key, **{k: p[k] for k in ("page", "start_s", "time_s", "objects", "bytes", "timeouts", "up_bytes")}}
+             for p in s["pages"]]
+    return run, pages
 
 
 def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str]], seeds: range, pages: int) -> list[Task]:
@@ -113,16 +119,20 @@ def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str]], see
     ]
 
 
-def _run(ctx: Context, tasks: list[Task]) -> list[dict[str, Any]]:
-    results: list[list[dict[str, Any]]] = [[] for _ in tasks]
+def _run(ctx: Context, tasks: list[Task]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(one record per run, one per page) of ``tasks``, in task order."""
+    results: list[Any] = [None] * len(tasks)
+    done = 0
 
-    def collect(i: int, records: list[dict[str, Any]]) -> None:
-        results[i] = records
+    def collect(i: int, result: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
+        nonlocal done
+        results[i] = result
+        done += 1
         if ctx.progress:
-            ctx.progress(sum(1 for r in results if r), len(tasks))
+            ctx.progress(done, len(tasks))
 
     ctx.backend.run(run_pages, tasks, collect)
-    return [r for rs in results for r in rs]
+    return [r for r, _ in results], [p for _, ps in results for p in ps]
 
 
 def _key(point: Point, protocol: str) -> tuple[str, tuple[tuple[str, str], ...], str]:
@@ -150,41 +160,46 @@ def reproduce(ctx: Context) -> list[Finding]:
     todo = [(pt, proto) for pt in points(ctx) for proto in protocols(pt)]
     ctx.note(f"{NAME}: {len(todo)} points x {per_round} seeds x {pages} pages"
              + (f", up to {rounds - 1} more rounds where the CI is wider than 6%" if rounds > 1 else ""))
+    runs: list[dict[str, Any]] = []
     records: list[dict[str, Any]] = []
     for r in range(rounds):
         seeds = range(1 + r * per_round, 1 + (r + 1) * per_round)
-        records += _run(ctx, _tasks(base, str(path), todo, seeds, pages))
+        more_runs, more_pages = _run(ctx, _tasks(base, str(path), todo, seeds, pages))
+        runs += more_runs
+        records += more_pages
         frame = pd.DataFrame(records)
         todo = [(pt, proto) for pt, proto in todo if frame.empty or not _precise(_frame_of(frame, pt, proto))]
         if not todo:
             break
         if r + 1 < rounds:
             ctx.note(f"{NAME}: {len(todo)} points short of 6% relative error: {per_round} more seeds each")
-    frame = pd.DataFrame(records)
+    frame, run_frame = pd.DataFrame(records), pd.DataFrame(runs)
     if frame.empty:
         raise ScenarioError(f"{path}: no run completed a page")
-    found = findings(frame, points(ctx), pages)
+    found = findings(frame, run_frame, points(ctx))
     if ctx.out_dir is not None:
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(ctx.out_dir / "runs.csv", index=False)
+        frame.to_csv(ctx.out_dir / "pages.csv", index=False)
+        run_frame.to_csv(ctx.out_dir / "runs.csv", index=False)
         from . import lift_plots
 
         written = lift_plots.write_all(found, ctx.out_dir, ctx.formats, note=lambda msg: ctx.note(f"{NAME}: {msg}"))
-        ctx.note(f"{NAME}: wrote runs.csv (one row per page) and {len(written)} figure files to {ctx.out_dir}")
+        ctx.note(f"{NAME}: wrote runs.csv, pages.csv and {len(written)} figure files to {ctx.out_dir}")
     return found
 
 
-def findings(frame: pd.DataFrame, pts: list[Point], pages: int) -> list[Finding]:
+def findings(frame: pd.DataFrame, runs: pd.DataFrame, pts: list[Point]) -> list[Finding]:
     out = []
     for pt in pts:
         for proto in protocols(pt):
             g = _frame_of(frame, pt, proto)
-            runs = g.groupby("seed").size()
-            # A run that ends before its pages are fetched (the horizon) is "not completed".
-            short = int((runs < pages).sum())
+            r = _frame_of(runs, pt, proto)
+            # A run that ends before its pages are fetched (the horizon) is "not completed";
+            # its completed pages still count.
+            short = int((~r["completed"]).sum())
             for metric, col in METRICS.items():
                 mean, ci, _ = mean_ci95(g[col])
-                out.append(Finding(pt.experiment, proto, pt.params(), metric, mean, ci, int(len(runs)), short))
+                out.append(Finding(pt.experiment, proto, pt.params(), metric, mean, ci, int(len(r)), short))
     return out
 
 
