@@ -215,6 +215,8 @@ pub struct FlowSpec {
     /// IPsec ESP between the two hosts: nothing on the path can read the TCP header.
     /// `true`, or a table (`IpsecTable`).
     pub ipsec: Option<IpsecSpec>,
+    /// SCTP's parameters (`transport = "sctp"`: `super::sctp`).
+    pub sctp: Option<super::sctp::SctpSpec>,
 }
 
 /// `ipsec = true` or `ipsec = { esp_overhead = 18, lift = true }`.
@@ -247,6 +249,8 @@ pub enum Transport {
     Tcp,
     /// The oracle upper bound of seed 003 section 6 (`hetpath_proto::agent::ideal`).
     Ideal,
+    /// An SCTP association (RFC 4960; `[flow.sctp]` applies: `super::sctp`).
+    Sctp,
 }
 
 impl LinkSpec {
