@@ -28,6 +28,9 @@ BAD_SCENARIOS = [
     ("bad-toml", _edit('rate = "10Mbps"', 'rate = "10Mbps'), []),
     ("unknown-cc", _edit('cc = "newreno"', 'cc = "no-such-cc"'), ["no-such-cc"]),
     ("unknown-node", _edit('to = "dst"', 'to = "nowhere"'), ["nowhere"]),
+    ("sctp-value", _edit('cc = "newreno"', 'transport = "sctp"\nsctp = { streams = 0 }'), ["sctp.streams"]),
+    ("sctp-key", _edit('cc = "newreno"', 'transport = "sctp"\nsctp = { fast_rtx = 3, rto = "1s" }'), ["rto"]),
+    ("sctp-on-tcp", _edit('cc = "newreno"', 'cc = "newreno"\nsctp = { streams = 2 }'), ["sctp", "transport"]),
 ]
 
 

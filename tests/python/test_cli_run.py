@@ -121,3 +121,23 @@ def test_plots_without_out_use_default_dir(tmp_path: Path, small_toml: Path, mon
     assert result.exit_code == 0, result.stderr
     assert (tmp_path / "out" / "small" / "cwnd.png").is_file()
     assert not list((tmp_path / "out" / "small").glob("*.pcap"))
+
+
+def test_sctp_flow_runs_and_reports(tmp_path: Path, small_toml: Path) -> None:
+    """`transport = "sctp"`: the flow row is labelled sctp, the endpoints' counters show."""
+    text = small_toml.read_text().replace('cc = "newreno"', 'transport = "sctp"\nipsec = true')
+    scenario = tmp_path / "sctp.toml"
+    scenario.write_text(text.replace('size = "2MB"', 'size = "200KB"'))
+    result = invoke(["run", str(scenario), "--json"])
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    flow = summary["flows"][0]
+    assert list(flow) == FLOW_KEYS
+    assert (flow["cc"], flow["bytes_delivered"]) == ("sctp", 200_000)
+    assert flow["completion_s"] is not None and flow["sender_done_s"] is not None
+    counters = {(m["node"], m["counter"]): m["value"] for m in summary["machines"] if m["machine"] == "sctp"}
+    assert counters[("dst", "bytes_delivered")] == 200_000
+    assert counters[("src", "data_chunks_sent")] >= 200_000 // 600
+    table = invoke(["run", str(scenario)], env={"COLUMNS": "140"})
+    assert table.exit_code == 0, table.stderr
+    assert "sctp" in table.stdout

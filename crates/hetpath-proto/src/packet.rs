@@ -10,6 +10,7 @@
 //! (encryption is modelled by type: docs/architecture.md).
 
 use crate::lift::{LiftHeader, PROTO_LIFT};
+use crate::sctp_chunk::SctpPacket;
 use crate::time::Dur;
 use std::fmt;
 
@@ -44,6 +45,7 @@ pub mod proto {
     pub const TCP: u8 = 6;
     pub const UDP: u8 = 17;
     pub const ESP: u8 = 50;
+    pub const SCTP: u8 = 132;
 }
 
 /// The ECN field of the IP header (RFC 3168 section 5). Router-assisted schemes such as
@@ -333,6 +335,8 @@ pub enum Body {
     /// A LIFT packet (seed 001, Fig. 2): its header, then, for one carrying an ACK or a
     /// FrACK, the ESP payload (`None` for a Setup or Teardown control packet).
     Lift(LiftHeader, Option<Esp>),
+    /// An SCTP packet (RFC 4960), alone or inside ESP (`SctpBody`).
+    Sctp(SctpBody),
     /// Opaque payload of a protocol we do not model, `len` bytes after the IP header.
     Raw {
         proto: u8,
@@ -395,6 +399,41 @@ impl Esp {
     }
 }
 
+/// ESP around an SCTP packet: its visible SPI and sequence number, and the flat number
+/// of bytes it adds (header, trailer, ICV: `SctpConfig::esp_overhead`, seed 001's 18).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct SctpEsp {
+    pub spi: u32,
+    pub seq: u32,
+    pub overhead: u32,
+}
+
+/// An SCTP packet as IP's payload: protocol 132, or 50 when wrapped in ESP, in which case
+/// only its endpoints can read it (docs/architecture.md, convention 8): `readable` gives
+/// the packet to anyone only when it travels in the clear.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct SctpBody {
+    pub(crate) packet: SctpPacket,
+    pub esp: Option<SctpEsp>,
+}
+
+impl SctpBody {
+    pub fn new(packet: SctpPacket, esp: Option<SctpEsp>) -> SctpBody {
+        SctpBody { packet, esp }
+    }
+    /// The SCTP packet, if it is not encrypted.
+    pub fn readable(&self) -> Option<&SctpPacket> {
+        self.esp.is_none().then_some(&self.packet)
+    }
+    /// Bytes after the IP header: the SCTP packet and ESP's overhead.
+    pub fn len(&self) -> u32 {
+        self.packet.wire_len() + self.esp.map_or(0, |e| e.overhead)
+    }
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
 /// An IP packet: typed headers, virtual payload.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct Packet {
@@ -415,6 +454,7 @@ impl Packet {
                 Body::Tunnel(inner) => inner.size(),
                 Body::Esp(e) => e.len(),
                 Body::Lift(h, esp) => h.wire_len() + esp.as_ref().map_or(0, Esp::len),
+                Body::Sctp(s) => s.len(),
                 Body::Raw { len, .. } => *len,
             }
     }
@@ -425,6 +465,8 @@ impl Packet {
             Body::Tunnel(_) => proto::IPIP,
             Body::Esp(_) => proto::ESP,
             Body::Lift(..) => PROTO_LIFT,
+            Body::Sctp(s) if s.esp.is_some() => proto::ESP,
+            Body::Sctp(_) => proto::SCTP,
             Body::Raw { proto, .. } => *proto,
         }
     }
@@ -469,5 +511,40 @@ mod tests {
         assert_eq!(seg.header_len(), 32);
         seg.flags = TcpFlags::SYN;
         assert_eq!(seg.seq_len(), 1461);
+    }
+
+    #[test]
+    fn sctp_bodies_are_sized_and_numbered_as_ip_payloads() {
+        use crate::sctp_chunk::{Chunk, DataChunk};
+        let data = DataChunk {
+            tsn: 1,
+            stream: 0,
+            ssn: 0,
+            ppid: 0,
+            unordered: false,
+            begin: true,
+            end: true,
+            len: 600,
+        };
+        let sctp = SctpPacket {
+            src_port: 1,
+            dst_port: 2,
+            verification_tag: 3,
+            chunks: vec![Chunk::Data(data), Chunk::Data(data)],
+        };
+        let plain = Packet::new(Addr(1), Addr(2), Body::Sctp(SctpBody::new(sctp.clone(), None)));
+        assert_eq!((plain.size(), plain.protocol()), (20 + 1244, 132));
+        let esp = SctpEsp {
+            spi: 9,
+            seq: 1,
+            overhead: 18,
+        };
+        let sealed = Packet::new(Addr(1), Addr(2), Body::Sctp(SctpBody::new(sctp, Some(esp))));
+        // Seed 001 section IV: 20 + 18 + 12 + 2 * (16 + 600) = 1282, the IP MTU.
+        assert_eq!((sealed.size(), sealed.protocol()), (1282, 50));
+        let Body::Sctp(b) = &sealed.body else { unreachable!() };
+        assert!(b.readable().is_none());
+        // The enum stays as small as it was: an SCTP body is no larger than a segment.
+        assert!(std::mem::size_of::<SctpBody>() <= std::mem::size_of::<TcpSegment>());
     }
 }

@@ -169,6 +169,12 @@ impl Association {
         self.sender.cc_state()
     }
 
+    /// Every message queued so far is acknowledged (nothing queued, nothing in flight):
+    /// how a driver learns that a sender is done without waiting for the shutdown.
+    pub fn all_acked(&self) -> bool {
+        self.sender.is_empty()
+    }
+
     /// The TSN (wire value) the next queued DATA chunk will carry.
     pub fn next_tsn(&self) -> u32 {
         self.sender.next_tsn()

@@ -1,8 +1,10 @@
 //! SCTP (RFC 4960) as a sans-IO machine: the SCTP baseline of seed 001 (LIFT paper,
 //! section IV and Table I), single-homed, one association per `Association`.
 //!
-//! - `chunk`: typed packets and chunks, virtual user data, sizes of section 3;
-//! - `wire`: RFC 4960 bytes with CRC32c, a decoder that never panics;
+//! - `chunk` (`crate::sctp_chunk`, below `packet` so that `Body::Sctp` can carry a
+//!   packet): typed packets and chunks, virtual user data, sizes of section 3;
+//! - `wire` (`crate::wire::sctp`, so that pcaps can write SCTP): RFC 4960 bytes with
+//!   CRC32c, a decoder that never panics;
 //! - `config`: `SctpConfig`, the section 15 parameters and Table I sizes;
 //! - `serial`: 32-bit TSNs widened to 64 bits;
 //! - `cc`: congestion control of section 7.2;
@@ -11,18 +13,22 @@
 //! - `receiver`: TSN tracking, SACK generation, reassembly, per-stream delivery;
 //! - `association`: the state machine of section 4: handshake, shutdown, abort.
 //!
+//! In the simulator, `agent::sctp_endpoint` runs one association per machine.
+//!
 //! Not built: multi-homing and HEARTBEAT (sections 6.4 and 8.3), path MTU discovery,
 //! ERROR chunks and the optional INIT parameters, PR-SCTP and the other extensions,
 //! INIT collision and restart handling (section 5.2).
 
 mod association;
 mod cc;
-mod chunk;
+/// The typed chunks live below `packet` (`crate::sctp_chunk`) and the wire codec in
+/// `crate::wire::sctp`, so that packets can carry SCTP and pcaps can write it.
+use crate::sctp_chunk as chunk;
 mod config;
 mod receiver;
 mod sender;
 mod serial;
-pub mod wire;
+pub use crate::wire::sctp as wire;
 
 pub use association::{AbortReason, Association, Event, State};
 pub use chunk::{

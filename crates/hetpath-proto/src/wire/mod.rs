@@ -6,6 +6,10 @@
 //! - `checksum`: the Internet checksum (RFC 1071).
 //! - `lift`: the LIFT header (seed 001, Figs. 3 and 5).
 //! - `pcap`: classic pcap files, nanosecond timestamps, LINKTYPE_RAW.
+//! - `sctp`: SCTP packets and RFC 4960 bytes with CRC32c (`crate::sctp::wire`). A
+//!   plain SCTP body is written whole by `encode` and the pcap writer (its chunk headers
+//!   sit between the user data, so there is no headers-only form); inside ESP it is
+//!   opaque, like TCP in ESP.
 //!
 //! Each header has a checked view over bytes (`Ipv4Packet`, `TcpPacket`) and a `Repr` with
 //! `parse`/`emit`; `PacketRepr` joins them. The simulator's packets carry 64-bit sequence
@@ -19,6 +23,7 @@ pub mod checksum;
 pub mod ipv4;
 pub mod lift;
 pub mod pcap;
+pub mod sctp;
 pub mod tcp;
 pub mod tcp_options;
 
@@ -33,7 +38,8 @@ pub use tcp::{TcpPacket, TcpRepr};
 pub use tcp_options::{OptionSet, SackEdges, TcpOption, TcpOptions};
 
 use crate::lift::{LiftHeader, PROTO_LIFT};
-use crate::packet::{proto, Body, Esp, Packet};
+use crate::packet::{proto, Body, Esp, Packet, SctpBody};
+pub use sctp::SctpWireError;
 
 /// Why bytes could not be decoded or a packet could not be encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -66,6 +72,8 @@ pub enum WireError {
     LengthMismatch,
     #[error("output buffer too small: need {need} bytes, have {have}")]
     BufferTooSmall { need: usize, have: usize },
+    #[error("SCTP: {0}")]
+    Sctp(#[from] SctpWireError),
 }
 
 /// Per-direction mapping between simulator segments and wire headers.
@@ -157,6 +165,10 @@ impl Encap {
                 lift: Some(*h),
                 esp: e.as_ref().map(esp),
             },
+            Body::Sctp(SctpBody { esp: Some(e), .. }) => Encap {
+                lift: None,
+                esp: Some((e.spi, e.seq)),
+            },
             // Written as zeros: its visible headers are what those zeros read as.
             Body::Raw { proto, len } => Encap::parse(*proto, &[0; 16][..(*len as usize).min(16)]),
             _ => Encap::default(),
@@ -230,8 +242,9 @@ impl PacketRepr {
             }
             Body::Raw { len, .. } => (None, *len as u64),
             // Mobile IP messages and tunnels are written as opaque payloads of their size;
-            // ESP and LIFT as their visible headers (`Encap`), then opaque bytes.
-            Body::Mip(_) | Body::Tunnel(_) | Body::Esp(_) | Body::Lift(..) => {
+            // ESP and LIFT as their visible headers (`Encap`), then opaque bytes. SCTP's
+            // bytes follow the IP header (`encode`), or ESP's when it is encrypted.
+            Body::Mip(_) | Body::Tunnel(_) | Body::Esp(_) | Body::Lift(..) | Body::Sctp(_) => {
                 (None, packet.size() as u64 - 20)
             }
         };
@@ -326,15 +339,31 @@ impl PacketRepr {
     }
 }
 
-/// Encodes a simulator packet in full (payload as zero bytes).
+/// Encodes a simulator packet in full (payload as zero bytes; an SCTP packet in the
+/// clear as RFC 4960 bytes with its checksum).
 pub fn encode(packet: &Packet, ctx: &WireCtx) -> Result<Vec<u8>, WireError> {
     let repr = PacketRepr::from_packet(packet, ctx)?;
     let mut buf = vec![0; repr.buffer_len()];
     repr.emit(&mut buf)?;
+    if let Body::Sctp(b) = &packet.body {
+        if let Some(p) = b.readable() {
+            let n = repr.ip.header_len();
+            buf[n..].copy_from_slice(&sctp::encode(p)?);
+        }
+    }
     Ok(buf)
 }
 
-/// Decodes bytes (whole or header-only) into a simulator packet.
+/// Decodes bytes (whole or header-only) into a simulator packet. A whole SCTP packet
+/// with a valid checksum becomes `Body::Sctp`; anything else that is not TCP, `Body::Raw`.
 pub fn decode(bytes: &[u8], ctx: &WireCtx) -> Result<Packet, WireError> {
-    Ok(PacketRepr::parse(bytes)?.to_packet(ctx))
+    let repr = PacketRepr::parse(bytes)?;
+    let mut packet = repr.to_packet(ctx);
+    if repr.ip.protocol == proto::SCTP {
+        let payload = bytes.get(repr.ip.header_len()..repr.buffer_len());
+        if let Some(Ok(p)) = payload.map(sctp::decode) {
+            packet.body = Body::Sctp(SctpBody::new(p, None));
+        }
+    }
+    Ok(packet)
 }

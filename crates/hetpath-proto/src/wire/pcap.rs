@@ -6,13 +6,15 @@
 //! built in one fixed scratch array and the virtual payload, when written, comes from a
 //! static block of zeros. By default only the IP and TCP headers are captured; the record's
 //! original length is still the full packet size, so Wireshark shows "[Packet size limited
-//! during capture]" rather than a malformed packet. Files are written little-endian.
+//! during capture]" rather than a malformed packet. An SCTP packet in the clear is
+//! written whole (`write_bytes`): its chunk headers sit between the user data. Files are
+//! written little-endian.
 //!
 //! `PcapReader` iterates the records of an in-memory file (either byte order, micro- or
 //! nanosecond magic) and reports garbage as errors, never panicking.
 
 use super::{tcp, PacketRepr, WireCtx, WireError};
-use crate::packet::Packet;
+use crate::packet::{Body, Packet};
 use crate::time::Time;
 use std::io::{self, Write};
 
@@ -105,8 +107,28 @@ impl<W: Write> PcapWriter<W> {
         packet: &Packet,
         ctx: &WireCtx,
     ) -> Result<(), PcapError> {
+        if let Body::Sctp(b) = &packet.body {
+            if b.readable().is_some() {
+                return self.write_bytes(t, &super::encode(packet, ctx)?);
+            }
+        }
         let repr = PacketRepr::from_packet(packet, ctx)?;
         self.write_repr(t, &repr)
+    }
+
+    /// Writes a whole encoded packet observed at `t`, cut to the snaplen.
+    pub fn write_bytes(&mut self, t: Time, bytes: &[u8]) -> Result<(), PcapError> {
+        let secs = u32::try_from(t.0 / NANOS_PER_SEC).map_err(|_| PcapError::TimeOutOfRange)?;
+        let nanos = (t.0 % NANOS_PER_SEC) as u32;
+        let caplen = bytes.len().min(self.opts.snaplen as usize);
+        let mut rec = [0u8; RECORD_HEADER_LEN];
+        rec[0..4].copy_from_slice(&secs.to_le_bytes());
+        rec[4..8].copy_from_slice(&nanos.to_le_bytes());
+        rec[8..12].copy_from_slice(&(caplen as u32).to_le_bytes());
+        rec[12..16].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
+        self.out.write_all(&rec)?;
+        self.out.write_all(&bytes[..caplen])?;
+        Ok(())
     }
 
     /// Writes one packet given in wire terms. The captured length is the headers (or the

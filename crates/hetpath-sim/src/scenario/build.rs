@@ -213,6 +213,8 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
                 "must be greater than zero (omit it for a bulk transfer)".into(),
             ));
         }
+        // SCTP: [flow.sctp] and which keys belong to which transport (scenario/sctp.rs).
+        let sctp = super::sctp::flow(f).map_err(at(&place))?;
         let own = f.tcp.clone().unwrap_or_default();
         let stack = resolve(&s.tcp, &own, f.cc.as_ref(), DEFAULT_CC).map_err(at(&place))?;
         let mut tcp = stack.tcp;
@@ -233,8 +235,10 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
                 (label.to_string(), FlowTransport::Tcp(tcp_flow))
             }
             Transport::Ideal => ("ideal".to_string(), FlowTransport::Machines),
+            Transport::Sctp => ("sctp".to_string(), FlowTransport::Machines),
         };
         let mode = match stack.spec.ilc {
+            _ if sctp.is_some() => None, // ILC-TCP is TCP's
             Some(IlcSpec::LinkOnly) => Some(Collaboration::LinkOnly),
             Some(IlcSpec::LinkIp) => Some(Collaboration::LinkIp),
             Some(IlcSpec::Off) | None => None,
@@ -265,6 +269,9 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
                 )
             })?;
             place_ideal(&mut sim, flow, from, to, tcp.mss, size, start).map_err(at(&place))?;
+        }
+        if let Some(sctp) = &sctp {
+            sctp.place(&mut sim, flow, &f.name, seed, (from, to), start, size);
         }
     }
     let names = Names {

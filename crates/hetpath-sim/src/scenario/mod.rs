@@ -9,6 +9,7 @@ mod error;
 pub mod machines;
 mod mobile;
 pub mod profiles;
+pub mod sctp;
 pub mod spec;
 pub mod tcp;
 pub mod web;

@@ -218,6 +218,8 @@ pub struct FlowSpec {
     /// `[flow.web]`: web pages instead of `size` bytes; `from` serves, `to` browses
     /// (`scenario/web.rs`).
     pub web: Option<super::web::WebSpec>,
+    /// SCTP's parameters (`transport = "sctp"`: `super::sctp`).
+    pub sctp: Option<super::sctp::SctpSpec>,
 }
 
 /// `ipsec = true` or `ipsec = { esp_overhead = 18, lift = true }`.
@@ -283,6 +285,8 @@ pub enum Transport {
     Tcp,
     /// The oracle upper bound of seed 003 section 6 (`hetpath_proto::agent::ideal`).
     Ideal,
+    /// An SCTP association (RFC 4960; `[flow.sctp]` applies: `super::sctp`).
+    Sctp,
 }
 
 impl LinkSpec {

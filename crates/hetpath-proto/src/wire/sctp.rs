@@ -1,4 +1,6 @@
-//! SCTP packets to and from RFC 4960 bytes.
+//! SCTP packets (`crate::sctp_chunk`) to and from RFC 4960 bytes; re-exported as
+//! `sctp::wire`. It sits in `wire` so that pcaps can write SCTP bodies
+//! (docs/architecture.md, convention 4).
 //!
 //! `encode` writes the common header (section 3.1), every chunk padded to 4 bytes
 //! (section 3.2) and the CRC32c checksum (section 6.8 and appendix B); DATA user data,
@@ -10,7 +12,7 @@
 //! kept whole as `Chunk::Unknown`. So `decode(encode(p)) == p` for every packet `encode`
 //! accepts (`proptests.rs`).
 
-use super::chunk::{
+use crate::sctp_chunk::{
     kind, Chunk, DataChunk, GapBlock, InitParams, SackChunk, SctpPacket, CHUNK_HEADER_LEN,
     COMMON_HEADER_LEN, DATA_HEADER_LEN, INIT_LEN, MAX_DATA_LEN, PARAM_HEADER_LEN, SACK_HEADER_LEN,
 };
@@ -194,7 +196,7 @@ pub fn decode_with(bytes: &[u8], verify: bool) -> Result<SctpPacket, SctpWireErr
         }
         chunks.push(decode_chunk(&bytes[at..at + len], at)?);
         // The last chunk's padding may be missing; section 3.2 says to ignore padding.
-        at = (at + super::chunk::pad4(len as u32) as usize).min(bytes.len());
+        at = (at + crate::sctp_chunk::pad4(len as u32) as usize).min(bytes.len());
     }
     if chunks.is_empty() {
         return Err(SctpWireError::NoChunks);
@@ -342,7 +344,7 @@ fn find_cookie(c: &[u8], chunk_at: usize) -> Result<Vec<u8>, SctpWireError> {
         if ptype == PARAM_STATE_COOKIE {
             return Ok(c[at + PARAM_HEADER_LEN as usize..at + plen].to_vec());
         }
-        at += super::chunk::pad4(plen as u32) as usize;
+        at += crate::sctp_chunk::pad4(plen as u32) as usize;
     }
     Err(SctpWireError::MissingCookie)
 }

@@ -1,4 +1,5 @@
-//! SCTP packets and chunks as typed values (RFC 4960 section 3).
+//! SCTP packets and chunks as typed values (RFC 4960 section 3); re-exported by `sctp`.
+//! Below `packet` in the layers, so that a `packet::Body` can carry an SCTP packet.
 //!
 //! As everywhere in hetpath, user data is virtual: a DATA chunk says how many bytes it
 //! carries (`DataChunk::len`), not which. Every other field is what the wire holds, so
