@@ -19,6 +19,7 @@ its figures (``scenarios/lift/paper.toml``); :func:`compare` checks each one.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -38,8 +39,9 @@ METRICS = {"page_time_s": "time_s", "timeouts_per_page": "timeouts", "uplink_byt
 #: T_good and T_bad (seconds), section V: "the range 0.5 / 8.5 s has been chosen for both".
 GRID = ["0.5", "2.5", "4.5", "6.5", "8.5"]
 QUICK_GRID = ["0.5", "4.5", "8.5"]
-#: Pages per run, seeds per point in a round, rounds at most (see the module doc).
-PAGES, SEEDS, ROUNDS = 100, 4, 3
+#: Pages per run, seeds per point in the first round, rounds at most, and the most pages a
+#: point may take (see the module doc).
+PAGES, SEEDS, ROUNDS, MAX_PAGES = 200, 5, 3, 12_000
 QUICK_PAGES, QUICK_SEEDS = 15, 2
 #: Section IV: "a 95% confidence interval whose maximum relative error is equal to 6%".
 MAX_RELATIVE_ERROR = 0.06
@@ -111,11 +113,11 @@ def run_pages(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return run, pages
 
 
-def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str]], seeds: range, pages: int) -> list[Task]:
+def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str, range]], pages: int) -> list[Task]:
     return [
         Task(point=tuple(pt.params().items()) + (("experiment", pt.experiment),), protocol=proto, seed=seed,
              text=scenario_text(base, pt, proto, pages), source=source)
-        for pt, proto in todo for seed in seeds
+        for pt, proto, seeds in todo for seed in seeds
     ]
 
 
@@ -146,9 +148,15 @@ def _frame_of(pages: pd.DataFrame, point: Point, protocol: str) -> pd.DataFrame:
     return pages[mask]
 
 
-def _precise(g: pd.DataFrame) -> bool:
-    mean, ci, _ = mean_ci95(g["time_s"])
-    return mean is not None and ci is not None and ci <= MAX_RELATIVE_ERROR * mean
+def _pages_needed(g: pd.DataFrame) -> int:
+    """Pages for a 95% CI of the page time within MAX_RELATIVE_ERROR, from those so far
+    (normal approximation: n = (1.96 s / (e mean))^2); 0 when they already do."""
+    mean, ci, n = mean_ci95(g["time_s"])
+    if mean is None or ci is None or n < 2:
+        return MAX_PAGES
+    if ci <= MAX_RELATIVE_ERROR * mean:
+        return 0
+    return math.ceil((1.96 * g["time_s"].std() / (MAX_RELATIVE_ERROR * mean)) ** 2)
 
 
 def reproduce(ctx: Context) -> list[Finding]:
@@ -157,22 +165,32 @@ def reproduce(ctx: Context) -> list[Finding]:
     pages = QUICK_PAGES if ctx.quick else PAGES
     per_round = ctx.seeds or (QUICK_SEEDS if ctx.quick else SEEDS)
     rounds = 1 if (ctx.quick or ctx.seeds) else ROUNDS
-    todo = [(pt, proto) for pt in points(ctx) for proto in protocols(pt)]
+    todo = [(pt, proto, range(1, per_round + 1)) for pt in points(ctx) for proto in protocols(pt)]
     ctx.note(f"{NAME}: {len(todo)} points x {per_round} seeds x {pages} pages"
-             + (f", up to {rounds - 1} more rounds where the CI is wider than 6%" if rounds > 1 else ""))
+             + (f"; then more seeds where the CI is wider than 6%, up to {MAX_PAGES} pages a point"
+                if rounds > 1 else ""))
     runs: list[dict[str, Any]] = []
     records: list[dict[str, Any]] = []
     for r in range(rounds):
-        seeds = range(1 + r * per_round, 1 + (r + 1) * per_round)
-        more_runs, more_pages = _run(ctx, _tasks(base, str(path), todo, seeds, pages))
+        more_runs, more_pages = _run(ctx, _tasks(base, str(path), todo, pages))
         runs += more_runs
         records += more_pages
+        if r + 1 == rounds:
+            break
+        # More seeds where the CI is still too wide: as many as the spread so far asks for.
         frame = pd.DataFrame(records)
-        todo = [(pt, proto) for pt, proto in todo if frame.empty or not _precise(_frame_of(frame, pt, proto))]
+        short = []
+        for pt, proto, seeds in todo:
+            g = _frame_of(frame, pt, proto) if not frame.empty else frame
+            want = min(_pages_needed(g), MAX_PAGES) - len(g)
+            if want > 0:
+                n = math.ceil(want / pages)
+                short.append((pt, proto, range(seeds.stop, seeds.stop + n)))
+        todo = short
         if not todo:
             break
-        if r + 1 < rounds:
-            ctx.note(f"{NAME}: {len(todo)} points short of 6% relative error: {per_round} more seeds each")
+        ctx.note(f"{NAME}: {len(todo)} points short of 6% relative error: "
+                 f"{sum(len(t[2]) for t in todo)} more runs")
     frame, run_frame = pd.DataFrame(records), pd.DataFrame(runs)
     if frame.empty:
         raise ScenarioError(f"{path}: no run completed a page")
