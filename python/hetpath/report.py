@@ -156,6 +156,22 @@ def machines_table(machines: list[dict[str, Any]]) -> Table:
     return table
 
 
+def link_layer_table(counters: list[dict[str, Any]]) -> Table:
+    """A link layer's own counters (ESW links): one row per link direction."""
+    names = list(dict.fromkeys(c["counter"] for c in counters))
+    table = Table(title="link layer", **_TABLE_STYLE)
+    for col in ("link", "direction", *names):
+        justify = "left" if col in ("link", "direction") else "right"
+        table.add_column(col.replace("_", " "), justify=justify, **_column_style(justify))  # type: ignore[arg-type]
+    rows: dict[tuple[str, str, str], dict[str, float]] = {}
+    for c in counters:
+        rows.setdefault((c["link"], c["from"], c["to"]), {})[c["counter"]] = c["value"]
+    for (link, a, b), values in rows.items():
+        cells = [f"{values[n]:.3f}" if n.endswith("_s") else f"{values[n]:,.0f}" if n in values else "" for n in names]
+        table.add_row(link, f"{a} → {b}", *cells)
+    return table
+
+
 def split_legs(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """The legs of the flows that have more than one (a flow without a PEP has one leg,
     which its own row already shows)."""
@@ -185,6 +201,8 @@ def print_summary(summary: dict[str, Any], console: Optional[Console] = None) ->
     legs = split_legs(summary)
     if legs:
         tables.insert(1, legs_table(legs))
+    if summary["link_counters"]:
+        tables.insert(len(tables), link_layer_table(summary["link_counters"]))
     if summary["pages"]:
         tables.append(pages_table(summary["pages"]))
     if summary["machines"]:

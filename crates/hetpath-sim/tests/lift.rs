@@ -23,6 +23,8 @@ seed = 1
 mss = 1224
 recv_buffer = "64KB"
 min_rto = "1s"
+sack = false
+zero_window = "freeze"
 [[node]]
 name = "fh"
 [[node]]

@@ -218,6 +218,12 @@ def findings(frame: pd.DataFrame, runs: pd.DataFrame, pts: list[Point]) -> list[
             for metric, col in METRICS.items():
                 mean, ci, _ = mean_ci95(g[col])
                 out.append(Finding(pt.experiment, proto, pt.params(), metric, mean, ci, int(len(r)), short))
+            # The uplink as the ESW link carries it: cells the mobile host sent (data,
+            # retransmissions and ESW-ACKs) per page, one value per run.
+            done = r[r["pages"] > 0]
+            mean, ci, _ = mean_ci95(done["cells_sent_mh"] / done["pages"])
+            out.append(Finding(pt.experiment, proto, pt.params(), "uplink_cells_per_page", mean, ci,
+                               int(len(r)), short))
     return out
 
 
@@ -290,7 +296,11 @@ def _claim(v: dict[str, Any], found: list[Finding]) -> tuple[str, str]:
         return f"{rural[mine].mean():.3g} per page (other T_bad: {rest.mean():.3g})", \
             "holds" if rural[mine].mean() < 0.25 * rest.mean() else "does not hold"
     if rel == "increase_approx":
-        return f"{_pct(change.min())} to {_pct(change.max())}, median {_pct(change.median())}", \
+        # Also in ESW cells, which is what the uplink carries (a 66-byte FrACK is 2 cells).
+        c = _table(found, "uplink_cells_per_page")
+        cells = (c[mine] - c[other]) / c[other] if mine in c and other in c else None
+        extra = f"; in uplink cells median {_pct(cells.median())}" if cells is not None else ""
+        return f"IP bytes {_pct(change.min())} to {_pct(change.max())}, median {_pct(change.median())}{extra}", \
             f"median/paper = {change.median() / v['value']:.3g}"
     if rel == "higher":
         n = int((change > 0).sum())

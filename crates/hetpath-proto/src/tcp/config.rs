@@ -153,6 +153,21 @@ pub enum HandshakeAck {
     Separate,
 }
 
+/// What a window closed to zero does to data already in flight.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ZeroWindow {
+    /// The retransmission timer keeps running, and its expiry is a timeout like any other
+    /// (Linux: tcp_retransmit_timer enters loss even at a zero window).
+    #[default]
+    Retransmit,
+    /// The retransmission timer stops and the persist timer probes instead, with the
+    /// window and the timer's backoff kept (4.4BSD tcp_output: "If window shrank to 0,
+    /// cancel pending retransmit ... and set the persist timer"). This is what freezes a
+    /// sender in M-TCP, Freeze-TCP and LIFT (seed 001 section II) when they advertise a
+    /// zero window; a reopened window restarts the timer.
+    Freeze,
+}
+
 /// Everything that shapes one TCP endpoint.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -194,6 +209,7 @@ pub struct TcpConfig {
     pub hystart: Hystart,
     /// Grow the window only while the sender uses it (RFC 7661; RFC 9438 section 4).
     pub cwnd_validation: bool,
+    pub zero_window: ZeroWindow,
 }
 
 impl TcpConfig {
@@ -223,6 +239,7 @@ impl TcpConfig {
             handshake_ack: HandshakeAck::Piggyback,
             hystart: Hystart::Off,
             cwnd_validation: false,
+            zero_window: ZeroWindow::Retransmit,
         }
     }
 

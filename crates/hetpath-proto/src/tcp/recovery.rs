@@ -62,6 +62,7 @@ impl Sender {
             let (pipe, ssthresh) = (self.board.pipe(), self.cc.ssthresh());
             *window = prr.on_ack(delivered, pipe, ssthresh, self.cfg.mss as u64);
         }
+        self.freeze_on_zero_window(now);
         out
     }
 

@@ -2,7 +2,7 @@
 //! retransmission and persist timers. ACK processing and loss recovery are in
 //! `recovery.rs`, which extends `Sender`.
 
-use super::config::{SsthreshFrom, TcpConfig};
+use super::config::{SsthreshFrom, TcpConfig, ZeroWindow};
 use super::cwnd_usage::CwndUsage;
 use super::pacing::Pacer;
 use super::prr::Prr;
@@ -250,6 +250,9 @@ impl Sender {
         if self.probe_due {
             self.probe_due = false;
             self.stats.window_probes += 1;
+            if self.window_frozen() {
+                self.arm_persist(now); // the next probe: nothing else will ask for it
+            }
             return Some(Outgoing::Probe {
                 seq: self.snd_una - 1,
             });
@@ -348,12 +351,32 @@ impl Sender {
     }
 
     /// Arms the persist timer when the peer's window stops us and nothing is in flight to
-    /// bring an ACK that would reopen it.
+    /// bring an ACK that would reopen it (or the window froze what is: `ZeroWindow`).
     fn arm_persist(&mut self, now: Time) {
-        if self.board.is_empty() && self.persist_deadline.is_none() {
+        let quiet = self.board.is_empty() || self.window_frozen();
+        if quiet && self.persist_deadline.is_none() {
             let k = self.persist_backoff.min(16);
             let d = Dur(self.rtt.rto().0.saturating_mul(1 << k)).min(Dur::from_secs(60));
             self.persist_deadline = Some(now + d);
+        }
+    }
+
+    /// A window closed to zero holds the data in flight (`ZeroWindow::Freeze`).
+    fn window_frozen(&self) -> bool {
+        self.rwnd == 0 && self.cfg.zero_window == ZeroWindow::Freeze
+    }
+
+    /// After an ACK: with `ZeroWindow::Freeze`, a zero window stops the retransmission
+    /// timer and probes instead; an open one restarts the timer for what is in flight.
+    pub(super) fn freeze_on_zero_window(&mut self, now: Time) {
+        if self.cfg.zero_window != ZeroWindow::Freeze || self.board.is_empty() {
+            return;
+        }
+        if self.rwnd == 0 {
+            self.rto_deadline = None;
+            self.arm_persist(now);
+        } else if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
         }
     }
 

@@ -712,6 +712,51 @@ fn zero_window_probes_back_off_exponentially_up_to_the_cap() {
     assert_eq!(a.stats().window_probes, 9);
 }
 
+/// Twenty segments in flight, then an ACK of the first five that closes the window;
+/// what the sender does over the next 30 s, and after the window reopens.
+fn zero_window_in_flight(mode: ZeroWindow) -> (SenderStats, Option<Time>) {
+    let m = MSS as u64;
+    let mut s = window_of_twenty("reno", |c| c.zero_window = mode);
+    let close = AckInput {
+        ack: 1 + 5 * m,
+        window: 0,
+        sack: &[],
+        carries_data: false,
+        echoed_rtt: None,
+    };
+    s.on_ack(secs(0.5), close);
+    let mut now = secs(0.5);
+    while let Some(t) = s.poll_timeout().filter(|&t| t < secs(30.0)) {
+        now = t;
+        s.handle_timeout(now);
+        while let Some(out) = s.poll_segment(now) {
+            // Linux resends into the closed window at a timeout ("our retransmits become
+            // zero probes"); a frozen sender only probes.
+            let probe = matches!(out, Outgoing::Probe { .. });
+            assert!(probe || mode == ZeroWindow::Retransmit, "{out:?} into a zero window");
+        }
+    }
+    let open = AckInput {
+        window: 1 << 20,
+        ..close
+    };
+    s.on_ack(now, open);
+    (*s.stats(), s.poll_timeout())
+}
+
+#[test]
+fn a_zero_window_freezes_data_in_flight_only_when_asked() {
+    // BSD: no timeout, the persist timer probes, and the reopened window re-arms the
+    // retransmission timer for the fifteen segments still out.
+    let (frozen, timer) = zero_window_in_flight(ZeroWindow::Freeze);
+    assert_eq!(frozen.timeouts, 0);
+    assert!(frozen.window_probes >= 3, "{frozen:?}");
+    assert!(timer.is_some(), "the retransmission timer restarts");
+    // Linux: the retransmission timer runs on and its expiries are timeouts.
+    let (running, _) = zero_window_in_flight(ZeroWindow::Retransmit);
+    assert!(running.timeouts > 0, "{running:?}");
+}
+
 #[test]
 fn a_host_runs_the_same_on_its_own_timer_heap_and_on_keyed_timers() {
     // Three transfers at once with losses, so that retransmission and delayed-ACK timers

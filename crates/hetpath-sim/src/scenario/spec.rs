@@ -433,6 +433,14 @@ pub enum HandshakeAckSpec {
     Separate,
 }
 
+/// `zero_window`: "retransmit" or "freeze" (`hetpath_proto::tcp::ZeroWindow`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ZeroWindowSpec {
+    Retransmit,
+    Freeze,
+}
+
 /// `hystart`: "off", "classic" (Linux CUBIC), "rfc9406" (HyStart++) or "ns3" (ns-3.44
 /// `TcpCubic`'s own variant).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -505,6 +513,7 @@ pub struct TcpSpec {
     pub handshake_ack: Option<HandshakeAckSpec>,
     pub hystart: Option<HystartSpec>,
     pub cwnd_validation: Option<bool>,
+    pub zero_window: Option<ZeroWindowSpec>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -558,6 +567,7 @@ impl TcpSpec {
             handshake_ack: over.handshake_ack.or(self.handshake_ack),
             hystart: over.hystart.or(self.hystart),
             cwnd_validation: over.cwnd_validation.or(self.cwnd_validation),
+            zero_window: over.zero_window.or(self.zero_window),
         }
     }
 }

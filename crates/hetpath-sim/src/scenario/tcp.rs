@@ -7,13 +7,13 @@ use super::profiles::{self, Profile};
 use super::spec::{
     AbcCountsSpec, AbcSpec, DelayedAckSpec, ExitCreditSpec, HandshakeAckSpec, HystartSpec, IlcSpec,
     LocalQueueSpec, PacingName, PacingSpec, RecoverySpec, RestoreSpec, RtoFormula,
-    SsthreshFromSpec, TcpSpec,
+    SsthreshFromSpec, TcpSpec, ZeroWindowSpec,
 };
 use hetpath_proto::cc::{Algorithm, Hystart};
 use hetpath_proto::machine::LocalQueue;
 use hetpath_proto::tcp::{
     AbcCounts, DelayedAck, ExitCredit, HandshakeAck, Pacing, Recovery, RestoreMode, SsthreshFrom,
-    TcpConfig,
+    TcpConfig, ZeroWindow,
 };
 use hetpath_proto::Dur;
 
@@ -272,6 +272,12 @@ fn sender_keys(t: &TcpSpec, c: &mut TcpConfig) -> Result<(), KeyError> {
     }
     if let Some(b) = t.cwnd_validation {
         c.cwnd_validation = b;
+    }
+    if let Some(z) = t.zero_window {
+        c.zero_window = match z {
+            ZeroWindowSpec::Retransmit => ZeroWindow::Retransmit,
+            ZeroWindowSpec::Freeze => ZeroWindow::Freeze,
+        };
     }
     Ok(())
 }
