@@ -14,6 +14,9 @@
 //! - `poll_event()`: what happened (signals for the node's other machines, results).
 //! - `report_connections(out)`, `kind()`, `counters(out)`: what it shows of itself to
 //!   the results (its TCP connections as plain reports, its own counters).
+//! - `messages()`: a message transport's application face (`MessagePort`), so that a
+//!   driver-side application (a web browser or server) can use it without naming the
+//!   machine.
 //!
 //! Time comes in as an argument and the machine never schedules anything itself. `node`
 //! is the driver's window on the node: the machine's interfaces as plain numbers, and
@@ -23,6 +26,7 @@ use crate::crosslayer::Signal;
 use crate::ids::{ConnId, IfaceId};
 use crate::iface::Iface;
 use crate::packet::{Addr, Endpoint, Packet};
+use crate::sctp::SendError;
 use crate::tcp;
 use crate::time::Time;
 
@@ -178,6 +182,30 @@ pub trait Machine: Send {
     }
     /// Adds its own counters to `out`, by name, for the results.
     fn counters(&self, _out: &mut Vec<Counter>) {}
+    /// Its application face, if it carries messages (an SCTP endpoint).
+    fn messages(&mut self) -> Option<&mut dyn MessagePort> {
+        None
+    }
+}
+
+/// One message the application received: complete, and in order within its stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub stream: u16,
+    /// Its Stream Sequence Number (RFC 4960 section 6.5).
+    pub ssn: u16,
+    pub bytes: u64,
+}
+
+/// What an application on the machine's node calls: messages out on a stream, and the
+/// messages that arrived (the machine must keep them: `SctpEndpoint::keep_messages`).
+pub trait MessagePort {
+    /// Queues a message of `bytes` on `stream`.
+    fn send(&mut self, stream: u16, bytes: u64) -> Result<(), SendError>;
+    /// The next message delivered, in order within its stream.
+    fn poll_message(&mut self) -> Option<Message>;
+    /// Expirations of its retransmission timer so far (SCTP's T3-rtx).
+    fn timeouts(&self) -> u64;
 }
 
 /// One of a machine's own counters: a name and a value.

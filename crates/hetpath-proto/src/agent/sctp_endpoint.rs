@@ -14,8 +14,9 @@
 //!   far, `Acked` once every byte of a sized source is acknowledged, `Lost` for each DATA
 //!   chunk marked for retransmission, and an ABORT as the connection's
 //!   `tcp::Event::Aborted` (what the flow machinery reads as an aborted flow);
-//! - **an application** (a web client or server that wraps the endpoint): `send(stream,
-//!   bytes)` queues a message, `poll_message` says which stream delivered which message,
+//! - **an application** (a web client or server that wraps the endpoint, or reaches it
+//!   through `Machine::messages` as the simulator's web flows do): `send(stream, bytes)`
+//!   queues a message, `poll_message` says which stream delivered which message,
 //!   complete and in order within its stream (`keep_messages` turns the queue on), and
 //!   `delivered_on(stream)` counts a stream's bytes.
 //!
@@ -26,7 +27,8 @@
 //! everything is queued.
 
 use crate::ids::ConnId;
-use crate::machine::{At, Counter, Event, Hooks, Machine, NodeView, Transmit, Verdict};
+pub use crate::machine::Message;
+use crate::machine::{At, Counter, Event, Hooks, Machine, MessagePort, NodeView, Transmit, Verdict};
 use crate::packet::{Body, Endpoint, Packet, SctpBody, SctpEsp};
 use crate::sctp::{self, Association, SctpConfig, SendError, State};
 use crate::tcp;
@@ -35,15 +37,6 @@ use std::collections::VecDeque;
 
 /// The stream both ends report on (`Simulation::bind_stream`).
 pub const STREAM: ConnId = ConnId(0);
-
-/// One message the application received: complete, and in order within its stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Message {
-    pub stream: u16,
-    /// Its Stream Sequence Number (RFC 4960 section 6.5).
-    pub ssn: u16,
-    pub bytes: u64,
-}
 
 /// The security parameter indexes of the association's ESP, one per direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -375,6 +368,24 @@ impl Machine for SctpEndpoint {
             ("closed", (self.assoc.state() == State::Closed) as u64),
             ("aborted", (self.assoc.state() == State::Aborted) as u64),
         ]);
+    }
+
+    fn messages(&mut self) -> Option<&mut dyn MessagePort> {
+        Some(self)
+    }
+}
+
+impl MessagePort for SctpEndpoint {
+    fn send(&mut self, stream: u16, bytes: u64) -> Result<(), SendError> {
+        SctpEndpoint::send(self, stream, bytes)
+    }
+
+    fn poll_message(&mut self) -> Option<Message> {
+        SctpEndpoint::poll_message(self)
+    }
+
+    fn timeouts(&self) -> u64 {
+        self.assoc.stats().timeouts
     }
 }
 

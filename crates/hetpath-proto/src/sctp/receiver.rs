@@ -5,6 +5,13 @@
 //! The application is taken to read every message the moment it is complete, so the
 //! buffer holds only chunks above a gap or of messages still waiting for an earlier one
 //! of their stream; a_rwnd is the window less those bytes.
+//!
+//! Partial delivery (section 6.9): once the in-order start of a stream's next message
+//! reaches half the window (the partial delivery point, RFC 6458 section 8.1.21), its
+//! bytes go up to the application and leave the buffer, and so does the rest as it
+//! arrives in order; the message is reported once, when its last byte is in. Without it
+//! a message larger than the window could never complete (its fragments would fill the
+//! window). Messages below the point are untouched.
 
 use super::chunk::{DataChunk, GapBlock, SackChunk, SACK_HEADER_LEN};
 use super::config::SctpConfig;
@@ -33,9 +40,19 @@ struct Fragment {
     len: u32,
 }
 
+/// A message being handed up in part (section 6.9): its SSN, the TSN of its next
+/// fragment, and the bytes handed up so far.
+#[derive(Clone, Copy, Debug)]
+struct Partial {
+    ssn: u16,
+    next_tsn: u64,
+    bytes: u64,
+}
+
 #[derive(Default)]
 struct InStream {
     next_ssn: u16,
+    partial: Option<Partial>,
     /// Ordered fragments by TSN, waiting for their message or its predecessors.
     ordered: BTreeMap<u64, Fragment>,
     /// Unordered fragments by TSN, waiting for the rest of their message.
@@ -183,8 +200,38 @@ impl Receiver {
     /// message with the next SSN is the lowest TSN held for the stream, since a sender
     /// numbers a stream's messages and TSNs in the same order.
     fn deliver_ordered(&mut self, s: usize) {
+        let pd_point = (self.window / 2).max(1);
         loop {
             let st = &mut self.streams[s];
+            if let Some(p) = &mut st.partial {
+                // The message in partial delivery takes its next fragments in order.
+                let mut ended = false;
+                while let Some(f) = st.ordered.get(&p.next_tsn).copied() {
+                    if f.ssn != p.ssn || f.begin {
+                        return; // a misbehaving peer: it stays incomplete
+                    }
+                    st.ordered.remove(&p.next_tsn);
+                    self.held -= f.len as u64;
+                    p.bytes += f.len as u64;
+                    p.next_tsn += 1;
+                    if f.end {
+                        ended = true;
+                        break;
+                    }
+                }
+                if !ended {
+                    return;
+                }
+                let p = st.partial.take().expect("in partial delivery");
+                st.next_ssn = st.next_ssn.wrapping_add(1);
+                self.deliveries.push_back(Delivery {
+                    stream: s as u16,
+                    ssn: p.ssn,
+                    bytes: p.bytes,
+                    unordered: false,
+                });
+                continue;
+            }
             let Some((&first, &f)) = st.ordered.first_key_value() else {
                 return;
             };
@@ -201,6 +248,19 @@ impl Receiver {
                 return;
             }
             let Some((last, bytes)) = complete_run(&st.ordered, first) else {
+                // Incomplete: handed up in part once its in-order start is large enough.
+                let (next_tsn, bytes) = in_order_start(&st.ordered, first);
+                if bytes >= pd_point {
+                    for tsn in first..next_tsn {
+                        st.ordered.remove(&tsn);
+                    }
+                    self.held -= bytes;
+                    st.partial = Some(Partial {
+                        ssn: f.ssn,
+                        next_tsn,
+                        bytes,
+                    });
+                }
                 return;
             };
             for tsn in first..=last {
@@ -341,6 +401,22 @@ pub(super) struct PacketSummary {
     pub gap_or_dup: bool,
 }
 
+/// The TSN after the consecutive fragments of `first`'s message from `first` on (none
+/// of them its end), and their bytes.
+fn in_order_start(frags: &BTreeMap<u64, Fragment>, first: u64) -> (u64, u64) {
+    let ssn = frags[&first].ssn;
+    let mut next = first;
+    let mut bytes = 0;
+    for (&tsn, f) in frags.range(first..) {
+        if tsn != next || f.ssn != ssn || (tsn != first && f.begin) || f.end {
+            break;
+        }
+        bytes += f.len as u64;
+        next += 1;
+    }
+    (next, bytes)
+}
+
 /// If fragments with consecutive TSNs from `first` (a B fragment) reach an E fragment,
 /// that TSN and the message's bytes.
 fn complete_run(frags: &BTreeMap<u64, Fragment>, first: u64) -> Option<(u64, u64)> {
@@ -437,5 +513,36 @@ mod tests {
         r.on_data(&u);
         assert_eq!(take(&mut r), vec![(1, 0, 200)]);
         assert_eq!(r.a_rwnd(), 65536);
+    }
+
+    #[test]
+    fn a_message_larger_than_half_the_window_is_handed_up_in_part() {
+        let mut r = Receiver::new(&SctpConfig {
+            rwnd: 1000,
+            ..SctpConfig::default()
+        });
+        r.start(10, 2);
+        // Message 0 of stream 0: TSNs 10..=21 (1200 bytes, more than the window).
+        let frag = |tsn: u32| chunk(tsn, 0, 0, tsn == 10, tsn == 21);
+        for tsn in 10..14 {
+            r.on_data(&frag(tsn));
+        }
+        assert_eq!(r.a_rwnd(), 600, "400 bytes: below the 500-byte point");
+        r.on_data(&frag(14));
+        assert_eq!(r.a_rwnd(), 1000, "at the point the start goes up");
+        // A gap: 16 waits above it, then 15 fills it.
+        r.on_data(&frag(16));
+        assert_eq!(r.a_rwnd(), 900);
+        r.on_data(&frag(15));
+        assert_eq!(r.a_rwnd(), 1000);
+        for tsn in 17..21 {
+            r.on_data(&frag(tsn));
+        }
+        assert_eq!(take(&mut r), vec![], "reported only when complete");
+        r.on_data(&frag(21));
+        // The next message on the stream, whole, follows at once.
+        r.on_data(&chunk(22, 0, 1, true, true));
+        assert_eq!(take(&mut r), vec![(0, 0, 1200), (0, 1, 100)]);
+        assert_eq!(r.a_rwnd(), 1000);
     }
 }

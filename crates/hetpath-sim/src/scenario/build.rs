@@ -243,7 +243,9 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             Some(IlcSpec::LinkIp) => Some(Collaboration::LinkIp),
             Some(IlcSpec::Off) | None => None,
         };
-        let web = super::web::check(f, &place, file, seed)?;
+        let streams = sctp.as_ref().map(|s| s.streams());
+        let web = super::web::check(f, &place, file, seed, streams)?;
+        let is_web = web.is_some();
         let flow = sim.add_flow(FlowParams {
             name: f.name.clone(),
             label,
@@ -270,8 +272,10 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             })?;
             place_ideal(&mut sim, flow, from, to, tcp.mss, size, start).map_err(at(&place))?;
         }
-        if let Some(sctp) = &sctp {
-            sctp.place(&mut sim, flow, &f.name, seed, (from, to), start, size);
+        match &sctp {
+            Some(sctp) if is_web => sctp.place_web(&mut sim, flow, &f.name, seed, (from, to), start),
+            Some(sctp) => sctp.place(&mut sim, flow, &f.name, seed, (from, to), start, size),
+            None => {}
         }
     }
     let names = Names {

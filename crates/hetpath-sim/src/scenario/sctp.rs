@@ -9,6 +9,11 @@
 //! `message` bytes (default: one full packet of chunks, 1200 bytes) on the streams in
 //! turn, and the flow completes when every message is delivered and acknowledged; a bulk
 //! flow sends forever.
+//!
+//! A web flow (`[flow.web]`, `sim/web_sctp.rs`) places its ends the other way round: the
+//! browser's endpoint on `to` starts the association (as a browser opens its TCP
+//! connections), the server's waits on `from`; both keep their messages for the web
+//! wiring, which maps the browser's channel k to stream k.
 
 use super::error::KeyError;
 use super::spec::{FlowSpec, IpsecSpec, Transport};
@@ -202,6 +207,30 @@ impl SctpSpec {
 }
 
 impl SctpFlow {
+    /// The association's outbound (and inbound) streams.
+    pub fn streams(&self) -> u16 {
+        self.cfg.streams
+    }
+
+    /// Places a web flow's two ends: the browser's on `to`, which starts the association
+    /// at `start`, and the server's on `from` (the web flow must be set on `f`).
+    pub fn place_web(
+        &self,
+        sim: &mut Simulation,
+        f: FlowId,
+        name: &str,
+        seed: u64,
+        (from, to): (NodeId, NodeId),
+        start: Time,
+    ) {
+        let (browser, server) = self.ends(f, name, seed, (to, from), start);
+        let m_server = sim.add_machine(from, Vec::new(), Box::new(server.keep_messages(true)));
+        sim.bind_stream(f, m_server);
+        let m_browser = sim.add_machine(to, Vec::new(), Box::new(browser.keep_messages(true)));
+        sim.bind_stream(f, m_browser);
+        sim.set_web_port(f, m_server, m_browser);
+    }
+
     /// Places the flow's two ends: the client on `from`, which starts the association at
     /// `start` and sends `size` bytes (`None`: forever), and the server on `to`. Each end
     /// gets its own Initiate Tag and initial TSN (RFC 4960 section 5.1 asks for random
@@ -217,6 +246,22 @@ impl SctpFlow {
         start: Time,
         size: Option<u64>,
     ) {
+        let (source, sink) = self.ends(f, name, seed, (from, to), start);
+        let m = sim.add_machine(from, Vec::new(), Box::new(source.with_source(size, self.message)));
+        sim.bind_stream(f, m);
+        let m = sim.add_machine(to, Vec::new(), Box::new(sink));
+        sim.bind_stream(f, m);
+    }
+
+    /// The active end on `from` (INIT at `start`) and the passive one on `to`.
+    fn ends(
+        &self,
+        f: FlowId,
+        name: &str,
+        seed: u64,
+        (from, to): (NodeId, NodeId),
+        start: Time,
+    ) -> (SctpEndpoint, SctpEndpoint) {
         let mut draws = rng::stream(seed, &format!("flow/{name}/sctp"));
         let mut side = || SctpConfig {
             initiate_tag: draws.next_u32().max(1),
@@ -225,8 +270,7 @@ impl SctpFlow {
         };
         let (client_cfg, server_cfg) = (side(), side());
         let (client, server) = endpoints(f, from, to);
-        let mut source =
-            SctpEndpoint::connect(client_cfg, client, server, start).with_source(size, self.message);
+        let mut source = SctpEndpoint::connect(client_cfg, client, server, start);
         let mut sink = SctpEndpoint::accept(server_cfg, server, client);
         if self.esp {
             // SPIs of their own, apart from the TCP flows' (from 0x1000, sim/flows.rs).
@@ -240,10 +284,7 @@ impl SctpFlow {
                 inbound: spi,
             });
         }
-        let m = sim.add_machine(from, Vec::new(), Box::new(source));
-        sim.bind_stream(f, m);
-        let m = sim.add_machine(to, Vec::new(), Box::new(sink));
-        sim.bind_stream(f, m);
+        (source, sink)
     }
 }
 

@@ -1,5 +1,9 @@
 //! `[flow.web]`: a web flow, a browser on `to` fetching pages from a server on `from`
 //! (`traffic::web`), with the page model of seed 001's Table I unless overridden.
+//!
+//! Over TCP each channel is a connection; over SCTP (seed 001 section IV) each is a
+//! stream of the one association that serves the flow, so `parallel` defaults to the
+//! association's streams, may not exceed them, and `persistent = false` has no meaning.
 
 use super::error::{KeyError, ScenarioError};
 use super::spec::{FlowSpec, Transport};
@@ -16,7 +20,8 @@ pub struct WebSpec {
     pub pages: Option<u64>,
     /// HTTP/1.1 persistent connections (default true).
     pub persistent: Option<bool>,
-    /// Connections per page (default 2, RFC 2616 section 8.1.4).
+    /// Connections per page (default 2, RFC 2616 section 8.1.4); over SCTP, streams used
+    /// at once (default: all of `[flow.sctp] streams`).
     pub parallel: Option<u32>,
     /// Bytes of a request (default 300).
     pub request: Option<u64>,
@@ -125,11 +130,13 @@ impl WebSpec {
 
 /// The flow's `[flow.web]`, if any, checked against the flow's other keys: the browser's
 /// settings, the page source and the flow's own stream of draws (`flow/<name>/web`).
+/// `sctp_streams`: the association's streams, for a flow over SCTP.
 pub(super) fn check(
     f: &FlowSpec,
     place: &str,
     file: &str,
     seed: u64,
+    sctp_streams: Option<u16>,
 ) -> Result<Option<(WebConfig, Pages, Rng)>, ScenarioError> {
     let Some(w) = &f.web else {
         return Ok(None);
@@ -141,12 +148,35 @@ pub(super) fn check(
             "not with [flow.web]: a web flow's bytes are its pages",
         );
     }
-    if f.transport != Transport::Tcp {
-        return err("web", "a web flow runs over transport = \"tcp\"");
+    if !matches!(f.transport, Transport::Tcp | Transport::Sctp) {
+        return err(
+            "web",
+            "a web flow runs over transport = \"tcp\" or \"sctp\"",
+        );
     }
-    let (cfg, model) = w
+    let (mut cfg, model) = w
         .resolve()
         .map_err(|e| ScenarioError::at(file, place, e.under("web")))?;
+    if let Some(streams) = sctp_streams {
+        if !cfg.persistent {
+            return err(
+                "web.persistent",
+                "must be true over SCTP: one association serves the whole flow, its \
+                 streams are the channels",
+            );
+        }
+        cfg.parallel = w.parallel.unwrap_or(streams as u32);
+        if cfg.parallel > streams as u32 {
+            return err(
+                "web.parallel",
+                &format!(
+                    "{} is more than the association's {streams} streams ([flow.sctp] \
+                     streams)",
+                    cfg.parallel
+                ),
+            );
+        }
+    }
     let pages = model.pages().expect("checked by resolve");
     let rng = rng::stream(seed, &format!("flow/{}/web", f.name));
     Ok(Some((cfg, pages, rng)))

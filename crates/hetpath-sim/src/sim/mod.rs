@@ -13,7 +13,9 @@
 //! - `mobility.rs`: the mobile host's association and its wireless links;
 //! - `report.rs`: time series samples and the summary;
 //! - `tracing.rs`: what the event trace records of machines' events and lost packets;
-//! - `web.rs`: web flows: a browser's pages over the hosts' TCP connections.
+//! - `web.rs`: web flows: a browser's pages over the hosts' TCP connections;
+//! - `web_sctp.rs`: web flows over the streams of one SCTP association (reached through
+//!   the machine contract's `MessagePort`).
 
 mod conn_timers;
 mod esw;
@@ -25,6 +27,7 @@ mod mobility;
 mod report;
 mod tracing;
 mod web;
+mod web_sctp;
 
 pub use crate::ids::{DirId, FlowId, LinkId, MachineId, NodeId};
 pub use flows::{FlowParams, FlowTransport, Ipsec, TcpFlow};

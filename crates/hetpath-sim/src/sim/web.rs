@@ -13,8 +13,12 @@
 //! browser's host, which opens the connections (`Host::connect` gives an ESP connection
 //! its `MhLift` as `accept` does; its SYN goes without a LIFT header, and the Setup
 //! precedes the handshake's ACK).
+//!
+//! Over SCTP the channels are the streams of one association instead (`web_sctp.rs`);
+//! the browser and the page records are the same.
 
 use super::flows::FlowTransport;
+use super::web_sctp::PortWeb;
 use super::{Ev, FlowId, MachineId, Simulation};
 use crate::results::PageResult;
 use crate::rng::Rng;
@@ -39,10 +43,13 @@ struct Chan {
 
 /// A web flow's state in the simulation.
 pub(super) struct WebFlow {
-    browser: Browser,
+    pub(super) browser: Browser,
     /// The server's listening endpoint and the two hosts, once started.
     listen: Option<Endpoint>,
-    hosts: Option<(MachineId, MachineId)>,
+    /// The server's and the browser's machines: hosts over TCP, endpoints over SCTP.
+    pub(super) hosts: Option<(MachineId, MachineId)>,
+    /// Over a message transport (SCTP): what the server owes (`web_sctp.rs`).
+    pub(super) port: Option<PortWeb>,
     chans: BTreeMap<u32, Chan>,
     /// Which channel a connection of the browser's or the server's host carries.
     by_client: HashMap<ConnId, u32>,
@@ -71,6 +78,7 @@ impl Simulation {
             browser: Browser::new(cfg, pages, rng),
             listen: None,
             hosts: None,
+            port: None,
             chans: BTreeMap::new(),
             by_client: HashMap::new(),
             by_server: HashMap::new(),
@@ -81,12 +89,29 @@ impl Simulation {
         }));
     }
 
-    fn web(&mut self, f: FlowId) -> &mut WebFlow {
+    pub(super) fn web(&mut self, f: FlowId) -> &mut WebFlow {
         self.flows[f.index()].web.as_mut().expect("a web flow")
+    }
+
+    /// The server's and the browser's machines.
+    pub(super) fn web_machines(&self, f: FlowId) -> (MachineId, MachineId) {
+        let w = self.flows[f.index()].web.as_ref().expect("a web flow");
+        w.hosts.expect("started")
+    }
+
+    fn web_over_port(&self, f: FlowId) -> bool {
+        self.flows[f.index()].web.as_ref().is_some_and(|w| w.port.is_some())
     }
 
     /// The flow starts: the server listens, the browser fetches its first page.
     pub(super) fn start_web(&mut self, f: FlowId) {
+        if self.web_over_port(f) {
+            // The endpoints are placed; the browser's starts the association now.
+            let mut out = Vec::new();
+            let now = self.q.now();
+            self.web(f).browser.start(now, &mut out);
+            return self.web_apply(f, out);
+        }
         let p = self.flows[f.index()].params.clone();
         let FlowTransport::Tcp(t) = &p.transport else {
             unreachable!("web flows run over TCP (checked by the loader)");
@@ -144,6 +169,9 @@ impl Simulation {
 
     /// What host `m` reported on a connection of web flow `f`.
     pub(super) fn web_event(&mut self, f: FlowId, m: MachineId, ev: Event) {
+        if self.web_over_port(f) {
+            return self.port_event(f, m, ev);
+        }
         let (server, _) = self.web(f).hosts.expect("started");
         match ev {
             Event::Delivered { conn, .. } if m == server => {
@@ -184,8 +212,9 @@ impl Simulation {
     }
 
     /// Carries out what the browser asked.
-    fn web_apply(&mut self, f: FlowId, actions: Vec<Action>) {
+    pub(super) fn web_apply(&mut self, f: FlowId, actions: Vec<Action>) {
         let (server, browser) = self.web(f).hosts.expect("started");
+        let port = self.web_over_port(f);
         for a in actions {
             match a {
                 Action::PageStart { .. } => {
@@ -196,7 +225,14 @@ impl Simulation {
                     chan,
                     request,
                     reply,
+                } if port => self.port_fetch(f, chan, request, reply),
+                Action::Fetch {
+                    chan,
+                    request,
+                    reply,
                 } => self.web_fetch(f, chan, request, reply),
+                // The association serves the whole flow: nothing to close.
+                Action::Close { .. } if port => {}
                 Action::Close { chan } => {
                     if let Some(c) = self.web(f).chans.remove(&chan) {
                         self.host_mut(browser).close(c.client);
@@ -292,16 +328,20 @@ impl Simulation {
         }
     }
 
-    /// Retransmission timeouts of the flow's server-side connections so far.
-    fn web_timeouts(&self, f: FlowId) -> u64 {
+    /// Retransmission timeouts of the flow's server-side connections so far (over SCTP,
+    /// the server endpoint's T3-rtx expirations).
+    fn web_timeouts(&mut self, f: FlowId) -> u64 {
+        if self.web_over_port(f) {
+            return self.port_timeouts(f);
+        }
         self.web_stats(&self.flows[f.index()])
             .map_or(0, |s| s.timeouts)
     }
 
     /// The sum of the counters of a web flow's server-side connections (its data
-    /// senders); `None` for another flow.
+    /// senders); `None` for another flow, and over SCTP (reported as an SCTP flow).
     pub(super) fn web_stats(&self, flow: &super::flows::Flow) -> Option<SenderStats> {
-        let w = flow.web.as_ref()?;
+        let w = flow.web.as_ref().filter(|w| w.port.is_none())?;
         let mut sum = SenderStats::default();
         if let Some((server, _)) = w.hosts {
             let h = self.machines[server.index()].host().expect("a host");

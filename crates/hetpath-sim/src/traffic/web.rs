@@ -1,7 +1,7 @@
 //! A web browser's page loop, independent of the transport (seed 001 section IV: web
 //! pages of Table I over TCP or SCTP). It decides which object to fetch on which channel
 //! and hears when an object has arrived; the driver maps a channel to what carries it (a
-//! TCP connection today; an SCTP stream later).
+//! TCP connection, `sim/web.rs`; or an SCTP stream, `sim/web_sctp.rs`).
 //!
 //! Per page (HTTP/1.1, RFC 2616): the main object on one channel; once it has arrived,
 //! the in-line objects over up to `parallel` channels (section 8.1.4 limits a client to
