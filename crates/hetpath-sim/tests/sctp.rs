@@ -193,7 +193,7 @@ fn bad_sctp_keys_and_values_name_the_key_on_one_line() {
     let e = load(&text, "bad.toml", None).err().unwrap().to_string();
     assert!(e.contains("flow[0] 'f'.sctp: ") && e.contains("transport = \"sctp\""), "{e}");
     // Every key at once is accepted.
-    let all = "size = \"10KB\"\nipsec = { esp_overhead = 18 }\n[flow.sctp]\nstreams = 3\nchunk = 500\nchunks_per_packet = 2\nfast_rtx = 4\nrto_min = \"500ms\"\nrto_initial = \"2s\"\nrto_max = \"30s\"\nsack_delay = \"100ms\"\nrwnd = \"32KiB\"\nmtu = 1500\nmessage = \"3000B\"";
+    let all = "size = \"10KB\"\nipsec = { esp_overhead = 18 }\n[flow.sctp]\nstreams = 3\nchunk = 500\nchunks_per_packet = 2\nfast_rtx = 4\nrto_min = \"500ms\"\nrto_initial = \"2s\"\nrto_max = \"30s\"\nsack_delay = \"100ms\"\nrwnd = \"32KiB\"\nmtu = 1500\nmessage = \"3000B\"\nmax_retrans = 20\nmax_init_retrans = 20";
     let (s, _) = run(&scenario("60s", link, all), None);
     assert_complete(&s, 10_000, "every key");
 }

@@ -57,6 +57,10 @@ pub struct SctpSpec {
     pub mtu: Option<u32>,
     /// Bytes per message of a flow's source (default: chunk * chunks_per_packet).
     pub message: Option<Bytes>,
+    /// Association.Max.Retrans and Max.Init.Retransmits (RFC 4960 section 15: 10 and 8):
+    /// consecutive timeouts after which the association aborts.
+    pub max_retrans: Option<u32>,
+    pub max_init_retrans: Option<u32>,
 }
 
 /// An SCTP flow as configured: both ends' parameters but for their tags and TSNs, ESP,
@@ -142,6 +146,8 @@ impl SctpSpec {
             rto_max: dur(self.rto_max, d.rto_max),
             sack_delay: dur(self.sack_delay, d.sack_delay),
             fast_rtx_threshold: self.fast_rtx.unwrap_or(d.fast_rtx_threshold),
+            max_retrans: self.max_retrans.unwrap_or(d.max_retrans),
+            max_init_retrans: self.max_init_retrans.unwrap_or(d.max_init_retrans),
             ..d
         };
         cfg.validate().map_err(|e| self.key_of(e))?;
