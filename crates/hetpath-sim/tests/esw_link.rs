@@ -10,45 +10,11 @@ use hetpath_sim::load;
 /// A 300 KB (or bulk) TCP transfer fh -> mh over a 10 Mbit/s wired link and the ESW
 /// link `sat`, whose extra keys are `sat`.
 fn scenario(size: &str, sat: &str) -> String {
-    format!(
-        r#"
-[scenario]
-name = "esw"
-duration = "300s"
-seed = 1
-stop_when_done = true
-[tcp]
-mss = 1224
-recv_buffer = "64KB"
-min_rto = "1s"
-[[node]]
-name = "fh"
-[[node]]
-name = "gw"
-[[node]]
-name = "mh"
-[[link]]
-name = "wired"
-a = "fh"
-b = "gw"
-rate = "10Mbps"
-delay = "50ms"
-[[link]]
-name = "sat"
-a = "gw"
-b = "mh"
-rate = "344kbps"
-delay = "265ms"
-queue = "200pkt"
-layer = "esw"
-{sat}
-[[flow]]
-name = "f"
-from = "fh"
-to = "mh"
-cc = "reno"
-{size}
-"#
+    common::lift_path(
+        "duration = \"300s\"\nseed = 1\nstop_when_done = true",
+        "",
+        &format!("layer = \"esw\"\n{sat}"),
+        &format!("[[flow]]\nname = \"f\"\nfrom = \"fh\"\nto = \"mh\"\ncc = \"reno\"\n{size}"),
     )
 }
 

@@ -13,45 +13,14 @@ fn scenario(size: &str, lift: bool) -> String {
     } else {
         ""
     };
-    format!(
-        r#"
-[scenario]
-name = "lift"
-duration = "120s"
-seed = 1
-[tcp]
-mss = 1224
-recv_buffer = "64KB"
-min_rto = "1s"
-sack = false
-zero_window = "freeze"
-[[node]]
-name = "fh"
-[[node]]
-name = "gw"
-[[node]]
-name = "mh"
-[[link]]
-name = "wired"
-a = "fh"
-b = "gw"
-rate = "10Mbps"
-delay = "50ms"
-[[link]]
-name = "sat"
-a = "gw"
-b = "mh"
-rate = "344kbps"
-delay = "265ms"
-queue = "200pkt"
-[[flow]]
-name = "web"
-from = "fh"
-to = "mh"
-cc = "reno"
-{size}
-ipsec = {{ esp_overhead = 18, lift = {lift} }}
-{agent}"#
+    let flow = format!(
+        "[[flow]]\nname = \"web\"\nfrom = \"fh\"\nto = \"mh\"\ncc = \"reno\"\n{size}\nipsec = {{ esp_overhead = 18, lift = {lift} }}\n{agent}"
+    );
+    common::lift_path(
+        "duration = \"120s\"\nseed = 1",
+        "sack = false\nzero_window = \"freeze\"",
+        "",
+        &flow,
     )
 }
 

@@ -252,36 +252,8 @@ fn bad_web_keys_fail_with_the_file_and_the_key() {
 /// Seed 001's path: fixed host, gateway with BS-LIFT, satellite hop to the mobile host
 /// that browses over IPsec with MH-LIFT on its connections.
 fn lift(persistent: bool) -> String {
-    format!(
+    let rest = format!(
         r#"
-[scenario]
-name = "lift-web"
-duration = "900s"
-seed = 3
-stop_when_done = true
-[tcp]
-mss = 1224
-recv_buffer = "64KB"
-min_rto = "1s"
-[[node]]
-name = "fh"
-[[node]]
-name = "gw"
-[[node]]
-name = "mh"
-[[link]]
-name = "wired"
-a = "fh"
-b = "gw"
-rate = "10Mbps"
-delay = "50ms"
-[[link]]
-name = "sat"
-a = "gw"
-b = "mh"
-rate = "344kbps"
-delay = "265ms"
-queue = "200pkt"
 [[flow]]
 name = "w"
 from = "fh"
@@ -296,7 +268,8 @@ think_time = {{ dist = "weibull", mean = 5.0, std = 5.0 }}
 kind = "lift-bs"
 node = "gw"
 "#
-    )
+    );
+    common::lift_path("duration = \"900s\"\nseed = 3\nstop_when_done = true", "", "", &rest)
 }
 
 fn lift_counter(s: &Summary, name: &str) -> u64 {

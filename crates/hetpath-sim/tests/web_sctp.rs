@@ -262,35 +262,10 @@ fn a_lost_packet_holds_up_only_its_own_stream() {
 /// mobile host, without the link's ARQ, under shadowing (4.5 s good, 0.5 s bad).
 #[test]
 fn over_an_esw_link_with_shadowing_every_page_arrives() {
-    let text = r#"
-[scenario]
-name = "esw-web-sctp"
-duration = "900s"
-seed = 1
-stop_when_done = true
-[[node]]
-name = "fh"
-[[node]]
-name = "gw"
-[[node]]
-name = "mh"
-[[link]]
-name = "wired"
-a = "fh"
-b = "gw"
-rate = "10Mbps"
-delay = "50ms"
-[[link]]
-name = "sat"
-a = "gw"
-b = "mh"
-rate = "344kbps"
-delay = "265ms"
-queue = "200pkt"
-layer = "esw"
+    let sat = r#"layer = "esw"
 channel = { model = "gilbert-elliott", t_good = "4.5s", t_bad = "0.5s" }
-esw = { arq = false }
-[[flow]]
+esw = { arq = false }"#;
+    let flow = r#"[[flow]]
 name = "w"
 from = "fh"
 to = "mh"
@@ -298,9 +273,9 @@ transport = "sctp"
 ipsec = true
 [flow.web]
 pages = 6
-think_time = { dist = "weibull", mean = 5.0, std = 5.0 }
-"#;
-    let (s, _) = run(text, None);
+think_time = { dist = "weibull", mean = 5.0, std = 5.0 }"#;
+    let head = "duration = \"900s\"\nseed = 1\nstop_when_done = true";
+    let (s, _) = run(&common::lift_path(head, "", sat, flow), None);
     let f = &s.flows[0];
     assert_eq!(f.pages, Some(6), "{f:?}");
     assert!(!f.aborted && f.completion_s.is_some());

@@ -106,3 +106,43 @@ ab = { channel = { model = "bernoulli", p = 0.01 } }"#;
 pub fn pep(node: &str, cc: &str) -> String {
     format!("[[agent]]\nkind = \"split-pep\"\nnode = \"{node}\"\ncc = \"{cc}\"\n")
 }
+
+/// Seed 001's path: a fixed host `fh` -10 Mbit/s, 50 ms- gateway `gw` -344 kbit/s, 265 ms
+/// satellite hop `sat`- mobile host `mh`, with the paper's TCP (MSS 1224, 64 KB window,
+/// 1 s minimum RTO). `head` goes into `[scenario]`, `tcp` into `[tcp]`, `sat` into the
+/// satellite link, and `rest` (flows, agents) after it.
+pub fn lift_path(head: &str, tcp: &str, sat: &str, rest: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "lift"
+{head}
+[tcp]
+mss = 1224
+recv_buffer = "64KB"
+min_rto = "1s"
+{tcp}
+[[node]]
+name = "fh"
+[[node]]
+name = "gw"
+[[node]]
+name = "mh"
+[[link]]
+name = "wired"
+a = "fh"
+b = "gw"
+rate = "10Mbps"
+delay = "50ms"
+[[link]]
+name = "sat"
+a = "gw"
+b = "mh"
+rate = "344kbps"
+delay = "265ms"
+queue = "200pkt"
+{sat}
+{rest}
+"#
+    )
+}
