@@ -31,6 +31,15 @@ BAD_SCENARIOS = [
     ("sctp-value", _edit('cc = "newreno"', 'transport = "sctp"\nsctp = { streams = 0 }'), ["sctp.streams"]),
     ("sctp-key", _edit('cc = "newreno"', 'transport = "sctp"\nsctp = { fast_rtx = 3, rto = "1s" }'), ["rto"]),
     ("sctp-on-tcp", _edit('cc = "newreno"', 'cc = "newreno"\nsctp = { streams = 2 }'), ["sctp", "transport"]),
+    ("esw-value", _edit('rate = "10Mbps"', 'rate = "10Mbps"\nlayer = "esw"\nesw = { frame_units = 0 }'),
+     ["esw.frame_units"]),
+    ("esw-key", _edit('rate = "10Mbps"', 'rate = "10Mbps"\nlayer = "esw"\nesw = { tack = "1s", window = 3 }'),
+     ["window"]),
+    ("esw-without-layer", _edit('rate = "10Mbps"', 'rate = "10Mbps"\nesw = { arq = false }'), ["layer"]),
+    ("lift-protection", _edit('cc = "newreno"', 'cc = "newreno"\nipsec = { lift = true, self_protection = { probes = 0 } }'),
+     ["self_protection.probes"]),
+    ("web-with-size", _edit('cc = "newreno"', 'cc = "newreno"\nweb = { pages = 2 }'), ["size", "web"]),
+    ("zero-window", _edit('cc = "newreno"', 'cc = "newreno"\ntcp = { zero_window = "stop" }'), ["zero_window"]),
 ]
 
 
