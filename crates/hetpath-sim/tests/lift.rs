@@ -8,6 +8,16 @@ use common::run;
 use hetpath_sim::results::Summary;
 
 fn scenario(size: &str, lift: bool) -> String {
+    scenario_on("", size, lift)
+}
+
+/// The ESW link with its ARQ, under shadowing (`scenario_on`'s `sat`).
+const SHADOWED: &str =
+    "layer = \"esw\"\nchannel = { model = \"gilbert-elliott\", t_good = \"3s\", t_bad = \"2s\" }";
+
+/// A transfer of `size` from the fixed host to the mobile host, with or without LIFT,
+/// over a satellite hop with the extra keys `sat`.
+fn scenario_on(sat: &str, size: &str, lift: bool) -> String {
     let agent = if lift {
         "[[agent]]\nkind = \"lift-bs\"\nnode = \"gw\"\n"
     } else {
@@ -19,7 +29,7 @@ fn scenario(size: &str, lift: bool) -> String {
     common::lift_path(
         "duration = \"120s\"\nseed = 1",
         "sack = false\nzero_window = \"freeze\"",
-        "",
+        sat,
         &flow,
     )
 }
@@ -75,11 +85,7 @@ fn lift_keeps_a_bulk_flow_at_the_link_rate() {
 
 /// The same transfer over the ESW link with its ARQ, under shadowing.
 fn shadowed(size: &str, lift: bool, seed: u64) -> Summary {
-    let text = scenario(size, lift).replace(
-        "queue = \"200pkt\"",
-        "queue = \"200pkt\"\nlayer = \"esw\"\nchannel = { model = \"gilbert-elliott\", t_good = \"3s\", t_bad = \"2s\" }",
-    );
-    run(&text, Some(seed)).0
+    run(&scenario_on(SHADOWED, size, lift), Some(seed)).0
 }
 
 #[test]
@@ -135,11 +141,7 @@ fn self_protection_gets_past_a_gateway_that_forwards_every_frack() {
     // On an honest gateway under shadowing the probes never come three in a row.
     let honest = shadowed("size = \"500KB\"", true, 1);
     let guarded = run(
-        &scenario("size = \"500KB\"", true)
-            .replace(
-                "queue = \"200pkt\"",
-                "queue = \"200pkt\"\nlayer = \"esw\"\nchannel = { model = \"gilbert-elliott\", t_good = \"3s\", t_bad = \"2s\" }",
-            )
+        &scenario_on(SHADOWED, "size = \"500KB\"", true)
             .replace("lift = true }", "lift = true, self_protection = {} }"),
         Some(1),
     )

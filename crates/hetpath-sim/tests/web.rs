@@ -11,36 +11,7 @@ use hetpath_sim::results::{PageResult, Summary};
 /// constant size: main 4000 bytes (3 segments of MSS 1460, within the initial window of
 /// 3 segments), two in-line objects of 2000 bytes (2 segments).
 fn clean(web: &str) -> String {
-    format!(
-        r#"
-[scenario]
-name = "web"
-duration = "60s"
-seed = 1
-stop_when_done = true
-[[node]]
-name = "srv"
-[[node]]
-name = "mh"
-[[link]]
-name = "l"
-a = "srv"
-b = "mh"
-rate = "10Mbps"
-delay = "50ms"
-[[flow]]
-name = "w"
-from = "srv"
-to = "mh"
-[flow.web]
-pages = 3
-think = false
-main_size = {{ dist = "constant", value = 4000 }}
-inline_count = {{ dist = "constant", value = 2 }}
-inline_size = {{ dist = "constant", value = 2000 }}
-{web}
-"#
-    )
+    common::web_pair("", "", 4000, 2000, web)
 }
 
 const RTT: f64 = 0.1;

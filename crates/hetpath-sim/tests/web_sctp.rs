@@ -12,38 +12,7 @@ use hetpath_sim::results::{PageResult, Summary};
 /// objects: main 1200 bytes and in-line ones of 1200 bytes (one full SCTP packet each:
 /// two 600-byte chunks), `web` and `link` add keys.
 fn clean(web: &str, link: &str) -> String {
-    format!(
-        r#"
-[scenario]
-name = "web-sctp"
-duration = "60s"
-seed = 1
-stop_when_done = true
-[[node]]
-name = "srv"
-[[node]]
-name = "mh"
-[[link]]
-name = "l"
-a = "srv"
-b = "mh"
-rate = "10Mbps"
-delay = "50ms"
-{link}
-[[flow]]
-name = "w"
-from = "srv"
-to = "mh"
-transport = "sctp"
-[flow.web]
-pages = 3
-think = false
-main_size = {{ dist = "constant", value = 1200 }}
-inline_count = {{ dist = "constant", value = 2 }}
-inline_size = {{ dist = "constant", value = 1200 }}
-{web}
-"#
-    )
+    common::web_pair(link, "transport = \"sctp\"", 1200, 1200, web)
 }
 
 fn pages(s: &Summary) -> Vec<&PageResult> {

@@ -146,3 +146,42 @@ queue = "200pkt"
 "#
     )
 }
+
+/// A web server `srv` and browser `mh` over one 10 Mbit/s link `l` of 50 ms each way,
+/// three pages without think time of constant objects: a main one of `main` bytes and
+/// two in-line ones of `inline` bytes. `link`, `flow` and `web` add keys to the link, the
+/// flow and `[flow.web]`.
+pub fn web_pair(link: &str, flow: &str, main: u64, inline: u64, web: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "web"
+duration = "60s"
+seed = 1
+stop_when_done = true
+[[node]]
+name = "srv"
+[[node]]
+name = "mh"
+[[link]]
+name = "l"
+a = "srv"
+b = "mh"
+rate = "10Mbps"
+delay = "50ms"
+{link}
+[[flow]]
+name = "w"
+from = "srv"
+to = "mh"
+{flow}
+[flow.web]
+pages = 3
+think = false
+main_size = {{ dist = "constant", value = {main} }}
+inline_count = {{ dist = "constant", value = 2 }}
+inline_size = {{ dist = "constant", value = {inline} }}
+{web}
+"#
+    )
+}
