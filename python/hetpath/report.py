@@ -202,7 +202,7 @@ def print_summary(summary: dict[str, Any], console: Optional[Console] = None) ->
     if legs:
         tables.insert(1, legs_table(legs))
     if summary["link_counters"]:
-        tables.insert(len(tables), link_layer_table(summary["link_counters"]))
+        tables.append(link_layer_table(summary["link_counters"]))
     if summary["pages"]:
         tables.append(pages_table(summary["pages"]))
     if summary["machines"]:

@@ -2,10 +2,10 @@
 the ones the paper states.
 
 Each paper is one module exposing ``TITLE``, ``TABLE_METRIC`` (the metric of its
-per-experiment tables), ``grid``, ``label_order``, ``summary_frame`` and
-``reproduce(ctx: Context) -> list[Finding]``; optionally ``compare(findings, scenarios_dir) -> rows`` when its paper states relations
-between protocols rather than values at points (the comparison table's rows); register it in
-:data:`PAPERS` (by module name, imported on use so ``hetpath --help`` stays fast).  The
+per-experiment tables), ``summary_frame``, ``reproduce(ctx: Context) -> list[Finding]``
+and either ``grid`` and ``label_order`` (for the values its ``paper.toml`` states at grid
+points) or ``compare(findings, scenarios_dir) -> rows`` (when the paper states relations
+between protocols instead: it checks them itself); register it in :data:`PAPERS` (by module name, imported on use so ``hetpath --help`` stays fast).  The
 shared pieces (finding the scenario directory, the paper's published values, JSON
 lines, the comparison table) are in :mod:`.common`.
 """

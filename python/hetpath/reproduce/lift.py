@@ -100,9 +100,10 @@ def scenario_text(base: dict[str, Any], point: Point, protocol: str, pages: int)
     return _toml.dumps(doc)
 
 
-def run_pages(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """One run: its own record (pages fetched, whether it got them all) and one record per
-    completed page. Top level so workers can pickle it."""
+def run_pages(task: Task) -> tuple[dict[str, Any], pd.DataFrame]:
+    """One run: its own record (pages fetched, whether it got them all) and a frame of its
+    completed pages (a frame, not a dict per page: a full run has half a million pages).
+    Top level so workers can pickle it."""
     raw = _bridge.run_text(task.text, task.source, seed=task.seed, series=False)
     s = raw["summary"]
     key = {**dict(task.point), "protocol": task.protocol, "seed": task.seed}
@@ -112,9 +113,9 @@ def run_pages(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     for c in s["link_counters"]:
         if c["link"] == "sat":
             run[f"{c['counter']}_{c['from']}"] = c["value"]
-    pages = [{**key, **{k: p[k] for k in ("page", "start_s", "time_s", "objects", "bytes", "timeouts", "up_bytes")}}
-             for p in s["pages"]]
-    return run, pages
+    cols = ("page", "start_s", "time_s", "objects", "bytes", "timeouts", "up_bytes")
+    pages = pd.DataFrame({c: [p[c] for p in s["pages"]] for c in cols})
+    return run, pages.assign(**key)[[*key, *cols]]
 
 
 def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str, range]], pages: int) -> list[Task]:
@@ -125,12 +126,12 @@ def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str, range
     ]
 
 
-def _run(ctx: Context, tasks: list[Task]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(one record per run, one per page) of ``tasks``, in task order."""
+def _run(ctx: Context, tasks: list[Task]) -> tuple[list[dict[str, Any]], list[pd.DataFrame]]:
+    """(one record per run, one frame of pages per run) of ``tasks``, in task order."""
     results: list[Any] = [None] * len(tasks)
     done = 0
 
-    def collect(i: int, result: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
+    def collect(i: int, result: tuple[dict[str, Any], pd.DataFrame]) -> None:
         nonlocal done
         results[i] = result
         done += 1
@@ -138,7 +139,7 @@ def _run(ctx: Context, tasks: list[Task]) -> tuple[list[dict[str, Any]], list[di
             ctx.progress(done, len(tasks))
 
     ctx.backend.run(run_pages, tasks, collect)
-    return [r for r, _ in results], [p for _, ps in results for p in ps]
+    return [r for r, _ in results], [ps for _, ps in results]
 
 
 def _key(point: Point, protocol: str) -> tuple[str, tuple[tuple[str, str], ...], str]:
@@ -174,7 +175,7 @@ def reproduce(ctx: Context) -> list[Finding]:
              + (f"; then more seeds where the CI is wider than 6%, up to {MAX_PAGES} pages a point"
                 if rounds > 1 else ""))
     runs: list[dict[str, Any]] = []
-    records: list[dict[str, Any]] = []
+    records: list[pd.DataFrame] = []
     for r in range(rounds):
         more_runs, more_pages = _run(ctx, _tasks(base, str(path), todo, pages))
         runs += more_runs
@@ -182,7 +183,7 @@ def reproduce(ctx: Context) -> list[Finding]:
         if r + 1 == rounds:
             break
         # More seeds where the CI is still too wide: as many as the spread so far asks for.
-        frame = pd.DataFrame(records)
+        frame = pd.concat(records, ignore_index=True)
         short = []
         for pt, proto, seeds in todo:
             g = _frame_of(frame, pt, proto) if not frame.empty else frame
@@ -195,7 +196,7 @@ def reproduce(ctx: Context) -> list[Finding]:
             break
         ctx.note(f"{NAME}: {len(todo)} points short of 6% relative error: "
                  f"{sum(len(t[2]) for t in todo)} more runs")
-    frame, run_frame = pd.DataFrame(records), pd.DataFrame(runs)
+    frame, run_frame = pd.concat(records, ignore_index=True), pd.DataFrame(runs)
     if frame.empty:
         raise ScenarioError(f"{path}: no run completed a page")
     found = findings(frame, run_frame, points(ctx))
@@ -229,14 +230,6 @@ def findings(frame: pd.DataFrame, runs: pd.DataFrame, pts: list[Point]) -> list[
             out.append(Finding(pt.experiment, proto, pt.params(), "uplink_cells_per_page", mean, ci,
                                int(len(r)), short))
     return out
-
-
-def grid(ctx: Context) -> list[Point]:
-    return points(ctx)
-
-
-def label_order(pts: list[Point]) -> dict[str, list[str]]:
-    return {"t_good": GRID, "t_bad": GRID, "channel": ["none"]}
 
 
 def summary_frame(found: list[Finding]) -> pd.DataFrame:
