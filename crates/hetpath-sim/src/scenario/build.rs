@@ -10,7 +10,6 @@ use super::spec::{
 };
 use super::tcp::{resolve, IwSpec};
 use crate::channel::{Channel, NoLoss};
-use crate::esw_link::EswLink;
 use crate::link::{LinkDir, LinkParams};
 use crate::rng;
 use crate::sim::{FlowParams, FlowTransport, Ipsec, NodeId, Simulation, TcpFlow};
@@ -142,10 +141,10 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
                     "not supported on an ESW link (layer = \"esw\"): shadowing comes from its channel".into(),
                 ));
             }
-            dirs.push((params, channel, spec.rate, spec.outages.unwrap_or_default()));
+            dirs.push((params, channel, spec.outages.unwrap_or_default()));
         }
-        let (ba, ba_ch, ba_rate, ba_out) = dirs.pop().expect("b -> a");
-        let (ab, ab_ch, ab_rate, ab_out) = dirs.pop().expect("a -> b");
+        let (ba, ba_ch, ba_out) = dirs.pop().expect("b -> a");
+        let (ab, ab_ch, ab_out) = dirs.pop().expect("a -> b");
         let link = match (l.layer, &l.esw) {
             (LinkLayer::Ip, Some(_)) => {
                 return Err(err(
@@ -155,17 +154,9 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             }
             (LinkLayer::Ip, None) => sim.add_link(LinkDir::new(ab, ab_ch), LinkDir::new(ba, ba_ch)),
             (LinkLayer::Esw, esw) => {
-                let rates = [ab_rate, ba_rate].map(|r| r.expect("checked by link_parts"));
-                let backlog = match ab.queue {
-                    QueueLimit::Packets(n) => n as usize,
-                    QueueLimit::Bytes(b) => (b / 1500).max(1) as usize,
-                };
-                let params = esw
-                    .clone()
-                    .unwrap_or_default()
-                    .params(rates, [ab.delay, ba.delay], backlog)
+                let link = super::esw::link(esw.as_ref(), &ab, &ba, vec![ab_ch, ba_ch])
                     .map_err(at(&place))?;
-                let link = EswLink::new(params, vec![ab_ch, ba_ch]);
+                // The cells meet the channels in the ESW link; the directions only route.
                 let (ab, ba) = (LinkDir::new(ab, Box::new(NoLoss)), LinkDir::new(ba, Box::new(NoLoss)));
                 sim.add_esw_link(ab, ba, link)
             }

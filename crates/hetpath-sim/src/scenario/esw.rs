@@ -2,8 +2,10 @@
 //! defaults from seed 001 Table I, and their checks.
 
 use super::error::KeyError;
-use crate::esw_link::EswParams;
-use crate::units::{Bytes, Duration, Rate};
+use crate::channel::Channel;
+use crate::esw_link::{EswLink, EswParams};
+use crate::link::LinkParams;
+use crate::units::{Bytes, Duration, QueueLimit, Rate};
 use hetpath_proto::esw::{EswConfig, CELL_BYTES};
 use hetpath_proto::Dur;
 use serde::Deserialize;
@@ -31,6 +33,28 @@ pub struct EswSpec {
     pub tx_window: Option<Bytes>,
     /// One shadowing process for both directions (default true).
     pub shared_channel: Option<bool>,
+}
+
+/// The ESW link a `[[link]]` with `layer = "esw"` describes: its `[link.esw]` keys (or
+/// their defaults) over its two directions' rates, delays and queue, with the directions'
+/// channels (a -> b first).
+pub fn link(
+    spec: Option<&EswSpec>,
+    ab: &LinkParams,
+    ba: &LinkParams,
+    channels: Vec<Box<dyn Channel>>,
+) -> Result<EswLink, KeyError> {
+    // The IP queue above the link, in packets (a byte limit counted in 1500-byte ones).
+    let backlog = match ab.queue {
+        QueueLimit::Packets(n) => n as usize,
+        QueueLimit::Bytes(b) => (b / 1500).max(1) as usize,
+    };
+    let rates = [Rate(ab.rate_bps), Rate(ba.rate_bps)];
+    let params = spec
+        .cloned()
+        .unwrap_or_default()
+        .params(rates, [ab.delay, ba.delay], backlog)?;
+    Ok(EswLink::new(params, channels))
 }
 
 impl EswSpec {
