@@ -142,10 +142,6 @@ def _run(ctx: Context, tasks: list[Task]) -> tuple[list[dict[str, Any]], list[pd
     return [r for r, _ in results], [ps for _, ps in results]
 
 
-def _key(point: Point, protocol: str) -> tuple[str, tuple[tuple[str, str], ...], str]:
-    return point.experiment, tuple(point.params().items()), protocol
-
-
 def _frame_of(pages: pd.DataFrame, point: Point, protocol: str) -> pd.DataFrame:
     mask = (pages["experiment"] == point.experiment) & (pages["protocol"] == protocol)
     for k, v in point.params().items():
@@ -186,7 +182,7 @@ def reproduce(ctx: Context) -> list[Finding]:
         frame = pd.concat(records, ignore_index=True)
         short = []
         for pt, proto, seeds in todo:
-            g = _frame_of(frame, pt, proto) if not frame.empty else frame
+            g = _frame_of(frame, pt, proto)
             want = min(_pages_needed(g), MAX_PAGES) - len(g)
             if want > 0:
                 n = math.ceil(want / pages)
