@@ -88,6 +88,21 @@ impl<E> EventQueue<E> {
         Some((e.time, e.event))
     }
 
+    /// Lets the caller run an event in place, without queuing it, when it is the one
+    /// `pop_until(limit)` would give next: its (time, reserved `seq`) comes before every
+    /// queued event's and the time is not after `limit`. The clock and the count then move
+    /// as if it had been scheduled and popped, so a run is the same either way. Returns
+    /// whether it may.
+    pub fn take_next(&mut self, time: Time, seq: u64, limit: Time) -> bool {
+        let time = time.max(self.now);
+        if time > limit || self.heap.peek().is_some_and(|e| (e.time, e.seq) < (time, seq)) {
+            return false;
+        }
+        self.now = time;
+        self.executed += 1;
+        true
+    }
+
     pub fn now(&self) -> Time {
         self.now
     }

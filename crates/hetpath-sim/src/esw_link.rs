@@ -86,10 +86,22 @@ pub struct Outcome {
     pub delivered: Vec<(usize, Frame)>,
     /// Datagrams lost on a side.
     pub lost: Vec<(usize, Frame)>,
-    /// Slots to schedule: (side, time).
-    pub slots: Vec<(usize, Time)>,
+    /// Slots to schedule, per side.
+    pub slot: [Option<Time>; 2],
     /// The head of a side's wire arrives at this time (schedule when `Some`).
     pub arrival: Option<(usize, Time)>,
+}
+
+impl Outcome {
+    /// The slots to schedule: (side, time).
+    pub fn slots(&self) -> impl Iterator<Item = (usize, Time)> + '_ {
+        (0..2).filter_map(|side| Some((side, self.slot[side]?)))
+    }
+
+    /// Nothing handed up or lost: the link's own business only.
+    pub fn is_quiet(&self) -> bool {
+        self.delivered.is_empty() && self.lost.is_empty()
+    }
 }
 
 struct Side {
@@ -105,9 +117,9 @@ struct Side {
     /// Cells propagating to the sink: (arrival time, cell).
     wire: VecDeque<(Time, Cell)>,
     /// The slot event scheduled for this side, if any (others are stale).
-    next_slot: Option<Time>,
-    /// The start of the last slot run.
-    last_slot: Option<Time>,
+    next_slot: Option<(u64, Time)>,
+    /// The last slot run: (index, start, start of the next slot).
+    last_slot: Option<(u64, Time, Time)>,
     stats: EswStats,
 }
 
@@ -143,6 +155,10 @@ impl EswLink {
     pub fn new(params: EswParams, mut channels: Vec<Box<dyn Channel>>) -> EswLink {
         assert_eq!(channels.len(), 2, "one channel per side");
         assert!(params.units.iter().all(|&u| u > 0) && params.frame > Dur::ZERO);
+        assert!(
+            params.units.iter().all(|&u| params.frame.0.checked_mul(u as u64).is_some()),
+            "frame units times the frame in ns must fit in 64 bits"
+        );
         if params.shared_channel {
             channels.truncate(1);
         }
@@ -184,24 +200,20 @@ impl EswLink {
     }
 
     /// Start of slot `k` of `side`.
+    /// (`new` checks that `units * frame` fits in 64 bits, so this never divides 128-bit
+    /// numbers: the slot clock runs per cell.)
     fn slot_start(&self, side: usize, k: u64) -> Time {
-        let n = self.params.units[side] as u64;
-        let f = self.params.frame.0 as u128;
-        Time((k / n) * self.params.frame.0 + ((k % n) as u128 * f / n as u128) as u64)
+        let (f, n) = (self.params.frame.0, self.params.units[side] as u64);
+        Time((k / n) * f + (k % n) * f / n)
     }
 
-    /// The first slot of `side` starting at or after `t`: (index, start).
+    /// The first slot of `side` starting at or after `t`: (index, start). Within a frame,
+    /// unit `j` starts at `floor(j * frame / n)`, which is at or after `r` exactly when
+    /// `j * frame / n` is, so the first such unit is `ceil(r * n / frame)` (`n` itself
+    /// being the next frame's first).
     fn slot_at_or_after(&self, side: usize, t: Time) -> (u64, Time) {
-        let n = self.params.units[side] as u128;
-        let f = self.params.frame.0 as u128;
-        let mut k = ((t.0 as u128 * n).div_ceil(f)) as u64;
-        // Slot starts are rounded down, so the one before may still be at or after `t`.
-        while k > 0 && self.slot_start(side, k - 1) >= t {
-            k -= 1;
-        }
-        while self.slot_start(side, k) < t {
-            k += 1;
-        }
+        let (f, n) = (self.params.frame.0, self.params.units[side] as u64);
+        let k = (t.0 / f) * n + (t.0 % f * n).div_ceil(f);
         (k, self.slot_start(side, k))
     }
 
@@ -234,11 +246,13 @@ impl EswLink {
     /// already run) do nothing.
     pub fn on_slot(&mut self, now: Time, side: usize) -> Outcome {
         let mut out = Outcome::default();
-        if self.sides[side].next_slot != Some(now) {
-            return out;
-        }
+        let k = match self.sides[side].next_slot {
+            Some((k, t)) if t == now => k,
+            _ => return out,
+        };
+        let end = self.slot_start(side, k + 1);
         self.sides[side].next_slot = None;
-        self.sides[side].last_slot = Some(now);
+        self.sides[side].last_slot = Some((k, now, end));
         let back = 1 - side;
         // The reverse receiver sits at this side's source: its timers run here, and its
         // ESW-ACKs go first.
@@ -262,8 +276,7 @@ impl EswLink {
             }
         };
         if let Some(cell) = cell {
-            let (k, _) = self.slot_at_or_after(side, now);
-            let dur = self.slot_start(side, k + 1).since(now);
+            let dur = end.since(now);
             self.sides[side].stats.busy = self.sides[side].stats.busy + dur;
             let ch = if self.params.shared_channel { 0 } else { side };
             if self.channels[ch].transmit(now, dur, CELL_BYTES) {
@@ -380,26 +393,29 @@ impl EswLink {
         let need = if s.sender.has_cell() {
             Some(now)
         } else {
-            [
+            let (a, b) = (
                 s.sender.poll_timeout(),
                 self.sides[back].receiver.poll_timeout(),
-            ]
-            .into_iter()
-            .flatten()
-            .min()
+            );
+            match (a, b) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
             .map(|t| t.max(now))
         };
         let Some(need) = need else { return };
-        let (k, mut at) = self.slot_at_or_after(side, need);
-        if self.sides[side].last_slot == Some(at) {
-            at = self.slot_start(side, k + 1); // that one has run: the slot we are in
-        }
+        // `need` is at or after the last slot run, which cannot run again: from there to
+        // the next slot's start, the next slot is the one (and it is known).
+        let (k, at) = match s.last_slot {
+            Some((k, _, end)) if need <= end => (k + 1, end),
+            _ => self.slot_at_or_after(side, need),
+        };
         let s = &mut self.sides[side];
-        if s.next_slot.is_some_and(|t| t <= at) {
+        if s.next_slot.is_some_and(|(_, t)| t <= at) {
             return;
         }
-        s.next_slot = Some(at);
-        out.slots.push((side, at));
+        s.next_slot = Some((k, at));
+        out.slot[side] = Some(at);
     }
 }
 

@@ -67,7 +67,7 @@ impl Driver {
     }
 
     fn apply(&mut self, out: Outcome) {
-        for (side, t) in out.slots {
+        for (side, t) in out.slots() {
             self.push(t, Kind::Slot, side);
         }
         if let Some((side, t)) = out.arrival {

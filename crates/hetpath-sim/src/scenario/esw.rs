@@ -92,6 +92,13 @@ impl EswSpec {
                 [per_frame(rates[0]), per_frame(rates[1])]
             }
         };
+        // The slot clock computes in 64 bits (`EswLink::slot_start`).
+        if units.iter().any(|&n| frame.0.checked_mul(n as u64).is_none()) {
+            return Err(KeyError::new(
+                "esw.frame_units",
+                format!("{} per frame is too many for a frame that long", units[0].max(units[1])),
+            ));
+        }
         let tx_window = match self.tx_window {
             Some(Bytes(b)) if b < CELL_BYTES as u64 => {
                 return Err(KeyError::new(

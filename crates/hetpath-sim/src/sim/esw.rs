@@ -8,6 +8,7 @@ use super::{DirId, Ev, LinkId, Simulation};
 use crate::esw_link::{EswLink, EswStats, Outcome};
 use crate::link::{Frame, LinkDir};
 use crate::trace::Loss;
+use hetpath_proto::Time;
 
 /// An ESW link and the two directions it carries (a -> b first).
 pub(super) struct EswSlot {
@@ -50,7 +51,7 @@ impl Simulation {
                 if let (Some(tap), Some(f)) = (&mut dir.capture, copy) {
                     tap(now, &f);
                 }
-                self.esw_apply(e, out);
+                self.esw_apply(e, out, None);
             }
             Err(f) => {
                 self.dirs[d.index()].stats.drops += 1;
@@ -59,26 +60,65 @@ impl Simulation {
         }
     }
 
+    /// A slot of `side` of ESW link `e`, and the ones after it in place (`esw_run`).
     pub(super) fn esw_slot(&mut self, e: u32, side: u8) {
-        let now = self.q.now();
-        let out = self.esw[e as usize].link.on_slot(now, side as usize);
-        self.esw_apply(e, out);
+        self.esw_run(e, side, Next::Slot);
     }
 
+    /// The head of `side`'s wire arrives, and the cells after it in place (`esw_run`).
     pub(super) fn esw_arrive(&mut self, e: u32, side: u8) {
-        let now = self.q.now();
-        let out = self.esw[e as usize].link.on_arrival(now, side as usize);
-        self.esw_apply(e, out);
+        self.esw_run(e, side, Next::Arrival);
+    }
+
+    /// Runs a slot or an arrival of `side`, then, while nothing comes out of the link
+    /// and the same side's next one is the run's next event, that one in place of
+    /// queuing it (`EventQueue::take_next`): a side sending into a shadowed channel runs
+    /// thousands of slots with nothing else happening. The run is the same as with every
+    /// one queued; `INLINE_MAX` bounds a stretch so the run loop still reports progress.
+    fn esw_run(&mut self, e: u32, side: u8, what: Next) {
+        const INLINE_MAX: u32 = 4096;
+        for stretch in 1..=INLINE_MAX {
+            let now = self.q.now();
+            let link = &mut self.esw[e as usize].link;
+            let out = match what {
+                Next::Slot => link.on_slot(now, side as usize),
+                Next::Arrival => link.on_arrival(now, side as usize),
+            };
+            let Some((t, seq)) = self.esw_apply(e, out, Some((side as usize, what))) else {
+                return;
+            };
+            if stretch == INLINE_MAX || !self.q.take_next(t, seq, self.end) {
+                self.q.schedule_reserved(t, seq, what.event(e, side));
+                return;
+            }
+        }
     }
 
     /// Schedules what the link asked for, then reports its losses and hands up what it
-    /// delivered (which may send on the link again).
-    fn esw_apply(&mut self, e: u32, out: Outcome) {
-        for (side, t) in out.slots {
-            self.q.schedule(t, Ev::EswSlot(e, side as u8));
+    /// delivered (which may send on the link again). When nothing was lost or delivered,
+    /// the `keep` kind of event of its side is not scheduled but returned, with the
+    /// sequence number it would have had, for the caller to run in place.
+    fn esw_apply(
+        &mut self,
+        e: u32,
+        out: Outcome,
+        keep: Option<(usize, Next)>,
+    ) -> Option<(Time, u64)> {
+        let keep = keep.filter(|_| out.is_quiet());
+        let mut kept = None;
+        for (side, t) in out.slots() {
+            if keep == Some((side, Next::Slot)) {
+                kept = Some((t, self.q.reserve_seq()));
+            } else {
+                self.q.schedule(t, Ev::EswSlot(e, side as u8));
+            }
         }
         if let Some((side, t)) = out.arrival {
-            self.q.schedule(t, Ev::EswArrive(e, side as u8));
+            if keep == Some((side, Next::Arrival)) {
+                kept = Some((t, self.q.reserve_seq()));
+            } else {
+                self.q.schedule(t, Ev::EswArrive(e, side as u8));
+            }
         }
         let dirs = self.esw[e as usize].dirs;
         for (side, f) in out.lost {
@@ -89,6 +129,23 @@ impl Simulation {
         for (side, f) in out.delivered {
             let to = self.dirs[dirs[side].index()].params.to;
             self.receive(to, f);
+        }
+        kept
+    }
+}
+
+/// The two kinds of ESW link event.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Next {
+    Slot,
+    Arrival,
+}
+
+impl Next {
+    fn event(self, e: u32, side: u8) -> Ev {
+        match self {
+            Next::Slot => Ev::EswSlot(e, side),
+            Next::Arrival => Ev::EswArrive(e, side),
         }
     }
 }
