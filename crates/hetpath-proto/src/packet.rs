@@ -532,7 +532,11 @@ mod tests {
             verification_tag: 3,
             chunks: vec![Chunk::Data(data), Chunk::Data(data)],
         };
-        let plain = Packet::new(Addr(1), Addr(2), Body::Sctp(SctpBody::new(sctp.clone(), None)));
+        let plain = Packet::new(
+            Addr(1),
+            Addr(2),
+            Body::Sctp(SctpBody::new(sctp.clone(), None)),
+        );
         assert_eq!((plain.size(), plain.protocol()), (20 + 1244, 132));
         let esp = SctpEsp {
             spi: 9,
@@ -542,7 +546,9 @@ mod tests {
         let sealed = Packet::new(Addr(1), Addr(2), Body::Sctp(SctpBody::new(sctp, Some(esp))));
         // Seed 001 section IV: 20 + 18 + 12 + 2 * (16 + 600) = 1282, the IP MTU.
         assert_eq!((sealed.size(), sealed.protocol()), (1282, 50));
-        let Body::Sctp(b) = &sealed.body else { unreachable!() };
+        let Body::Sctp(b) = &sealed.body else {
+            unreachable!()
+        };
         assert!(b.readable().is_none());
         // The enum stays as small as it was: an SCTP body is no larger than a segment.
         assert!(std::mem::size_of::<SctpBody>() <= std::mem::size_of::<TcpSegment>());

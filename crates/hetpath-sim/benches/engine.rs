@@ -63,7 +63,14 @@ fn scenario(c: &mut Criterion, name: &str) {
 }
 
 fn scenarios(c: &mut Criterion) {
-    for name in ["geo-clean", "geo-loss", "dumbbell", "geo-pep", "lift-web", "sctp-web"] {
+    for name in [
+        "geo-clean",
+        "geo-loss",
+        "dumbbell",
+        "geo-pep",
+        "lift-web",
+        "sctp-web",
+    ] {
         scenario(c, name);
     }
 }

@@ -4,8 +4,8 @@
 
 mod common;
 use common::run;
-use hetpath_sim::results::Summary;
 use hetpath_sim::load;
+use hetpath_sim::results::Summary;
 
 /// A 300 KB (or bulk) TCP transfer fh -> mh over a 10 Mbit/s wired link and the ESW
 /// link `sat`, whose extra keys are `sat`.
@@ -26,8 +26,7 @@ fn counter(s: &Summary, from: &str, name: &str) -> f64 {
         .value
 }
 
-const SHADOWED: &str =
-    "channel = { model = \"gilbert-elliott\", t_good = \"2s\", t_bad = \"1s\" }";
+const SHADOWED: &str = "channel = { model = \"gilbert-elliott\", t_good = \"2s\", t_bad = \"1s\" }";
 
 #[test]
 fn tcp_over_the_arq_link_gets_every_byte_through_shadowing() {
@@ -36,7 +35,10 @@ fn tcp_over_the_arq_link_gets_every_byte_through_shadowing() {
     let f = &s.flows[0];
     assert_eq!(f.bytes_delivered, 300_000, "{f:?}");
     assert!(f.completion_s.is_some());
-    assert!(counter(&s, "gw", "cells_lost") > 0.0, "the channel lost nothing");
+    assert!(
+        counter(&s, "gw", "cells_lost") > 0.0,
+        "the channel lost nothing"
+    );
     assert!(counter(&s, "gw", "cells_retransmitted") > 0.0);
     assert!(counter(&s, "gw", "arq_delay_s") > 0.0);
     // The mobile host's side carries the ESW-ACKs for the downlink's data.
@@ -55,7 +57,11 @@ fn a_clean_link_runs_tcp_at_its_cell_capacity() {
     let capacity = 19.0 * 53.0 * 8.0 / 0.0265;
     let g = common::goodput_between(&series, 0, 100.0, 300.0);
     let cells = counter(&s, "gw", "cells_sent");
-    let packets = s.links.iter().find(|l| l.name == "sat" && l.from == "gw").unwrap();
+    let packets = s
+        .links
+        .iter()
+        .find(|l| l.name == "sat" && l.from == "gw")
+        .unwrap();
     let per_packet = cells / packets.stats.tx_packets as f64;
     // The downlink's frame units also carry the ESW-ACKs for the uplink's data (the TCP
     // ACKs); what the data cells carry is TCP payload, less headers and padding.
@@ -100,6 +106,9 @@ fn bad_esw_values_name_their_key() {
         assert!(e.contains("lift.toml") && e.contains(key), "{sat}: {e}");
     }
     let plain = scenario("", "esw = { arq = false }").replace("layer = \"esw\"", "");
-    let e = load(&plain, "lift.toml", None).err().expect("esw without layer").to_string();
+    let e = load(&plain, "lift.toml", None)
+        .err()
+        .expect("esw without layer")
+        .to_string();
     assert!(e.contains("layer"), "{e}");
 }

@@ -94,12 +94,22 @@ fn lift_changes_nothing_of_what_tcp_delivers_under_shadowing() {
         let plain = shadowed("size = \"500KB\"", false, seed);
         let lift = shadowed("size = \"500KB\"", true, seed);
         for s in [&plain, &lift] {
-            assert_eq!(s.flows[0].bytes_delivered, 500_000, "seed {seed}: {:?}", s.flows[0]);
+            assert_eq!(
+                s.flows[0].bytes_delivered, 500_000,
+                "seed {seed}: {:?}",
+                s.flows[0]
+            );
             assert!(s.flows[0].completion_s.is_some());
         }
         // The shadowing made the link late, and LIFT froze the fixed host for it.
-        assert!(counter(&lift, "freezes") > 0, "seed {seed}: nothing was frozen");
-        assert_eq!(counter(&lift, "freezes"), counter(&lift, "fracks_forwarded"));
+        assert!(
+            counter(&lift, "freezes") > 0,
+            "seed {seed}: nothing was frozen"
+        );
+        assert_eq!(
+            counter(&lift, "freezes"),
+            counter(&lift, "fracks_forwarded")
+        );
     }
 }
 
@@ -107,7 +117,11 @@ fn lift_changes_nothing_of_what_tcp_delivers_under_shadowing() {
 fn bad_lift_values_name_their_key() {
     let with_agent = scenario("", true);
     for (from, to, key) in [
-        ("node = \"gw\"\n", "node = \"gw\"\ntimer = \"0s\"\n", "timer"),
+        (
+            "node = \"gw\"\n",
+            "node = \"gw\"\ntimer = \"0s\"\n",
+            "timer",
+        ),
         ("node = \"gw\"\n", "node = \"nowhere\"\n", "node"),
         ("esp_overhead = 18", "esp_overhead = -1", "esp_overhead"),
     ] {

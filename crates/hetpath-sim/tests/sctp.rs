@@ -77,7 +77,10 @@ fn a_lossy_channel_delivers_every_byte_and_runs_the_same_twice() {
     let (b, series_b) = run(&text, None);
     assert_eq!(a, b, "the same run twice");
     // NaN marks "no value" in the series, so compare their printed form.
-    assert!(format!("{series_a:?}") == format!("{series_b:?}"), "series differ");
+    assert!(
+        format!("{series_a:?}") == format!("{series_b:?}"),
+        "series differ"
+    );
     // Another seed draws other losses.
     let (c, _) = run(&text, Some(8));
     assert_complete(&c, 400_000, "seed 8");
@@ -112,7 +115,11 @@ fn losing_any_single_packet_of_a_small_transfer_is_survived() {
             assert_eq!(s.links[k].stats.lost_packets, 1, "{what}");
             assert_complete(&s, size, &what);
             for node in ["a", "b"] {
-                assert_eq!(counter(&s, node, "closed"), 1, "{what}: {node} did not shut down");
+                assert_eq!(
+                    counter(&s, node, "closed"),
+                    1,
+                    "{what}: {node} did not shut down"
+                );
             }
             runs += 1;
         }
@@ -133,8 +140,8 @@ fn in_esp_every_packet_is_opaque_and_the_fullest_fill_the_mtu() {
         assert!(sim.run(&mut |_, _| true));
         let paths = files.finish().unwrap();
         assert_complete(&sim.summary(0.0), 60_000, ipsec);
-        let bytes = std::fs::read(paths.iter().find(|p| p.ends_with("l_a-b.pcap")).unwrap())
-            .unwrap();
+        let bytes =
+            std::fs::read(paths.iter().find(|p| p.ends_with("l_a-b.pcap")).unwrap()).unwrap();
         let mut max = 0;
         for rec in PcapReader::new(&bytes).unwrap() {
             let rec = rec.unwrap();
@@ -161,7 +168,10 @@ fn bad_sctp_keys_and_values_name_the_key_on_one_line() {
         ("[flow.sctp]\nstreams = 0", "flow[0] 'f'.sctp.streams"),
         ("[flow.sctp]\nstreams = 70000", "streams"),
         ("[flow.sctp]\nchunk = 0", "flow[0] 'f'.sctp.chunk"),
-        ("[flow.sctp]\nchunks_per_packet = 0", "sctp.chunks_per_packet"),
+        (
+            "[flow.sctp]\nchunks_per_packet = 0",
+            "sctp.chunks_per_packet",
+        ),
         ("[flow.sctp]\nfast_rtx = 0", "sctp.fast_rtx"),
         ("[flow.sctp]\nrto_min = \"0s\"", "sctp.rto_min"),
         ("[flow.sctp]\nrto_min = \"5s\"", "sctp.rto_min"),
@@ -189,9 +199,13 @@ fn bad_sctp_keys_and_values_name_the_key_on_one_line() {
         assert!(!e.contains('\n'), "{e}");
     }
     // [flow.sctp] on a TCP flow.
-    let text = scenario("10s", link, "[flow.sctp]\nstreams = 4").replace("transport = \"sctp\"\n", "");
+    let text =
+        scenario("10s", link, "[flow.sctp]\nstreams = 4").replace("transport = \"sctp\"\n", "");
     let e = load(&text, "bad.toml", None).err().unwrap().to_string();
-    assert!(e.contains("flow[0] 'f'.sctp: ") && e.contains("transport = \"sctp\""), "{e}");
+    assert!(
+        e.contains("flow[0] 'f'.sctp: ") && e.contains("transport = \"sctp\""),
+        "{e}"
+    );
     // Every key at once is accepted.
     let all = "size = \"10KB\"\nipsec = { esp_overhead = 18 }\n[flow.sctp]\nstreams = 3\nchunk = 500\nchunks_per_packet = 2\nfast_rtx = 4\nrto_min = \"500ms\"\nrto_initial = \"2s\"\nrto_max = \"30s\"\nsack_delay = \"100ms\"\nrwnd = \"32KiB\"\nmtu = 1500\nmessage = \"3000B\"\nmax_retrans = 20\nmax_init_retrans = 20";
     let (s, _) = run(&scenario("60s", link, all), None);

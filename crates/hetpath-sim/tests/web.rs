@@ -240,7 +240,12 @@ kind = "lift-bs"
 node = "gw"
 "#
     );
-    common::lift_path("duration = \"900s\"\nseed = 3\nstop_when_done = true", "", "", &rest)
+    common::lift_path(
+        "duration = \"900s\"\nseed = 3\nstop_when_done = true",
+        "",
+        "",
+        &rest,
+    )
 }
 
 fn lift_counter(s: &Summary, name: &str) -> u64 {

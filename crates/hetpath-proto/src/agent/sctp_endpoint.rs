@@ -28,7 +28,9 @@
 
 use crate::ids::ConnId;
 pub use crate::machine::Message;
-use crate::machine::{At, Counter, Event, Hooks, Machine, MessagePort, NodeView, Transmit, Verdict};
+use crate::machine::{
+    At, Counter, Event, Hooks, Machine, MessagePort, NodeView, Transmit, Verdict,
+};
 use crate::packet::{Body, Endpoint, Packet, SctpBody, SctpEsp};
 use crate::sctp::{self, Association, SctpConfig, SendError, State};
 use crate::tcp;
@@ -205,9 +207,7 @@ impl SctpEndpoint {
             return;
         };
         let low_water = self.assoc.config().rwnd as u64 + feed.message;
-        while feed.left != Some(0)
-            && feed.queued - self.assoc.stats().data_bytes_sent < low_water
-        {
+        while feed.left != Some(0) && feed.queued - self.assoc.stats().data_bytes_sent < low_water {
             let bytes = feed.left.map_or(feed.message, |l| l.min(feed.message));
             match self.assoc.send(feed.next_stream, bytes) {
                 Ok(()) => {}
@@ -271,7 +271,10 @@ impl SctpEndpoint {
         if let Some(bytes) = self.feed.and_then(|f| f.done) {
             if !self.acked_reported && self.assoc.all_acked() {
                 self.acked_reported = true;
-                self.events.push_back(Event::Acked { conn: STREAM, bytes });
+                self.events.push_back(Event::Acked {
+                    conn: STREAM,
+                    bytes,
+                });
             }
         }
     }
@@ -446,7 +449,10 @@ mod tests {
             if let Some(k) = flight.iter().position(|f| f.0 <= now) {
                 let (_, to, p) = flight.remove(k);
                 let v = ends[to].handle_packet(now, At::Local, p, &NoNode);
-                assert!(matches!(v, Verdict::Consume), "the peer's packet is claimed");
+                assert!(
+                    matches!(v, Verdict::Consume),
+                    "the peer's packet is claimed"
+                );
             } else {
                 for e in ends.iter_mut() {
                     e.handle_timeout(now, &NoNode);
@@ -461,7 +467,8 @@ mod tests {
         let size = 30_000;
         let start = Time::ZERO + Dur::from_secs(1);
         let mut ends = [
-            SctpEndpoint::connect(cfg(7, 100, 0), CLIENT, SERVER, start).with_source(Some(size), 1200),
+            SctpEndpoint::connect(cfg(7, 100, 0), CLIENT, SERVER, start)
+                .with_source(Some(size), 1200),
             SctpEndpoint::accept(cfg(9, 5000, 0), SERVER, CLIENT),
         ];
         // Lose the fifth packet (DATA) once: a retransmission is reported as `Lost`.
@@ -473,10 +480,24 @@ mod tests {
             _ => None,
         });
         assert_eq!(last_delivered, Some(size));
-        let acked: Vec<_> = events.iter().filter(|e| matches!(e.2, Event::Acked { .. })).collect();
+        let acked: Vec<_> = events
+            .iter()
+            .filter(|e| matches!(e.2, Event::Acked { .. }))
+            .collect();
         assert_eq!(acked.len(), 1);
-        assert_eq!((acked[0].1, acked[0].2), (0, Event::Acked { conn: STREAM, bytes: size }));
-        assert!(events.iter().any(|e| e.1 == 0 && matches!(e.2, Event::Lost { .. })));
+        assert_eq!(
+            (acked[0].1, acked[0].2),
+            (
+                0,
+                Event::Acked {
+                    conn: STREAM,
+                    bytes: size
+                }
+            )
+        );
+        assert!(events
+            .iter()
+            .any(|e| e.1 == 0 && matches!(e.2, Event::Lost { .. })));
         // Nothing before the start; messages round robin over the 10 streams.
         assert!(events.iter().all(|e| e.0 >= start));
         assert_eq!(ends[1].delivered_on(0), 3 * 1200);
@@ -521,7 +542,10 @@ mod tests {
         // Stream 5 did not wait for stream 3's retransmission; stream 3 stayed in order.
         let m = |stream, ssn, bytes| Message { stream, ssn, bytes };
         assert_eq!(got, vec![m(5, 0, 600), m(3, 0, 1200), m(3, 1, 600)]);
-        assert_eq!((ends[1].delivered_on(3), ends[1].delivered_on(5)), (1800, 600));
+        assert_eq!(
+            (ends[1].delivered_on(3), ends[1].delivered_on(5)),
+            (1800, 600)
+        );
     }
 
     #[test]
@@ -542,8 +566,14 @@ mod tests {
             });
         }
         for p in [wrong_port, sealed] {
-            assert!(matches!(e.handle_packet(Time::ZERO, At::Local, p, &NoNode), Verdict::Pass(_)));
+            assert!(matches!(
+                e.handle_packet(Time::ZERO, At::Local, p, &NoNode),
+                Verdict::Pass(_)
+            ));
         }
-        assert!(matches!(e.handle_packet(Time::ZERO, At::Local, init, &NoNode), Verdict::Consume));
+        assert!(matches!(
+            e.handle_packet(Time::ZERO, At::Local, init, &NoNode),
+            Verdict::Consume
+        ));
     }
 }

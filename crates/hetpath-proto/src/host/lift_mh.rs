@@ -41,7 +41,9 @@ pub struct SelfProtection {
 enum Guard {
     Active,
     /// Inhibited at `since`, waiting for data to tell link from gateway.
-    Testing { since: Time },
+    Testing {
+        since: Time,
+    },
     /// The gateway is suspect: LIFT stays off for this connection.
     Off,
 }
@@ -364,7 +366,10 @@ mod tests {
             for (i, t) in [1, 3, 7].into_iter().enumerate() {
                 assert!(!m.inhibited(), "{i} probes");
                 m.on_received(at(t), &probe(1000), 2 + i as u32);
-                assert!(matches!(m.wrap(&ack(1001, 65_535)), LiftOut::Ack(_) | LiftOut::Plain));
+                assert!(matches!(
+                    m.wrap(&ack(1001, 65_535)),
+                    LiftOut::Ack(_) | LiftOut::Plain
+                ));
             }
             assert!(m.inhibited(), "three probes in a row");
             assert_eq!(m.wrap(&ack(1001, 65_535)), LiftOut::Plain);

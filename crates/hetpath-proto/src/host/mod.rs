@@ -214,7 +214,9 @@ impl Host {
         let lift = match seal {
             Some((_, inbound)) if self.lift => {
                 self.next_lift_flow = self.next_lift_flow.wrapping_add(1);
-                Some(MhLift::new(self.next_lift_flow, inbound).with_protection(self.lift_protection))
+                Some(
+                    MhLift::new(self.next_lift_flow, inbound).with_protection(self.lift_protection),
+                )
             }
             _ => None,
         };

@@ -733,7 +733,10 @@ fn zero_window_in_flight(mode: ZeroWindow) -> (SenderStats, Option<Time>) {
             // Linux resends into the closed window at a timeout ("our retransmits become
             // zero probes"); a frozen sender only probes.
             let probe = matches!(out, Outgoing::Probe { .. });
-            assert!(probe || mode == ZeroWindow::Retransmit, "{out:?} into a zero window");
+            assert!(
+                probe || mode == ZeroWindow::Retransmit,
+                "{out:?} into a zero window"
+            );
         }
     }
     let open = AckInput {

@@ -639,12 +639,19 @@ fn sctp_packet() -> crate::sctp_chunk::SctpPacket {
 #[test]
 fn an_sctp_body_is_written_as_rfc_4960_bytes_and_read_back() {
     use crate::packet::SctpBody;
-    let p = Packet::new(CLIENT, SERVER, Body::Sctp(SctpBody::new(sctp_packet(), None)));
+    let p = Packet::new(
+        CLIENT,
+        SERVER,
+        Body::Sctp(SctpBody::new(sctp_packet(), None)),
+    );
     let bytes = encode(&p, &WireCtx::default()).unwrap();
     assert_eq!(bytes.len() as u32, p.size());
     assert_eq!(bytes[9], proto::SCTP);
     // The common header (RFC 4960 section 3.1), then the first DATA chunk's header.
-    assert_eq!(&bytes[20..28], &[0x9c, 0x40, 0x13, 0x88, 0xC0, 0xFF, 0xEE, 0x01]);
+    assert_eq!(
+        &bytes[20..28],
+        &[0x9c, 0x40, 0x13, 0x88, 0xC0, 0xFF, 0xEE, 0x01]
+    );
     assert_eq!(&bytes[32..36], &[0, 0x03, 0x02, 0x68]);
     assert_eq!(decode(&bytes, &WireCtx::default()), Ok(p.clone()));
     // A pcap record holds the whole packet, even headers-only (chunk headers sit between
@@ -671,13 +678,20 @@ fn an_sctp_body_in_esp_shows_only_the_esp_header() {
         seq: 3,
         overhead: 18,
     };
-    let p = Packet::new(CLIENT, SERVER, Body::Sctp(SctpBody::new(sctp_packet(), Some(esp))));
+    let p = Packet::new(
+        CLIENT,
+        SERVER,
+        Body::Sctp(SctpBody::new(sctp_packet(), Some(esp))),
+    );
     // Seed 001 section IV: two 600-byte chunks fill the 1282-byte MTU in ESP.
     assert_eq!(p.size(), 1282);
     let bytes = encode(&p, &WireCtx::default()).unwrap();
     assert_eq!((bytes.len(), bytes[9]), (1282, proto::ESP));
     assert_eq!(&bytes[20..28], &[0x5C, 0, 0, 0, 0, 0, 0, 3]);
-    assert!(bytes[28..].iter().all(|&b| b == 0), "the SCTP packet is not shown");
+    assert!(
+        bytes[28..].iter().all(|&b| b == 0),
+        "the SCTP packet is not shown"
+    );
     let repr = PacketRepr::parse(&bytes).unwrap();
     assert_eq!(repr.encap.esp, Some((0x5C00_0000, 3)));
 }

@@ -157,7 +157,10 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
                 let link = super::esw::link(esw.as_ref(), &ab, &ba, vec![ab_ch, ba_ch])
                     .map_err(at(&place))?;
                 // The cells meet the channels in the ESW link; the directions only route.
-                let (ab, ba) = (LinkDir::new(ab, Box::new(NoLoss)), LinkDir::new(ba, Box::new(NoLoss)));
+                let (ab, ba) = (
+                    LinkDir::new(ab, Box::new(NoLoss)),
+                    LinkDir::new(ba, Box::new(NoLoss)),
+                );
                 sim.add_esw_link(ab, ba, link)
             }
         };
@@ -264,7 +267,9 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             place_ideal(&mut sim, flow, from, to, tcp.mss, size, start).map_err(at(&place))?;
         }
         match &sctp {
-            Some(sctp) if is_web => sctp.place_web(&mut sim, flow, &f.name, seed, (from, to), start),
+            Some(sctp) if is_web => {
+                sctp.place_web(&mut sim, flow, &f.name, seed, (from, to), start)
+            }
             Some(sctp) => sctp.place(&mut sim, flow, &f.name, seed, (from, to), start, size),
             None => {}
         }
@@ -324,7 +329,6 @@ fn link_parts(
     };
     Ok((params, channel.build(stream)))
 }
-
 
 /// The flow's `ipsec` key.
 fn ipsec(spec: Option<IpsecSpec>) -> Result<Option<Ipsec>, KeyError> {

@@ -3,9 +3,9 @@
 //! `cc`; the papers' TCP variants as `profiles`.
 
 mod build;
-pub mod esw;
 pub mod cc;
 mod error;
+pub mod esw;
 pub mod machines;
 mod mobile;
 pub mod profiles;

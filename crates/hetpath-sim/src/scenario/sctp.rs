@@ -253,7 +253,11 @@ impl SctpFlow {
         size: Option<u64>,
     ) {
         let (source, sink) = self.ends(f, name, seed, (from, to), start);
-        let m = sim.add_machine(from, Vec::new(), Box::new(source.with_source(size, self.message)));
+        let m = sim.add_machine(
+            from,
+            Vec::new(),
+            Box::new(source.with_source(size, self.message)),
+        );
         sim.bind_stream(f, m);
         let m = sim.add_machine(to, Vec::new(), Box::new(sink));
         sim.bind_stream(f, m);

@@ -242,7 +242,10 @@ impl<'de> Deserialize<'de> for IpsecSpec {
             fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<IpsecSpec, E> {
                 Ok(IpsecSpec::Enabled(b))
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<IpsecSpec, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<IpsecSpec, A::Error> {
                 IpsecTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))
                     .map(IpsecSpec::Table)
             }

@@ -100,7 +100,10 @@ impl Simulation {
     }
 
     fn web_over_port(&self, f: FlowId) -> bool {
-        self.flows[f.index()].web.as_ref().is_some_and(|w| w.port.is_some())
+        self.flows[f.index()]
+            .web
+            .as_ref()
+            .is_some_and(|w| w.port.is_some())
     }
 
     /// The flow starts: the server listens, the browser fetches its first page.
