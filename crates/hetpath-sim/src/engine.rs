@@ -95,7 +95,12 @@ impl<E> EventQueue<E> {
     /// whether it may.
     pub fn take_next(&mut self, time: Time, seq: u64, limit: Time) -> bool {
         let time = time.max(self.now);
-        if time > limit || self.heap.peek().is_some_and(|e| (e.time, e.seq) < (time, seq)) {
+        if time > limit
+            || self
+                .heap
+                .peek()
+                .is_some_and(|e| (e.time, e.seq) < (time, seq))
+        {
             return false;
         }
         self.now = time;

@@ -156,7 +156,10 @@ impl EswLink {
         assert_eq!(channels.len(), 2, "one channel per side");
         assert!(params.units.iter().all(|&u| u > 0) && params.frame > Dur::ZERO);
         assert!(
-            params.units.iter().all(|&u| params.frame.0.checked_mul(u as u64).is_some()),
+            params
+                .units
+                .iter()
+                .all(|&u| params.frame.0.checked_mul(u as u64).is_some()),
             "frame units times the frame in ns must fit in 64 bits"
         );
         if params.shared_channel {
@@ -244,11 +247,10 @@ impl EswLink {
 
     /// The slot event of `side` at `now`. Stale events (a slot rescheduled earlier or
     /// already run) do nothing.
-    pub fn on_slot(&mut self, now: Time, side: usize) -> Outcome {
-        let mut out = Outcome::default();
+    pub fn on_slot(&mut self, now: Time, side: usize, out: &mut Outcome) {
         let k = match self.sides[side].next_slot {
             Some((k, t)) if t == now => k,
-            _ => return out,
+            _ => return,
         };
         let end = self.slot_start(side, k + 1);
         self.sides[side].next_slot = None;
@@ -257,7 +259,7 @@ impl EswLink {
         // The reverse receiver sits at this side's source: its timers run here, and its
         // ESW-ACKs go first.
         self.sides[back].receiver.handle_timeout(now);
-        self.drain_receiver(back, &mut out);
+        self.drain_receiver(back, out);
         let cell = match self.sides[back].receiver.poll_ack(now) {
             Some(ack) => {
                 self.sides[side].stats.esw_acks += 1;
@@ -300,8 +302,7 @@ impl EswLink {
                 }
             }
         }
-        self.want_slot(now, side, &mut out);
-        out
+        self.want_slot(now, side, out);
     }
 
     /// Datagrams a side has taken and not yet delivered or declared lost (its backlog
@@ -312,15 +313,14 @@ impl EswLink {
     }
 
     /// The head of `side`'s wire arrives at its sink.
-    pub fn on_arrival(&mut self, now: Time, side: usize) -> Outcome {
-        let mut out = Outcome::default();
+    pub fn on_arrival(&mut self, now: Time, side: usize, out: &mut Outcome) {
         let back = 1 - side;
         let s = &mut self.sides[side];
         let Some(&(t, cell)) = s.wire.front() else {
-            return out;
+            return;
         };
         if t > now {
-            return out;
+            return;
         }
         s.wire.pop_front();
         if let Some(&(next, _)) = s.wire.front() {
@@ -329,7 +329,7 @@ impl EswLink {
         match cell {
             Cell::Data(c) => {
                 self.sides[side].receiver.handle_cell(now, &c);
-                self.drain_receiver(side, &mut out);
+                self.drain_receiver(side, out);
             }
             // An ACK on this side acknowledges the other side's data.
             Cell::Ack(a) => {
@@ -338,8 +338,7 @@ impl EswLink {
             }
         }
         // The sink may owe an ESW-ACK now, or the other sender a retransmission.
-        self.want_slot(now, back, &mut out);
-        out
+        self.want_slot(now, back, out);
     }
 
     /// Hands up or writes off what `side`'s receiver reported.

@@ -89,8 +89,16 @@ impl Driver {
             self.events += 1;
             self.now = t;
             let out = match k {
-                Kind::Slot => self.link.on_slot(t, side),
-                Kind::Arrival => self.link.on_arrival(t, side),
+                Kind::Slot => {
+                    let mut out = Outcome::default();
+                    self.link.on_slot(t, side, &mut out);
+                    out
+                }
+                Kind::Arrival => {
+                    let mut out = Outcome::default();
+                    self.link.on_arrival(t, side, &mut out);
+                    out
+                }
                 Kind::Offer => {
                     let (_, f) = self.offers[side].pop_front().expect("an offer");
                     match self.link.offer(t, side, f) {
@@ -151,7 +159,9 @@ fn slots_follow_the_tdma_grid() {
     // 19 frame units per 26.5 ms frame: slot 19 starts the second frame.
     assert_eq!(link.slot_start(0, 19), Time(26_500_000));
     assert_eq!(link.slot_start(0, 1), Time(26_500_000 / 19));
-    for t in [0u64, 1, 1_394_736, 1_394_737, 26_499_999, 26_500_000, 26_500_001] {
+    for t in [
+        0u64, 1, 1_394_736, 1_394_737, 26_499_999, 26_500_000, 26_500_001,
+    ] {
         let (k, at) = link.slot_at_or_after(0, Time(t));
         assert!(at >= Time(t), "{t}");
         assert!(k == 0 || link.slot_start(0, k - 1) < Time(t), "{t}");
@@ -210,7 +220,10 @@ fn arq_delivers_every_packet_in_order_under_any_shadowing() {
             assert!(d.lost[0].is_empty() && d.lost[1].is_empty(), "{case}");
             cells_lost += d.link.stats(0).cells_lost;
         }
-        assert!(cells_lost > 0, "T_good {t_good}, T_bad {t_bad}: the channel lost nothing");
+        assert!(
+            cells_lost > 0,
+            "T_good {t_good}, T_bad {t_bad}: the channel lost nothing"
+        );
     }
 }
 
@@ -230,7 +243,11 @@ fn a_fade_longer_than_the_data_link_timeout_loses_packets_and_says_so() {
     let mut all: Vec<u64> = delivered.iter().chain(&d.lost[0]).copied().collect();
     all.sort();
     let held = d.link.held(0) as u64;
-    assert_eq!(all, (0..n - held).collect::<Vec<_>>(), "every packet delivered or lost once");
+    assert_eq!(
+        all,
+        (0..n - held).collect::<Vec<_>>(),
+        "every packet delivered or lost once"
+    );
     assert_eq!(d.link.stats(0).packets_lost, d.lost[0].len() as u64);
 }
 

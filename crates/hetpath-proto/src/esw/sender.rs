@@ -34,7 +34,8 @@ use super::cell::{cells_for, payload_of, AckCell, DataCell};
 use super::config::EswConfig;
 use super::{EswEvent, Sdu};
 use crate::time::{Dur, Time};
-use std::collections::{BTreeSet, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// Why `Sender::enqueue` refused an SDU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -137,8 +138,11 @@ pub struct Sender {
     base: u64,
     next_seq: u64,
     cells: VecDeque<CellTx>,
-    /// Cells waiting for retransmission, lowest first.
-    rtx: BTreeSet<u64>,
+    /// Cells waiting for retransmission, lowest first. A cell leaves it lazily: one whose
+    /// `queued` was cleared (acknowledged or abandoned meanwhile) is skipped when it comes
+    /// up, which spares a removal per acknowledged cell; `rtx_queued` counts the others.
+    rtx: BinaryHeap<Reverse<u64>>,
+    rtx_queued: usize,
     /// (deadline, seq, tx_no) per transmission, deadlines non-decreasing.
     timers: VecDeque<(Time, u64, u64)>,
     tx_no: u64,
@@ -165,7 +169,8 @@ impl Sender {
             base: 0,
             next_seq: 0,
             cells: VecDeque::new(),
-            rtx: BTreeSet::new(),
+            rtx: BinaryHeap::new(),
+            rtx_queued: 0,
             timers: VecDeque::new(),
             tx_no: 0,
             hi_acked_tx: None,
@@ -228,7 +233,7 @@ impl Sender {
     /// queued or a new cell is waiting), for a driver that asks for capacity. Timers
     /// due by then may add retransmissions.
     pub fn has_cell(&self) -> bool {
-        !self.rtx.is_empty() || self.new_cell_waiting()
+        self.rtx_queued > 0 || self.new_cell_waiting()
     }
 
     /// Nothing queued, in flight or unacknowledged.
@@ -249,12 +254,13 @@ impl Sender {
     /// this once per frame unit needs no `handle_timeout`.
     pub fn poll_cell(&mut self, now: Time) -> Option<DataCell> {
         self.handle_timeout(now);
-        while let Some(seq) = self.rtx.pop_first() {
+        while let Some(Reverse(seq)) = self.rtx.pop() {
             let Some(k) = self.slot(seq) else { continue };
             let c = &mut self.cells[k];
             let Some(reason) = c.queued.take() else {
                 continue;
             };
+            self.rtx_queued -= 1;
             if c.acked || c.abandoned {
                 continue;
             }
@@ -391,7 +397,8 @@ impl Sender {
             }
             if let Some(k) = self.slot(seq) {
                 self.cells[k].queued = Some(Rtx::Timer);
-                self.rtx.insert(seq);
+                self.rtx.push(Reverse(seq));
+                self.rtx_queued += 1;
             }
         }
         self.tidy();
@@ -467,7 +474,7 @@ impl Sender {
         }
         c.acked = true;
         if c.queued.take().is_some() {
-            self.rtx.remove(&seq);
+            self.rtx_queued -= 1;
         }
         let elapsed = now.since(c.tx_at);
         let evidence = if c.ambiguous {
@@ -502,7 +509,8 @@ impl Sender {
             return;
         }
         c.queued = Some(Rtx::Selective);
-        self.rtx.insert(seq);
+        self.rtx.push(Reverse(seq));
+        self.rtx_queued += 1;
     }
 
     fn timer_valid(&self, seq: u64, no: u64) -> bool {
@@ -531,7 +539,7 @@ impl Sender {
                 let c = &mut self.cells[k];
                 c.abandoned = true;
                 if c.queued.take().is_some() {
-                    self.rtx.remove(&seq);
+                    self.rtx_queued -= 1;
                 }
             }
         }

@@ -93,10 +93,16 @@ impl EswSpec {
             }
         };
         // The slot clock computes in 64 bits (`EswLink::slot_start`).
-        if units.iter().any(|&n| frame.0.checked_mul(n as u64).is_none()) {
+        if units
+            .iter()
+            .any(|&n| frame.0.checked_mul(n as u64).is_none())
+        {
             return Err(KeyError::new(
                 "esw.frame_units",
-                format!("{} per frame is too many for a frame that long", units[0].max(units[1])),
+                format!(
+                    "{} per frame is too many for a frame that long",
+                    units[0].max(units[1])
+                ),
             ));
         }
         let tx_window = match self.tx_window {

@@ -44,14 +44,14 @@ impl Simulation {
         // The tap sees a packet the link takes, as the link starts on it.
         let copy = self.dirs[d.index()].capture.is_some().then(|| f.clone());
         match self.esw[e as usize].link.offer(now, side as usize, f) {
-            Ok(out) => {
+            Ok(mut out) => {
                 let dir = &mut self.dirs[d.index()];
                 dir.stats.tx_packets += 1;
                 dir.stats.tx_bytes += size;
                 if let (Some(tap), Some(f)) = (&mut dir.capture, copy) {
                     tap(now, &f);
                 }
-                self.esw_apply(e, out, None);
+                self.esw_apply(e, &mut out, None);
             }
             Err(f) => {
                 self.dirs[d.index()].stats.drops += 1;
@@ -80,11 +80,12 @@ impl Simulation {
         for stretch in 1..=INLINE_MAX {
             let now = self.q.now();
             let link = &mut self.esw[e as usize].link;
-            let out = match what {
-                Next::Slot => link.on_slot(now, side as usize),
-                Next::Arrival => link.on_arrival(now, side as usize),
-            };
-            let Some((t, seq)) = self.esw_apply(e, out, Some((side as usize, what))) else {
+            let mut out = Outcome::default();
+            match what {
+                Next::Slot => link.on_slot(now, side as usize, &mut out),
+                Next::Arrival => link.on_arrival(now, side as usize, &mut out),
+            }
+            let Some((t, seq)) = self.esw_apply(e, &mut out, Some((side as usize, what))) else {
                 return;
             };
             if stretch == INLINE_MAX || !self.q.take_next(t, seq, self.end) {
@@ -101,7 +102,7 @@ impl Simulation {
     fn esw_apply(
         &mut self,
         e: u32,
-        out: Outcome,
+        out: &mut Outcome,
         keep: Option<(usize, Next)>,
     ) -> Option<(Time, u64)> {
         let keep = keep.filter(|_| out.is_quiet());
@@ -121,12 +122,12 @@ impl Simulation {
             }
         }
         let dirs = self.esw[e as usize].dirs;
-        for (side, f) in out.lost {
+        for (side, f) in out.lost.drain(..) {
             let d = dirs[side];
             self.dirs[d.index()].stats.lost_packets += 1;
             self.lost(f, d, Loss::Channel);
         }
-        for (side, f) in out.delivered {
+        for (side, f) in out.delivered.drain(..) {
             let to = self.dirs[dirs[side].index()].params.to;
             self.receive(to, f);
         }
