@@ -8,6 +8,7 @@ the full scenario text and seed, so a remote worker needs only ``hetpath`` insta
 
 from __future__ import annotations
 
+import math
 import os
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Callable, Protocol, Sequence, TypeVar
@@ -39,15 +40,27 @@ class LocalBackend:
             for i, t in enumerate(tasks):
                 on_result(i, fn(t))
             return
-        # Small batches: runs take milliseconds, so one task per message would spend more
-        # time pickling than simulating; many batches per worker keep the load balanced.
-        size = max(1, min(32, len(tasks) // (self.jobs * 8)))
-        indexed = list(enumerate(tasks))
-        batches = [indexed[k : k + size] for k in range(0, len(indexed), size)]
+        # Batches, because runs can take milliseconds and one task per message would spend
+        # more time pickling than simulating; sized from what is left (guided scheduling),
+        # so the last ones are single tasks and no worker idles long at the end. Tasks go
+        # out in an order that spreads neighbours apart: neighbouring tasks are often the
+        # same grid point, and a batch of the slowest one alone would be a long tail.
+        # (Results go to `on_result` by index, so the order changes nothing else.)
+        spread = max(1, math.isqrt(len(tasks)))
+        todo = [(k, tasks[k]) for r in range(spread) for k in range(r, len(tasks), spread)]
+        todo.reverse()  # taken from the end
+        in_flight = 2 * self.jobs
+
+        def next_batch() -> list[tuple[int, T]]:
+            size = max(1, min(32, len(todo) // (self.jobs * 4)))
+            return [todo.pop() for _ in range(size)]
+
         with ProcessPoolExecutor(max_workers=self.jobs) as pool:
-            pending: set[Future[list[tuple[int, R]]]] = {pool.submit(_run_batch, fn, b) for b in batches}
+            pending: set[Future[list[tuple[int, R]]]] = set()
             try:
-                while pending:
+                while todo or pending:
+                    while todo and len(pending) < in_flight:
+                        pending.add(pool.submit(_run_batch, fn, next_batch()))
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for fut in done:
                         for i, r in fut.result():

@@ -108,6 +108,19 @@ impl<E> EventQueue<E> {
         true
     }
 
+    /// The time of the next queued event, if any.
+    pub fn next_time(&self) -> Option<Time> {
+        self.heap.peek().map(|e| e.time)
+    }
+
+    /// Counts `n` events the caller ran in place, the last at `time` (`take_next`'s
+    /// condition held for each), and moves the clock there.
+    pub fn ran_in_place(&mut self, time: Time, n: u64) {
+        self.now = self.now.max(time);
+        self.executed += n;
+        self.seq += n;
+    }
+
     pub fn now(&self) -> Time {
         self.now
     }

@@ -245,6 +245,35 @@ impl EswLink {
         Ok(out)
     }
 
+    /// Runs `side`'s slot at `now` (`on_slot`), then its next ones in place while each
+    /// starts before `until` and the one before put out nothing but the next slot, up to
+    /// `max` slots in all: a side retransmitting into a shadowed channel, whose cells are
+    /// all lost. The same as running each as its own event when `until` is the time of
+    /// the run's next event. Returns the slots run and the start of the last.
+    pub fn run_slots(
+        &mut self,
+        mut now: Time,
+        side: usize,
+        until: Time,
+        max: u32,
+        out: &mut Outcome,
+    ) -> (u32, Time) {
+        let mut n = 1;
+        self.on_slot(now, side, out);
+        while n < max && out.is_quiet() && out.arrival.is_none() {
+            match out.slot[side] {
+                Some(t) if t < until => {
+                    out.slot[side] = None;
+                    now = t;
+                    n += 1;
+                    self.on_slot(now, side, out);
+                }
+                _ => break,
+            }
+        }
+        (n, now)
+    }
+
     /// The slot event of `side` at `now`. Stale events (a slot rescheduled earlier or
     /// already run) do nothing.
     pub fn on_slot(&mut self, now: Time, side: usize, out: &mut Outcome) {

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -41,7 +42,7 @@ GRID = ["0.5", "2.5", "4.5", "6.5", "8.5"]
 QUICK_GRID = ["0.5", "4.5", "8.5"]
 #: Pages per run, seeds per point in the first round, rounds at most, and the most pages a
 #: point may take (see the module doc).
-PAGES, SEEDS, ROUNDS, MAX_PAGES = 200, 5, 4, 12_000
+PAGES, SEEDS, ROUNDS, MAX_PAGES = 200, 5, 5, 14_000
 QUICK_PAGES, QUICK_SEEDS = 15, 2
 #: Section IV: "a 95% confidence interval whose maximum relative error is equal to 6%".
 MAX_RELATIVE_ERROR = 0.06
@@ -118,11 +119,11 @@ def run_pages(task: Task) -> tuple[dict[str, Any], pd.DataFrame]:
     return run, pages.assign(**key)[[*key, *cols]]
 
 
-def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str, range]], pages: int) -> list[Task]:
+def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str, int]], pages: int) -> list[Task]:
     return [
         Task(point=tuple(pt.params().items()) + (("experiment", pt.experiment),), protocol=proto, seed=seed,
              text=scenario_text(base, pt, proto, pages), source=source)
-        for pt, proto, seeds in todo for seed in seeds
+        for pt, proto, seed in todo
     ]
 
 
@@ -140,13 +141,6 @@ def _run(ctx: Context, tasks: list[Task]) -> tuple[list[dict[str, Any]], list[pd
 
     ctx.backend.run(run_pages, tasks, collect)
     return [r for r, _ in results], [ps for _, ps in results]
-
-
-def _frame_of(pages: pd.DataFrame, point: Point, protocol: str) -> pd.DataFrame:
-    mask = (pages["experiment"] == point.experiment) & (pages["protocol"] == protocol)
-    for k, v in point.params().items():
-        mask &= pages[k] == v
-    return pages[mask]
 
 
 def _pages_needed(g: pd.DataFrame) -> int:
@@ -170,19 +164,22 @@ def reproduce(ctx: Context) -> list[Finding]:
     ctx.note(f"{NAME}: {len(todo)} points x {per_round} seeds x {pages} pages"
              + (f"; then more seeds where the CI is wider than 6%, up to {MAX_PAGES} pages a point"
                 if rounds > 1 else ""))
-    runs: list[dict[str, Any]] = []
-    records: list[pd.DataFrame] = []
+    # Each point's runs and pages, kept apart: the rounds and the findings read them per
+    # point, and masking one frame of half a million pages per point would be slow.
+    runs_of: dict[tuple[Point, str], list[dict[str, Any]]] = defaultdict(list)
+    pages_of: dict[tuple[Point, str], list[pd.DataFrame]] = defaultdict(list)
     for r in range(rounds):
-        more_runs, more_pages = _run(ctx, _tasks(base, str(path), todo, pages))
-        runs += more_runs
-        records += more_pages
+        batch = [(pt, proto, seed) for pt, proto, seeds in todo for seed in seeds]
+        more_runs, more_pages = _run(ctx, _tasks(base, str(path), batch, pages))
+        for (pt, proto, _), run, pgs in zip(batch, more_runs, more_pages):
+            runs_of[pt, proto].append(run)
+            pages_of[pt, proto].append(pgs)
         if r + 1 == rounds:
             break
         # More seeds where the CI is still too wide: as many as the spread so far asks for.
-        frame = pd.concat(records, ignore_index=True)
         short = []
         for pt, proto, seeds in todo:
-            g = _frame_of(frame, pt, proto)
+            g = pd.concat(pages_of[pt, proto], ignore_index=True)
             want = min(_pages_needed(g), MAX_PAGES) - len(g)
             if want > 0:
                 n = math.ceil(want / pages)
@@ -192,14 +189,14 @@ def reproduce(ctx: Context) -> list[Finding]:
             break
         ctx.note(f"{NAME}: {len(todo)} points short of 6% relative error: "
                  f"{sum(len(t[2]) for t in todo)} more runs")
-    frame, run_frame = pd.concat(records, ignore_index=True), pd.DataFrame(runs)
-    if frame.empty:
+    if not any(len(g) for gs in pages_of.values() for g in gs):
         raise ScenarioError(f"{path}: no run completed a page")
-    found = findings(frame, run_frame, points(ctx))
+    found = findings(pages_of, runs_of, points(ctx))
     if ctx.out_dir is not None:
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
+        frame = pd.concat([g for gs in pages_of.values() for g in gs], ignore_index=True)
         frame.to_csv(ctx.out_dir / "pages.csv", index=False)
-        run_frame.to_csv(ctx.out_dir / "runs.csv", index=False)
+        pd.DataFrame([r for rs in runs_of.values() for r in rs]).to_csv(ctx.out_dir / "runs.csv", index=False)
         from . import lift_plots
 
         written = lift_plots.write_all(found, ctx.out_dir, ctx.formats, note=lambda msg: ctx.note(f"{NAME}: {msg}"))
@@ -207,12 +204,13 @@ def reproduce(ctx: Context) -> list[Finding]:
     return found
 
 
-def findings(frame: pd.DataFrame, runs: pd.DataFrame, pts: list[Point]) -> list[Finding]:
+def findings(pages_of: dict[tuple[Point, str], list[pd.DataFrame]],
+             runs_of: dict[tuple[Point, str], list[dict[str, Any]]], pts: list[Point]) -> list[Finding]:
     out = []
     for pt in pts:
         for proto in protocols(pt):
-            g = _frame_of(frame, pt, proto)
-            r = _frame_of(runs, pt, proto)
+            g = pd.concat(pages_of[pt, proto], ignore_index=True)
+            r = pd.DataFrame(runs_of[pt, proto])
             # A run that ends before its pages are fetched (the horizon) is "not completed";
             # its completed pages still count.
             short = int((~r["completed"]).sum())

@@ -8,7 +8,7 @@ use super::{DirId, Ev, LinkId, Simulation};
 use crate::esw_link::{EswLink, EswStats, Outcome};
 use crate::link::{Frame, LinkDir};
 use crate::trace::Loss;
-use hetpath_proto::Time;
+use hetpath_proto::{Dur, Time};
 
 /// An ESW link and the two directions it carries (a -> b first).
 pub(super) struct EswSlot {
@@ -77,18 +77,31 @@ impl Simulation {
     /// one queued; `INLINE_MAX` bounds a stretch so the run loop still reports progress.
     fn esw_run(&mut self, e: u32, side: u8, what: Next) {
         const INLINE_MAX: u32 = 4096;
-        for stretch in 1..=INLINE_MAX {
+        let mut out = Outcome::default();
+        let mut stretch = 0;
+        while stretch < INLINE_MAX {
+            stretch += 1;
             let now = self.q.now();
             let link = &mut self.esw[e as usize].link;
-            let mut out = Outcome::default();
             match what {
-                Next::Slot => link.on_slot(now, side as usize, &mut out),
+                // Slots whose only outcome is the next slot run in the link itself.
+                Next::Slot => {
+                    let until = self
+                        .q
+                        .next_time()
+                        .unwrap_or(Time::MAX)
+                        .min(self.end + Dur(1));
+                    let max = INLINE_MAX - stretch + 1;
+                    let (n, last) = link.run_slots(now, side as usize, until, max, &mut out);
+                    self.q.ran_in_place(last, n as u64 - 1);
+                    stretch += n - 1;
+                }
                 Next::Arrival => link.on_arrival(now, side as usize, &mut out),
             }
             let Some((t, seq)) = self.esw_apply(e, &mut out, Some((side as usize, what))) else {
                 return;
             };
-            if stretch == INLINE_MAX || !self.q.take_next(t, seq, self.end) {
+            if stretch >= INLINE_MAX || !self.q.take_next(t, seq, self.end) {
                 self.q.schedule_reserved(t, seq, what.event(e, side));
                 return;
             }
@@ -96,7 +109,7 @@ impl Simulation {
     }
 
     /// Schedules what the link asked for, then reports its losses and hands up what it
-    /// delivered (which may send on the link again). When nothing was lost or delivered,
+    /// delivered (which may send on the link again), leaving `out` empty. When nothing was lost or delivered,
     /// the `keep` kind of event of its side is not scheduled but returned, with the
     /// sequence number it would have had, for the caller to run in place.
     fn esw_apply(
@@ -107,14 +120,15 @@ impl Simulation {
     ) -> Option<(Time, u64)> {
         let keep = keep.filter(|_| out.is_quiet());
         let mut kept = None;
-        for (side, t) in out.slots() {
+        for (side, slot) in out.slot.iter_mut().enumerate() {
+            let Some(t) = slot.take() else { continue };
             if keep == Some((side, Next::Slot)) {
                 kept = Some((t, self.q.reserve_seq()));
             } else {
                 self.q.schedule(t, Ev::EswSlot(e, side as u8));
             }
         }
-        if let Some((side, t)) = out.arrival {
+        if let Some((side, t)) = out.arrival.take() {
             if keep == Some((side, Next::Arrival)) {
                 kept = Some((t, self.q.reserve_seq()));
             } else {
