@@ -22,8 +22,9 @@ use crate::link::Frame;
 use hetpath_proto::esw::{
     Cell, EnqueueError, EswConfig, EswEvent, Receiver, Sdu, Sender, CELL_BYTES,
 };
+use hetpath_proto::time::earliest;
 use hetpath_proto::{Dur, Time};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Parameters of an ESW link (seed 001 Table I for the defaults).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -110,7 +111,7 @@ struct Side {
     receiver: Receiver,
     /// Datagrams given to the sender and not yet delivered or lost, by SDU id (their
     /// order of entry, so that SDUs below a delivered one are the earlier ones).
-    held: BTreeMap<u64, Frame>,
+    held: Held,
     next_sdu: u64,
     /// Datagrams waiting for room in the transmit window.
     backlog: VecDeque<Frame>,
@@ -142,6 +143,51 @@ impl Side {
     }
 }
 
+/// The datagrams a side's sender holds, by SDU id. Ids are handed out in order, so this
+/// is a ring of slots from the lowest id held: a map would shift 184-byte frames about on
+/// every removal from its middle.
+#[derive(Default)]
+struct Held {
+    /// The id of `slots[0]`.
+    first: u64,
+    slots: VecDeque<Option<Frame>>,
+    count: usize,
+}
+
+impl Held {
+    /// `id` is the next one: one above every id inserted before.
+    fn insert(&mut self, id: u64, f: Frame) {
+        if self.slots.is_empty() {
+            self.first = id;
+        }
+        debug_assert_eq!(id, self.first + self.slots.len() as u64);
+        self.slots.push_back(Some(f));
+        self.count += 1;
+    }
+
+    fn remove(&mut self, id: u64) -> Option<Frame> {
+        let k = usize::try_from(id.checked_sub(self.first)?).ok()?;
+        let f = self.slots.get_mut(k)?.take()?;
+        self.count -= 1;
+        while let Some(None) = self.slots.front() {
+            self.slots.pop_front();
+            self.first += 1;
+        }
+        Some(f)
+    }
+
+    /// Removes the lowest held datagram if its id is below `id`.
+    fn pop_below(&mut self, id: u64) -> Option<Frame> {
+        (!self.slots.is_empty() && self.first < id)
+            .then(|| self.remove(self.first))
+            .flatten()
+    }
+
+    fn len(&self) -> usize {
+        self.count
+    }
+}
+
 pub struct EswLink {
     params: EswParams,
     sides: [Side; 2],
@@ -168,7 +214,7 @@ impl EswLink {
         let side = || Side {
             sender: Sender::new(&params.cfg),
             receiver: Receiver::new(&params.cfg),
-            held: BTreeMap::new(),
+            held: Held::default(),
             next_sdu: 0,
             backlog: VecDeque::new(),
             wire: VecDeque::new(),
@@ -324,7 +370,7 @@ impl EswLink {
                 // Without ARQ no copy will follow: the datagram is lost now. (With ARQ
                 // the receiver decides, and says so when a later SDU goes up.)
                 if let (Cell::Data(c), false) = (cell, self.params.cfg.arq) {
-                    if let Some(f) = s.held.remove(&c.sdu) {
+                    if let Some(f) = s.held.remove(c.sdu) {
                         s.stats.packets_lost += 1;
                         out.lost.push((side, f));
                     }
@@ -378,20 +424,17 @@ impl EswLink {
                 EswEvent::Delivered { id, .. } => {
                     // SDUs go up in order: one still held below this one never reached
                     // the receiver whole (the sender gave up on it) and never will.
-                    while let Some(e) = s.held.first_entry() {
-                        if *e.key() >= id {
-                            break;
-                        }
+                    while let Some(f) = s.held.pop_below(id) {
                         s.stats.packets_lost += 1;
-                        out.lost.push((side, e.remove()));
+                        out.lost.push((side, f));
                     }
-                    if let Some(f) = s.held.remove(&id) {
+                    if let Some(f) = s.held.remove(id) {
                         s.stats.packets_delivered += 1;
                         out.delivered.push((side, f));
                     }
                 }
                 EswEvent::Discarded { id } => {
-                    if let Some(f) = s.held.remove(&id) {
+                    if let Some(f) = s.held.remove(id) {
                         s.stats.packets_lost += 1;
                         out.lost.push((side, f));
                     }
@@ -421,14 +464,10 @@ impl EswLink {
         let need = if s.sender.has_cell() {
             Some(now)
         } else {
-            let (a, b) = (
+            earliest(
                 s.sender.poll_timeout(),
                 self.sides[back].receiver.poll_timeout(),
-            );
-            match (a, b) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            }
+            )
             .map(|t| t.max(now))
         };
         let Some(need) = need else { return };

@@ -32,7 +32,7 @@ use super::config::EswConfig;
 use super::unreliable::UnreliableReceiver;
 use super::EswEvent;
 use crate::runs::RunSet;
-use crate::time::{Dur, Time};
+use crate::time::{earliest, Dur, Time};
 use std::collections::{BTreeMap, VecDeque};
 
 /// The receiver's counters.
@@ -173,14 +173,8 @@ impl ArqReceiver {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        [
-            self.ack_due_at,
-            self.periodic_deadline(),
-            self.hole_since.map(|t| t + self.dl_timeout),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let hole = self.hole_since.map(|t| t + self.dl_timeout);
+        earliest(earliest(self.ack_due_at, self.periodic_deadline()), hole)
     }
 
     /// Gives up on a gap that has blocked delivery for `dl_timeout` (module doc). ACKs

@@ -33,7 +33,7 @@
 use super::cell::{cells_for, payload_of, AckCell, DataCell};
 use super::config::EswConfig;
 use super::{EswEvent, Sdu};
-use crate::time::{Dur, Time};
+use crate::time::{earliest, Dur, Time};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -369,10 +369,7 @@ impl Sender {
             .front()
             .and_then(|s| s.first_tx)
             .map(|t| t + self.dl_timeout);
-        match (rtx, dl) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        earliest(rtx, dl)
     }
 
     /// Runs what is due by `now`; early or repeated calls are harmless.

@@ -21,7 +21,7 @@ use crate::packet::{
     MAX_SACK_BLOCKS_WITH_TIMESTAMPS, TIMESTAMP_TICK_NS,
 };
 use crate::rap::{Echo, Feedback};
-use crate::time::{Dur, Time};
+use crate::time::{earliest, Dur, Time};
 use std::collections::VecDeque;
 
 /// The connection states of RFC 9293 section 3.3.2 (LISTEN belongs to the host).
@@ -676,13 +676,5 @@ impl Connection {
     }
     pub fn window_scale(&self) -> u8 {
         self.cfg.window_scale()
-    }
-}
-
-/// The earlier of two optional deadlines.
-fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }
