@@ -23,7 +23,7 @@ LAYERS = {
         "sctp", "machine", "host", "agent", "testing",
     ],
     "crates/hetpath-sim/src": [
-        "units", "ids", "rng", "traffic", "engine", "channel", "link", "esw_link", "mobility", "results", "trace", "sim",
+        "units", "ids", "rng", "traffic", "engine", "channel", "link", "esw_link", "wlan", "mobility", "results", "trace", "sim",
         "scenario", "capture",
     ],
 }

@@ -18,6 +18,7 @@ pub mod sim;
 pub mod trace;
 pub mod traffic;
 pub mod units;
+pub mod wlan;
 
 pub use results::Summary;
 pub use scenario::{load, ScenarioError};

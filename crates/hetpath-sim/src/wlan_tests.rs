@@ -1,0 +1,197 @@
+//! The DCF against closed forms: a lone station's time per frame, and Bianchi's
+//! saturation throughput (G. Bianchi, "Performance Analysis of the IEEE 802.11 Distributed
+//! Coordination Function", IEEE JSAC 18(3), 2000, basic access).
+
+use super::*;
+
+/// `n` saturated stations sending `body`-byte frames to a sink station for `secs`
+/// simulated seconds: (payload bit/s, the medium).
+fn saturate(params: DcfParams, n: usize, body: u32, secs: u64, seed: u64) -> (f64, Dcf<()>) {
+    let sink = n;
+    let mut dcf = Dcf::new(params, n + 1, seed, "wlan");
+    for i in 0..n {
+        dcf.enqueue(Time::ZERO, i, sink, body, ());
+    }
+    let end = Time::ZERO + Dur::from_secs(secs);
+    let mut out = Vec::new();
+    let mut bits = 0u64;
+    while let Some(t) = dcf.next_event().filter(|&t| t < end) {
+        dcf.on_event(t, &mut out);
+        for ev in out.drain(..) {
+            match ev {
+                WlanEvent::Delivered { to, .. } => {
+                    assert_eq!(to, sink);
+                    bits += body as u64 * 8;
+                }
+                // Saturated: a new frame as soon as one leaves.
+                WlanEvent::Acked { station } | WlanEvent::Dropped { station, .. } => {
+                    dcf.enqueue(t, station, sink, body, ())
+                }
+            }
+        }
+    }
+    (bits as f64 / secs as f64, dcf)
+}
+
+/// Bianchi's saturation throughput (bit/s of payload) for `n` stations, basic access or
+/// RTS/CTS as `p` has it for `body`, no propagation delay: W = CWmin + 1 and m stages up
+/// to CWmax + 1 = 2^m W.
+fn bianchi(p: &DcfParams, n: usize, body: u32) -> f64 {
+    let w = (p.cw_min + 1) as f64;
+    let m = ((p.cw_max + 1) as f64 / w).log2().round() as i32;
+    // tau(p) in the form 2 / (1 + W + p W sum_{i<m} (2p)^i), defined at p = 1/2 too.
+    let tau = |c: f64| {
+        let sum: f64 = (0..m).map(|i| (2.0 * c).powi(i)).sum();
+        2.0 / (1.0 + w + c * w * sum)
+    };
+    // The conditional collision probability: c = 1 - (1 - tau(c))^(n-1), by bisection.
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..100 {
+        let mid = (lo + hi) / 2.0;
+        if mid - (1.0 - (1.0 - tau(mid)).powi(n as i32 - 1)) < 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let t = tau(lo);
+    let p_tr = 1.0 - (1.0 - t).powi(n as i32);
+    let p_s = n as f64 * t * (1.0 - t).powi(n as i32 - 1) / p_tr;
+    let secs = |d: Dur| d.as_secs_f64();
+    let exchange = p.data_time(body) + p.sifs + p.ack_time() + p.difs;
+    let (t_s, t_c) = if p.uses_rts(body) {
+        let rts = p.air(RTS_BYTES, p.basic_rate);
+        let cts = p.air(CTS_BYTES, p.basic_rate);
+        (
+            secs(rts + p.sifs + cts + p.sifs + exchange),
+            secs(rts + p.difs),
+        )
+    } else {
+        (secs(exchange), secs(p.data_time(body) + p.difs))
+    };
+    let slot = secs(p.slot);
+    p_s * p_tr * (body as f64 * 8.0)
+        / ((1.0 - p_tr) * slot + p_tr * p_s * t_s + p_tr * (1.0 - p_s) * t_c)
+}
+
+#[test]
+fn a_lone_station_takes_the_closed_form_time_per_frame() {
+    // DIFS + mean backoff (CWmin / 2 slots) + PLCP + frame + SIFS + ACK, 1500-byte frames
+    // at 11 Mbit/s.
+    let p = DcfParams::default();
+    let body = 1500;
+    let per_frame =
+        p.difs + Dur(p.slot.0 * p.cw_min as u64 / 2) + p.data_time(body) + p.sifs + p.ack_time();
+    let expected = body as f64 * 8.0 / per_frame.as_secs_f64();
+    let (got, dcf) = saturate(p, 1, body, 200, 1);
+    assert!(
+        (got / expected - 1.0).abs() < 0.01,
+        "{got:.0} bit/s against {expected:.0}"
+    );
+    let s = dcf.stats(0);
+    assert_eq!((s.collisions, s.retries, s.drops), (0, 0, 0));
+    assert!(
+        s.transmissions - s.acks <= 1,
+        "the last frame may be on the air"
+    );
+}
+
+#[test]
+fn saturation_throughput_matches_bianchi() {
+    // Bianchi's analysis has every station resume one DIFS after a collision: no EIFS.
+    let basic = DcfParams {
+        eifs: false,
+        ..DcfParams::default()
+    };
+    let rts = DcfParams {
+        rts_threshold: Some(500),
+        ..basic
+    };
+    let body = 1500;
+    for p in [basic, rts] {
+        for n in [1, 5, 10, 20, 50] {
+            let (got, dcf) = saturate(p, n, body, 100, 7);
+            let model = bianchi(&p, n, body);
+            let err = got / model - 1.0;
+            eprintln!(
+                "rts {:?}, n = {n}: {got:.0} bit/s, Bianchi {model:.0} ({:+.2}%)",
+                p.rts_threshold,
+                err * 100.0
+            );
+            assert!(err.abs() < 0.03, "n = {n}: {got:.0} against {model:.0}");
+            let collisions: u64 = (0..n).map(|i| dcf.stats(i).collisions).sum();
+            assert_eq!(collisions > 0, n > 1);
+        }
+    }
+}
+
+#[test]
+fn collisions_double_the_window_and_the_retry_limit_drops() {
+    // Two stations that always collide: a channel cannot do that, so use a window of one
+    // slot (CWmin = CWmax = 0): both count down 0 slots and meet every time.
+    let p = DcfParams {
+        cw_min: 0,
+        cw_max: 0,
+        ..DcfParams::default()
+    };
+    let mut dcf = Dcf::new(p, 3, 1, "wlan");
+    dcf.enqueue(Time::ZERO, 0, 2, 100, 10u32);
+    dcf.enqueue(Time::ZERO, 1, 2, 100, 11u32);
+    let mut out = Vec::new();
+    while let Some(t) = dcf.next_event() {
+        dcf.on_event(t, &mut out);
+    }
+    let dropped: Vec<u32> = out
+        .iter()
+        .filter_map(|e| match e {
+            WlanEvent::Dropped { payload, .. } => Some(*payload),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(dropped, vec![10, 11]);
+    for i in 0..2 {
+        let s = dcf.stats(i);
+        assert_eq!(s.transmissions, p.short_retry as u64);
+        assert_eq!(
+            (s.collisions, s.drops, s.acks),
+            (p.short_retry as u64, 1, 0)
+        );
+    }
+}
+
+/// Loses the first frame it sees, then none.
+#[derive(Debug)]
+struct FirstLost(bool);
+
+impl Channel for FirstLost {
+    fn transmit(&mut self, _: Time, _: Dur, _: u32) -> bool {
+        !std::mem::replace(&mut self.0, false)
+    }
+}
+
+#[test]
+fn a_corrupted_frame_is_sent_again() {
+    let mut dcf = Dcf::new(DcfParams::default(), 2, 1, "wlan");
+    dcf.set_channel(0, Box::new(FirstLost(true)));
+    dcf.enqueue(Time::ZERO, 0, 1, 1000, "x");
+    let mut out = Vec::new();
+    while let Some(t) = dcf.next_event() {
+        dcf.on_event(t, &mut out);
+    }
+    assert!(matches!(
+        out[..],
+        [
+            WlanEvent::Delivered {
+                from: 0,
+                to: 1,
+                payload: "x"
+            },
+            WlanEvent::Acked { station: 0 }
+        ]
+    ));
+    let s = dcf.stats(0);
+    assert_eq!(
+        (s.transmissions, s.retries, s.collisions, s.acks),
+        (2, 1, 0, 1)
+    );
+}
