@@ -118,7 +118,7 @@ pub struct LinkCounterResult {
     pub link: String,
     pub from: String,
     pub to: String,
-    /// The link layer (`esw`).
+    /// The link layer (`esw`, or `802.11` for a WLAN station, `to` being `medium`).
     pub layer: String,
     pub counter: String,
     pub value: f64,

@@ -125,6 +125,19 @@ pub struct StationStats {
     pub acks: u64,
 }
 
+impl StationStats {
+    /// Counter names and values, in report order.
+    pub fn counters(&self) -> [(&'static str, f64); 5] {
+        [
+            ("transmissions", self.transmissions as f64),
+            ("retries", self.retries as f64),
+            ("collisions", self.collisions as f64),
+            ("mac_drops", self.drops as f64),
+            ("mac_acks", self.acks as f64),
+        ]
+    }
+}
+
 /// What an event produced.
 #[derive(Debug)]
 pub enum WlanEvent<P> {

@@ -173,6 +173,7 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
     }
 
     super::mobile::build(s, file, seed, &mut sim, &nodes)?;
+    super::wlan::build(s, file, seed, base_dir, &mut sim, &nodes, &links)?;
 
     let mut flow_names = HashMap::new();
     let mut state_managers = StateManagers::default();

@@ -13,6 +13,7 @@ pub mod sctp;
 pub mod spec;
 pub mod tcp;
 pub mod web;
+pub mod wlan;
 
 pub use build::{build, load, parse, DEFAULT_CC, DEFAULT_QUEUE, DEFAULT_SAMPLE_INTERVAL};
 pub use error::{KeyError, ScenarioError};

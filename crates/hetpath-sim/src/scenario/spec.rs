@@ -29,6 +29,9 @@ pub struct ScenarioFile {
     /// In-network machines: split-connection PEPs and congestion-feedback routers.
     #[serde(default, rename = "agent")]
     pub agents: Vec<AgentSpec>,
+    /// 802.11 WLANs: an access point and its stations on one medium.
+    #[serde(default, rename = "wlan")]
+    pub wlans: Vec<super::wlan::WlanSpec>,
 }
 
 /// `[radio]`: the path-loss model and the thresholds of `mobility::Radio`. `range` and

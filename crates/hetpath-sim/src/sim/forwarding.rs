@@ -203,6 +203,9 @@ impl Simulation {
         if let Some(&Some((e, side))) = self.esw_of.get(d.index()) {
             return self.esw_offer(e, side, d, f);
         }
+        if let Some(&Some(wd)) = self.wlan_of.get(d.index()) {
+            return self.wlan_offer(wd, d, f);
+        }
         let now = self.q.now();
         match self.dirs[d.index()].enqueue(now, f) {
             Ok(w) => self.wake_link(d, w),

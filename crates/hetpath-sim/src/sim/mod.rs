@@ -8,6 +8,8 @@
 //! - `machines.rs`: driving any machine through the contract (`hetpath_proto::machine`);
 //! - `conn_timers.rs`: a host's per-connection timer entries, kept few in the queue;
 //! - `esw.rs`: link directions that run over an ESW satellite link (`crate::esw_link`);
+//! - `wlan.rs`: links between an access point and its stations over an 802.11 medium
+//!   (`crate::wlan`);
 //! - `flows.rs`: flows on hosts and machines, and what their events say of them;
 //! - `legs.rs`: a flow's legs (the connections that carry it, split PEPs included);
 //! - `mobility.rs`: the mobile host's association and its wireless links;
@@ -28,6 +30,7 @@ mod report;
 mod tracing;
 mod web;
 mod web_sctp;
+mod wlan;
 
 pub use crate::ids::{DirId, FlowId, LinkId, MachineId, NodeId};
 pub use flows::{FlowParams, FlowTransport, Ipsec, TcpFlow};
@@ -62,6 +65,8 @@ enum Ev {
     EswSlot(u32, u8),
     /// The head of an ESW link side's wire arrives.
     EswArrive(u32, u8),
+    /// What a WLAN's medium asked for: a transmission starts or ends.
+    Wlan(u32),
     /// A web flow's think time ends.
     WebWake(FlowId),
 }
@@ -94,6 +99,9 @@ pub struct Simulation {
     /// ESW links, and per link direction the ESW link and side it runs over, if any.
     esw: Vec<esw::EswSlot>,
     esw_of: Vec<Option<(u32, u8)>>,
+    /// WLANs, and per link direction the WLAN stations it runs between, if any.
+    wlans: Vec<wlan::Wlan>,
+    wlan_of: Vec<Option<wlan::WlanDir>>,
     machines: Vec<Slot>,
     /// Per link direction: the machines watching it, with its index among their interfaces.
     departure: Vec<Vec<(MachineId, hetpath_proto::IfaceId)>>,
@@ -143,6 +151,8 @@ impl Simulation {
             links: Vec::new(),
             esw: Vec::new(),
             esw_of: Vec::new(),
+            wlans: Vec::new(),
+            wlan_of: Vec::new(),
             machines: Vec::new(),
             departure: Vec::new(),
             waiters: Vec::new(),
@@ -331,6 +341,7 @@ impl Simulation {
             Ev::Reassociate => self.reassociate(now),
             Ev::EswSlot(e, side) => self.esw_slot(e, side),
             Ev::EswArrive(e, side) => self.esw_arrive(e, side),
+            Ev::Wlan(w) => self.wlan_event(w),
             Ev::WebWake(f) => self.web_wake(f),
         }
     }

@@ -146,6 +146,16 @@ impl Simulation {
                     value,
                 })
             })
+            .chain(self.wlan_stats().into_iter().flat_map(|(wlan, node, s)| {
+                s.counters().map(|(counter, value)| LinkCounterResult {
+                    link: wlan.to_string(),
+                    from: self.node_name(node).to_string(),
+                    to: "medium".into(),
+                    layer: "802.11".into(),
+                    counter: counter.into(),
+                    value,
+                })
+            }))
             .collect();
         Summary {
             scenario: self.name.clone(),

@@ -1,0 +1,212 @@
+//! `[[wlan]]`: an 802.11b WLAN in infrastructure mode (`crate::wlan`): an access point,
+//! its stations, the interface queue, and the DCF's parameters (defaults: seed 000
+//! Table I and 802.11b). Each station is joined to the access point by a link named after
+//! the WLAN, whose directions share the medium.
+
+use super::error::{KeyError, ScenarioError};
+use super::spec::ScenarioFile;
+use crate::channel::ChannelSpec;
+use crate::link::{LinkDir, LinkParams};
+use crate::rng;
+use crate::sim::{NodeId, Simulation};
+use crate::units::{Bytes, Duration, QueueLimit, Rate};
+use crate::wlan::{Dcf, DcfParams};
+use hetpath_proto::Dur;
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Seed 000 section IV.A: the access point's interface queue holds 50 packets.
+pub const DEFAULT_QUEUE: QueueLimit = QueueLimit::Packets(50);
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WlanSpec {
+    pub name: String,
+    /// The access point's node.
+    pub ap: String,
+    /// The stations' nodes.
+    pub stations: Vec<String>,
+    /// Each station's interface queue, the access point's included (default 50 packets;
+    /// a byte limit is counted in 1500-byte packets).
+    pub queue: Option<QueueLimit>,
+    /// A channel model for the frames every station sends (default: none).
+    pub channel: Option<ChannelSpec>,
+    pub slot: Option<Duration>,
+    pub sifs: Option<Duration>,
+    pub difs: Option<Duration>,
+    /// PLCP preamble and header (default 192 us).
+    pub plcp: Option<Duration>,
+    pub data_rate: Option<Rate>,
+    pub basic_rate: Option<Rate>,
+    /// MAC header and FCS of a data frame (default 28 bytes).
+    pub mac_overhead: Option<Bytes>,
+    pub cw_min: Option<u32>,
+    pub cw_max: Option<u32>,
+    pub short_retry: Option<u32>,
+    pub long_retry: Option<u32>,
+    /// Frames longer than this go with RTS/CTS (default: RTS/CTS off, as seed 000).
+    pub rts_threshold: Option<Bytes>,
+    /// EIFS after a frame that could not be decoded (default true; false: DIFS).
+    pub eifs: Option<bool>,
+}
+
+impl WlanSpec {
+    /// The DCF parameters, checked.
+    pub fn params(&self) -> Result<DcfParams, KeyError> {
+        let d = DcfParams::default();
+        let time = |key: &str, v: Option<Duration>, dft: Dur, zero_ok: bool| match v {
+            Some(Duration(t)) if t == Dur::ZERO && !zero_ok => {
+                Err(KeyError::new(key, "must be greater than zero"))
+            }
+            Some(Duration(t)) => Ok(t),
+            None => Ok(dft),
+        };
+        let rate = |key: &str, v: Option<Rate>, dft: u64| match v {
+            Some(Rate(0)) => Err(KeyError::new(key, "must be greater than zero")),
+            Some(Rate(r)) => Ok(r),
+            None => Ok(dft),
+        };
+        let small = |key: &str, v: Option<u32>, dft: u32, min: u32| match v {
+            Some(n) if n < min || n > 65_535 => {
+                Err(KeyError::new(key, format!("{n}: expected {min} to 65535")))
+            }
+            Some(n) => Ok(n),
+            None => Ok(dft),
+        };
+        let bytes = |key: &str, v: Option<Bytes>| match v {
+            Some(Bytes(b)) => u32::try_from(b)
+                .map(Some)
+                .map_err(|_| KeyError::new(key, format!("{b} bytes is too large"))),
+            None => Ok(None),
+        };
+        let p = DcfParams {
+            slot: time("slot", self.slot, d.slot, false)?,
+            sifs: time("sifs", self.sifs, d.sifs, true)?,
+            difs: time("difs", self.difs, d.difs, true)?,
+            plcp: time("plcp", self.plcp, d.plcp, true)?,
+            data_rate: rate("data_rate", self.data_rate, d.data_rate)?,
+            basic_rate: rate("basic_rate", self.basic_rate, d.basic_rate)?,
+            mac_overhead: bytes("mac_overhead", self.mac_overhead)?.unwrap_or(d.mac_overhead),
+            cw_min: small("cw_min", self.cw_min, d.cw_min, 0)?,
+            cw_max: small("cw_max", self.cw_max, d.cw_max, 0)?,
+            short_retry: small("short_retry", self.short_retry, d.short_retry, 1)?,
+            long_retry: small("long_retry", self.long_retry, d.long_retry, 1)?,
+            rts_threshold: bytes("rts_threshold", self.rts_threshold)?,
+            eifs: self.eifs.unwrap_or(d.eifs),
+        };
+        if p.cw_min > p.cw_max {
+            return Err(KeyError::new(
+                "cw_min",
+                format!("{} is above cw_max ({})", p.cw_min, p.cw_max),
+            ));
+        }
+        Ok(p)
+    }
+}
+
+/// Builds every `[[wlan]]`: the medium, and a link from the access point to each station.
+/// `links` holds the names of the `[[link]]` tables, which a WLAN's name must not take.
+pub fn build(
+    s: &ScenarioFile,
+    file: &str,
+    seed: u64,
+    base_dir: &Path,
+    sim: &mut Simulation,
+    nodes: &HashMap<String, NodeId>,
+    links: &HashMap<String, crate::sim::LinkId>,
+) -> Result<(), ScenarioError> {
+    let mut names: Vec<&str> = Vec::new();
+    for (i, w) in s.wlans.iter().enumerate() {
+        let place = format!("wlan[{i}] '{}'", w.name);
+        let err = |key: &str, msg: String| ScenarioError::new(file, format!("{place}.{key}"), msg);
+        if w.name.trim().is_empty() {
+            return Err(ScenarioError::new(
+                file,
+                format!("wlan[{i}].name"),
+                "must not be empty",
+            ));
+        }
+        if links.contains_key(&w.name) || names.contains(&w.name.as_str()) {
+            return Err(err(
+                "name",
+                "a link or WLAN with this name is already defined".into(),
+            ));
+        }
+        names.push(&w.name);
+        let node = |key: &str, name: &str| {
+            nodes
+                .get(name)
+                .copied()
+                .ok_or_else(|| err(key, format!("unknown node '{name}'")))
+        };
+        let ap = node("ap", &w.ap)?;
+        if w.stations.is_empty() {
+            return Err(err("stations", "a WLAN needs at least one station".into()));
+        }
+        if w.stations.len() > 1000 {
+            return Err(err(
+                "stations",
+                format!("{} stations: at most 1000", w.stations.len()),
+            ));
+        }
+        let mut stations = Vec::new();
+        for name in &w.stations {
+            let n = node("stations", name)?;
+            if n == ap || stations.contains(&n) {
+                return Err(err(
+                    "stations",
+                    format!("'{name}' is the access point or listed twice"),
+                ));
+            }
+            stations.push(n);
+        }
+        let params = w.params().map_err(|e| ScenarioError::at(file, &place, e))?;
+        let queue = match w.queue.unwrap_or(DEFAULT_QUEUE) {
+            QueueLimit::Packets(0) | QueueLimit::Bytes(0) => {
+                return Err(err("queue", "must hold at least one packet".into()))
+            }
+            QueueLimit::Packets(n) => n as usize,
+            QueueLimit::Bytes(b) => (b / 1500).max(1) as usize,
+        };
+        let channel = w.channel.clone();
+        if let Some(c) = &channel {
+            c.validate(base_dir)
+                .map_err(|e| err("channel", e.to_string()))?;
+        }
+        let mut dcf = Dcf::new(
+            params,
+            stations.len() + 1,
+            seed,
+            &format!("wlan/{}", w.name),
+        );
+        if let Some(c) = &channel {
+            for (k, &n) in std::iter::once(&ap).chain(&stations).enumerate() {
+                let stream = rng::stream(
+                    seed,
+                    &format!("wlan/{}/{}/channel", w.name, sim.node_name(n)),
+                );
+                dcf.set_channel(k, c.build(stream));
+            }
+        }
+        let dir = |from, to| {
+            LinkDir::new(
+                LinkParams {
+                    name: w.name.clone(),
+                    from,
+                    to,
+                    rate_bps: params.data_rate,
+                    delay: Dur::ZERO,
+                    queue: QueueLimit::Packets(queue as u64),
+                },
+                Box::new(crate::channel::NoLoss),
+            )
+        };
+        let pairs = stations
+            .iter()
+            .map(|&st| (dir(ap, st), dir(st, ap)))
+            .collect();
+        sim.add_wlan(&w.name, dcf, pairs, queue);
+    }
+    Ok(())
+}
