@@ -40,6 +40,10 @@ BAD_SCENARIOS = [
      ["self_protection.probes"]),
     ("web-with-size", _edit('cc = "newreno"', 'cc = "newreno"\nweb = { pages = 2 }'), ["size", "web"]),
     ("zero-window", _edit('cc = "newreno"', 'cc = "newreno"\ntcp = { zero_window = "stop" }'), ["zero_window"]),
+    ("wlan-value", _edit('[[flow]]', '[[wlan]]\nname = "air"\nap = "src"\nstations = ["dst"]\ncw_min = 64\ncw_max = 31\n\n[[flow]]'),
+     ["cw_min"]),
+    ("wlan-station", _edit('[[flow]]', '[[wlan]]\nname = "air"\nap = "src"\nstations = ["nobody"]\n\n[[flow]]'),
+     ["stations", "nobody"]),
 ]
 
 

@@ -70,6 +70,7 @@ fn scenarios(c: &mut Criterion) {
         "geo-pep",
         "lift-web",
         "sctp-web",
+        "geo-wlan",
     ] {
         scenario(c, name);
     }
