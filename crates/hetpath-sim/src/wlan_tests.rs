@@ -195,3 +195,119 @@ fn a_corrupted_frame_is_sent_again() {
         (2, 1, 0, 1)
     );
 }
+
+mod properties {
+    use super::*;
+    use crate::channel::{ChannelSpec, GilbertElliottSpec, InitialState};
+    use crate::units::Duration;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever the stations, frames, windows, limits and losses: every frame comes
+        /// out once, delivered (then acknowledged) or dropped, each station's in the order
+        /// it was queued; time never runs backwards; the counters add up.
+        #[test]
+        fn every_frame_comes_out_once_in_order(
+            n in 2usize..7,
+            frames in proptest::collection::vec((0usize..6, 0usize..6, 1u32..2400, 0u64..5_000_000), 1..120),
+            cw_min in 0u32..40,
+            cw_extra in 0u32..600,
+            retry in 1u32..8,
+            rts in proptest::option::of(0u32..2000),
+            lossy in any::<bool>(),
+            eifs in any::<bool>(),
+            seed in any::<u64>(),
+        ) {
+            let p = DcfParams {
+                cw_min,
+                cw_max: cw_min + cw_extra,
+                short_retry: retry,
+                long_retry: retry,
+                rts_threshold: rts,
+                eifs,
+                ..DcfParams::default()
+            };
+            let mut dcf = Dcf::new(p, n, seed, "wlan");
+            if lossy {
+                for i in 0..n {
+                    let ge = ChannelSpec::GilbertElliott(GilbertElliottSpec {
+                        t_good: Duration(Dur::from_millis(20)),
+                        t_bad: Duration(Dur::from_millis(5)),
+                        loss_good: 0.05,
+                        loss_bad: 1.0,
+                        initial: InitialState::Stationary,
+                    });
+                    dcf.set_channel(i, ge.build(rng::stream(seed, &format!("ch{i}"))));
+                }
+            }
+            // Frames offered in time order, each an id; (from, to) with to != from.
+            let mut offers: Vec<(u64, usize, usize, u32, usize)> = frames
+                .iter()
+                .enumerate()
+                .map(|(id, &(a, b, len, at))| {
+                    let from = a % n;
+                    let to = (from + 1 + b % (n - 1)) % n;
+                    (at, from, to, len, id)
+                })
+                .collect();
+            offers.sort();
+            let mut queued: Vec<Vec<usize>> = vec![Vec::new(); n];
+            let mut out = Vec::new();
+            let mut seen: Vec<Vec<usize>> = vec![Vec::new(); n];
+            let (mut delivered, mut dropped, mut acked) = (0u64, 0u64, 0u64);
+            let mut pending_ack = vec![0u64; n];
+            let mut last = Time::ZERO;
+            let mut k = 0;
+            loop {
+                let next_offer = offers.get(k).map(|o| Time(o.0));
+                let next = dcf.next_event();
+                let offer_first = match (next_offer, next) {
+                    (Some(o), Some(e)) => o <= e,
+                    (Some(_), None) => true,
+                    (None, Some(_)) => false,
+                    (None, None) => break,
+                };
+                if offer_first {
+                    let (at, from, to, len, id) = offers[k];
+                    k += 1;
+                    dcf.enqueue(Time(at), from, to, len, id);
+                    queued[from].push(id);
+                    continue;
+                }
+                let t = next.expect("an event");
+                prop_assert!(t >= last);
+                last = t;
+                dcf.on_event(t, &mut out);
+                for ev in out.drain(..) {
+                    match ev {
+                        WlanEvent::Delivered { from, payload, .. } => {
+                            seen[from].push(payload);
+                            pending_ack[from] += 1;
+                            delivered += 1;
+                        }
+                        WlanEvent::Acked { station } => {
+                            prop_assert!(pending_ack[station] == 1);
+                            pending_ack[station] -= 1;
+                            acked += 1;
+                        }
+                        WlanEvent::Dropped { station, payload } => {
+                            seen[station].push(payload);
+                            dropped += 1;
+                        }
+                    }
+                }
+            }
+            prop_assert_eq!(&seen, &queued);
+            prop_assert_eq!(delivered, acked);
+            let stats: Vec<StationStats> = (0..n).map(|i| dcf.stats(i)).collect();
+            prop_assert_eq!(stats.iter().map(|s| s.acks).sum::<u64>(), delivered);
+            prop_assert_eq!(stats.iter().map(|s| s.drops).sum::<u64>(), dropped);
+            for s in &stats {
+                prop_assert!(s.collisions + s.acks + s.drops <= s.transmissions + s.drops);
+                prop_assert!(s.retries <= s.transmissions);
+            }
+        }
+    }
+}
