@@ -157,7 +157,7 @@ def machines_table(machines: list[dict[str, Any]]) -> Table:
 
 
 def link_layer_table(counters: list[dict[str, Any]]) -> Table:
-    """A link layer's own counters (ESW links): one row per link direction."""
+    """A link layer's own counters (ESW link directions, WLAN stations): one row each."""
     names = list(dict.fromkeys(c["counter"] for c in counters))
     table = Table(title="link layer", **_TABLE_STYLE)
     for col in ("link", "direction", *names):
