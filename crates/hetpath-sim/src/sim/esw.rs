@@ -109,9 +109,10 @@ impl Simulation {
     }
 
     /// Schedules what the link asked for, then reports its losses and hands up what it
-    /// delivered (which may send on the link again), leaving `out` empty. When nothing was lost or delivered,
-    /// the `keep` kind of event of its side is not scheduled but returned, with the
-    /// sequence number it would have had, for the caller to run in place.
+    /// delivered (which may send on the link again), leaving `out` empty. When nothing
+    /// was lost or delivered, the `keep` kind of event of its side is not scheduled but
+    /// returned, with the sequence number it would have had, for the caller to run in
+    /// place.
     fn esw_apply(
         &mut self,
         e: u32,
