@@ -333,9 +333,19 @@ impl EswLink {
         let back = 1 - side;
         // The reverse receiver sits at this side's source: its timers run here, and its
         // ESW-ACKs go first.
-        self.sides[back].receiver.handle_timeout(now);
-        self.drain_receiver(back, out);
-        let cell = match self.sides[back].receiver.poll_ack(now) {
+        // (Nothing of it is due before its deadline: skip the calls, one per cell sent.)
+        let due = self.sides[back]
+            .receiver
+            .poll_timeout()
+            .is_some_and(|t| t <= now);
+        let ack = if due {
+            self.sides[back].receiver.handle_timeout(now);
+            self.drain_receiver(back, out);
+            self.sides[back].receiver.poll_ack(now)
+        } else {
+            None
+        };
+        let cell = match ack {
             Some(ack) => {
                 self.sides[side].stats.esw_acks += 1;
                 Some(Cell::Ack(ack))
@@ -471,6 +481,9 @@ impl EswLink {
             .map(|t| t.max(now))
         };
         let Some(need) = need else { return };
+        if s.next_slot.is_some_and(|(_, t)| t <= need) {
+            return; // a slot at or before it is due anyway
+        }
         // `need` is at or after the last slot run, which cannot run again: from there to
         // the next slot's start, the next slot is the one (and it is known).
         let (k, at) = match s.last_slot {
