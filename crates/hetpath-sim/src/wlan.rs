@@ -254,7 +254,7 @@ impl<P> Dcf<P> {
         self.next
     }
 
-    /// Queues a frame of `body` bytes (what the MAC carries: IP datagram and LLC) from
+    /// Queues a frame of `body` bytes (what the MAC carries: the IP datagram) from
     /// `from` to `to`. The caller bounds the queue (`queued`).
     pub fn enqueue(&mut self, now: Time, from: usize, to: usize, body: u32, payload: P) {
         let s = &mut self.stations[from];
