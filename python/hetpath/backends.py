@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import Callable, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Optional, Protocol, Sequence, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -22,6 +22,28 @@ class Backend(Protocol):
         """Call ``fn`` on every task, anywhere, in any order; call ``on_result(index,
         result)`` in this process as each finishes.  An exception from ``fn`` propagates."""
         ...
+
+
+def run_in_order(
+    backend: Backend,
+    fn: Callable[[T], R],
+    tasks: Sequence[T],
+    on_progress: Optional[Callable[[int, int], None]] = None,
+) -> list[R]:
+    """``backend.run`` with the results back in task order, reporting (done, total) to
+    ``on_progress`` as each arrives."""
+    results: list[Any] = [None] * len(tasks)
+    done = 0
+
+    def collect(i: int, result: R) -> None:
+        nonlocal done
+        results[i] = result
+        done += 1
+        if on_progress:
+            on_progress(done, len(tasks))
+
+    backend.run(fn, tasks, collect)
+    return results
 
 
 def _run_batch(fn: Callable[[T], R], batch: list[tuple[int, T]]) -> list[tuple[int, R]]:

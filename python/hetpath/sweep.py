@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 from . import _bridge, _toml
-from .backends import Backend, LocalBackend
+from .backends import Backend, LocalBackend, run_in_order
 from .errors import ScenarioError
 from .stats import mean_ci95
 
@@ -254,18 +254,7 @@ def run(
     """Run every task (all cores by default); one row per run and flow, in task order."""
     import pandas as pd
 
-    backend = backend or LocalBackend()
-    results: list[Optional[list[dict[str, Any]]]] = [None] * len(tasks)
-    done = 0
-
-    def collect(i: int, records: list[dict[str, Any]]) -> None:
-        nonlocal done
-        results[i] = records
-        done += 1
-        if on_progress:
-            on_progress(done, len(tasks))
-
-    backend.run(run_task, list(tasks), collect)
+    results = run_in_order(backend or LocalBackend(), run_task, list(tasks), on_progress)
     return pd.DataFrame([r for rs in results if rs for r in rs])
 
 

@@ -94,11 +94,6 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The slots to schedule: (side, time).
-    pub fn slots(&self) -> impl Iterator<Item = (usize, Time)> + '_ {
-        (0..2).filter_map(|side| Some((side, self.slot[side]?)))
-    }
-
     /// Nothing handed up or lost: the link's own business only.
     pub fn is_quiet(&self) -> bool {
         self.delivered.is_empty() && self.lost.is_empty()

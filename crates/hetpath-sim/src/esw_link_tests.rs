@@ -67,7 +67,12 @@ impl Driver {
     }
 
     fn apply(&mut self, out: Outcome) {
-        for (side, t) in out.slots() {
+        for (side, t) in out
+            .slot
+            .iter()
+            .enumerate()
+            .filter_map(|(s, t)| Some((s, (*t)?)))
+        {
             self.push(t, Kind::Slot, side);
         }
         if let Some((side, t)) = out.arrival {

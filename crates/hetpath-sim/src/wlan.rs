@@ -160,8 +160,7 @@ struct Station<P> {
     /// The backoff: slots left, counted from `start` on the medium's slot grid.
     backoff: Option<(u64, u32)>,
     cw: u32,
-    /// Attempts of the frame at the head, and its failures under each retry limit.
-    attempts: u32,
+    /// Failures of the frame at the head under each retry limit.
     short_fails: u32,
     long_fails: u32,
     rng: Rng,
@@ -212,7 +211,6 @@ impl<P> Dcf<P> {
                 queue: VecDeque::new(),
                 backoff: None,
                 cw: params.cw_min,
-                attempts: 0,
                 short_fails: 0,
                 long_fails: 0,
                 rng: rng::stream(seed, &format!("{name}/{i}")),
@@ -308,7 +306,7 @@ impl<P> Dcf<P> {
                 s.queue.pop_front();
                 s.stats.acks += 1;
                 s.cw = self.params.cw_min;
-                (s.attempts, s.short_fails, s.long_fails) = (0, 0, 0);
+                (s.short_fails, s.long_fails) = (0, 0);
                 out.push(WlanEvent::Acked { station });
                 self.draw_backoff(now, station);
                 self.go_idle(now, self.params.difs);
@@ -412,10 +410,9 @@ impl<P> Dcf<P> {
                 .front()
                 .expect("a station counts down only with a frame");
             s.stats.transmissions += 1;
-            if s.attempts > 0 {
+            if s.short_fails + s.long_fails > 0 {
                 s.stats.retries += 1;
             }
-            s.attempts += 1;
             let first = if p.uses_rts(q.body) {
                 p.air(RTS_BYTES, p.basic_rate)
             } else {
@@ -480,7 +477,7 @@ impl<P> Dcf<P> {
             let q = s.queue.pop_front().expect("a frame");
             s.stats.drops += 1;
             s.cw = p.cw_min;
-            (s.attempts, s.short_fails, s.long_fails) = (0, 0, 0);
+            (s.short_fails, s.long_fails) = (0, 0);
             if let Some(payload) = q.payload {
                 out.push(WlanEvent::Dropped {
                     station: i,

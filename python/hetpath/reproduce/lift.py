@@ -27,6 +27,7 @@ from typing import Any, Optional
 import pandas as pd
 
 from .. import _bridge, _toml
+from ..backends import run_in_order
 from ..errors import ScenarioError
 from ..stats import mean_ci95
 from ..sweep import Task
@@ -129,17 +130,7 @@ def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str, int]]
 
 def _run(ctx: Context, tasks: list[Task]) -> tuple[list[dict[str, Any]], list[pd.DataFrame]]:
     """(one record per run, one frame of pages per run) of ``tasks``, in task order."""
-    results: list[Any] = [None] * len(tasks)
-    done = 0
-
-    def collect(i: int, result: tuple[dict[str, Any], pd.DataFrame]) -> None:
-        nonlocal done
-        results[i] = result
-        done += 1
-        if ctx.progress:
-            ctx.progress(done, len(tasks))
-
-    ctx.backend.run(run_pages, tasks, collect)
+    results = run_in_order(ctx.backend, run_pages, tasks, ctx.progress)
     return [r for r, _ in results], [ps for _, ps in results]
 
 

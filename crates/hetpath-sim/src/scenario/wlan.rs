@@ -169,8 +169,7 @@ pub fn build(
             QueueLimit::Packets(n) => n as usize,
             QueueLimit::Bytes(b) => (b / 1500).max(1) as usize,
         };
-        let channel = w.channel.clone();
-        if let Some(c) = &channel {
+        if let Some(c) = &w.channel {
             c.validate(base_dir)
                 .map_err(|e| err("channel", e.to_string()))?;
         }
@@ -180,7 +179,7 @@ pub fn build(
             seed,
             &format!("wlan/{}", w.name),
         );
-        if let Some(c) = &channel {
+        if let Some(c) = &w.channel {
             for (k, &n) in std::iter::once(&ap).chain(&stations).enumerate() {
                 let stream = rng::stream(
                     seed,
