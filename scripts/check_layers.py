@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 LAYERS = {
     "crates/hetpath-proto/src": [
-        "time", "ids", "runs", "lift", "sctp_chunk", "packet", "esp", "esw", "crosslayer", "iface", "wire", "rap", "cc", "tcp",
+        "time", "ids", "runs", "lift", "sctp_chunk", "stp", "packet", "esp", "esw", "crosslayer", "iface", "wire", "rap", "cc", "tcp",
         "sctp", "machine", "host", "agent", "testing",
     ],
     "crates/hetpath-sim/src": [

@@ -4,7 +4,7 @@
 //! as arguments, packets go out through `poll_*` calls. The simulator and, later, the real
 //! proxy drive the same machines through one contract (`machine`). Modules, from the
 //! bottom layer up (a module uses only those before it; `scripts/check_layers.py`):
-//! `time`, `ids`, `runs`, `lift`, `sctp_chunk`, `packet`, `esp`, `esw`, `crosslayer`, `iface`, `wire`, `rap`, `cc`, `tcp`,
+//! `time`, `ids`, `runs`, `lift`, `sctp_chunk`, `stp`, `packet`, `esp`, `esw`, `crosslayer`, `iface`, `wire`, `rap`, `cc`, `tcp`,
 //! `sctp`, `machine`, `host`, `agent`.
 
 pub mod agent;
@@ -22,6 +22,7 @@ pub mod rap;
 mod runs;
 pub mod sctp;
 pub mod sctp_chunk;
+pub mod stp;
 pub mod tcp;
 pub mod time;
 pub mod wire;
