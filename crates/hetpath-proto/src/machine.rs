@@ -43,6 +43,12 @@ pub enum At {
     /// It was lost somewhere (channel, full queue, outage): the oracle that the ideal
     /// protocol of seed 003 is allowed. The verdict is ignored.
     Lost,
+    /// The link layer of interface `i` confirmed the packet to the next node: an 802.11
+    /// MAC ACK (IEEE 802.11's MA-UNITDATA-STATUS.indication). The verdict is ignored.
+    LinkAcked(IfaceId),
+    /// The link layer of interface `i` gave the packet up: its queue was full or its
+    /// retries ran out. The verdict is ignored.
+    LinkDropped(IfaceId),
 }
 
 /// What becomes of a packet a machine was shown.
@@ -65,6 +71,9 @@ pub struct Hooks {
     pub departure: bool,
     /// Every packet lost anywhere (`At::Lost`).
     pub losses: bool,
+    /// What becomes of the packets on its interfaces whose link layer says so
+    /// (`At::LinkAcked`, `At::LinkDropped`; an 802.11 WLAN does).
+    pub link_status: bool,
 }
 
 pub use crate::iface::LocalQueue;

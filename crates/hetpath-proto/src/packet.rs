@@ -11,6 +11,7 @@
 
 use crate::lift::{LiftHeader, PROTO_LIFT};
 use crate::sctp_chunk::SctpPacket;
+use crate::stp::Pdu;
 use crate::time::Dur;
 use std::fmt;
 
@@ -337,12 +338,34 @@ pub enum Body {
     Lift(LiftHeader, Option<Esp>),
     /// An SCTP packet (RFC 4960), alone or inside ESP (`SctpBody`).
     Sctp(SctpBody),
+    /// APOHN's subnetwork layer (seed 000 §III.D): a PDU of the STP connection between a
+    /// node and its edge router, carrying datagrams one way and reports the other.
+    Sbp(Box<Pdu<SbpPayload>>),
     /// Opaque payload of a protocol we do not model, `len` bytes after the IP header.
     Raw {
         proto: u8,
         len: u32,
     },
 }
+
+/// What an SBP connection carries (seed 000 §III.D).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum SbpPayload {
+    /// An IP packet of one of the node's flows, under the booster's id for it; `sealed`
+    /// bytes of subnetwork-layer encryption wrap it to the edge router (§III.E).
+    Datagram {
+        id: u64,
+        packet: Box<Packet>,
+        sealed: u32,
+    },
+    /// The edge router's report (LLE-TCP): datagrams the destination node's MAC
+    /// acknowledged, and datagrams the WLAN gave up.
+    Report { confirmed: Vec<u64>, lost: Vec<u64> },
+}
+
+/// The IP protocol number SBP is written with in captures: the second of RFC 3692's
+/// numbers for experiments (LIFT has the first).
+pub const PROTO_SBP: u8 = 254;
 
 /// ESP header: SPI and sequence number (RFC 4303 section 2).
 const ESP_HEADER: u32 = 8;
@@ -455,6 +478,7 @@ impl Packet {
                 Body::Esp(e) => e.len(),
                 Body::Lift(h, esp) => h.wire_len() + esp.as_ref().map_or(0, Esp::len),
                 Body::Sctp(s) => s.len(),
+                Body::Sbp(pdu) => pdu.wire_len(),
                 Body::Raw { len, .. } => *len,
             }
     }
@@ -467,6 +491,7 @@ impl Packet {
             Body::Lift(..) => PROTO_LIFT,
             Body::Sctp(s) if s.esp.is_some() => proto::ESP,
             Body::Sctp(_) => proto::SCTP,
+            Body::Sbp(_) => PROTO_SBP,
             Body::Raw { proto, .. } => *proto,
         }
     }

@@ -52,6 +52,9 @@ fn main() {
             l.stats.max_queue_pkts
         );
     }
+    for m in &s.machines {
+        println!("  {} {} {}={}", m.node, m.machine, m.counter, m.value);
+    }
     if let Some(t) = sim.trace() {
         println!("  trace: {} events", t.len());
     }

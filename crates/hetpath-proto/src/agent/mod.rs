@@ -4,6 +4,7 @@
 //! ends of an SCTP association. Each is one file; a
 //! scenario places them on nodes through the registry in `hetpath-sim`'s `scenario`.
 
+pub mod apohn;
 pub mod ideal;
 pub mod lift_bs;
 #[cfg(test)]
@@ -14,6 +15,7 @@ pub mod sctp_endpoint;
 pub mod split;
 pub mod state_manager;
 
+pub use apohn::{ApohnBridge, ApohnSender, LleSink};
 pub use ideal::{IdealSink, IdealSource};
 pub use lift_bs::{LiftBs, LiftBsConfig};
 pub use mobile_ip::{MobileIpConfig, MobileNode, StationAgent};

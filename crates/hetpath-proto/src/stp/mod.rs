@@ -102,7 +102,7 @@ impl StpConfig {
 
 /// An STP protocol data unit. Sequence numbers count SDs from 0; `(start, end)` ranges are
 /// half-open.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Pdu<T> {
     /// Sequenced data: N(S) = `seq`, `len` payload bytes.
     Sd { seq: u64, payload: T, len: u32 },

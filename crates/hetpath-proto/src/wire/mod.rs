@@ -244,9 +244,12 @@ impl PacketRepr {
             // Mobile IP messages and tunnels are written as opaque payloads of their size;
             // ESP and LIFT as their visible headers (`Encap`), then opaque bytes. SCTP's
             // bytes follow the IP header (`encode`), or ESP's when it is encrypted.
-            Body::Mip(_) | Body::Tunnel(_) | Body::Esp(_) | Body::Lift(..) | Body::Sctp(_) => {
-                (None, packet.size() as u64 - 20)
-            }
+            Body::Mip(_)
+            | Body::Tunnel(_)
+            | Body::Esp(_)
+            | Body::Lift(..)
+            | Body::Sctp(_)
+            | Body::Sbp(_) => (None, packet.size() as u64 - 20),
         };
         let ip = Ipv4Repr::from_header(&packet.ip, ctx.ident, packet.protocol(), payload_len)?;
         Ok(PacketRepr {

@@ -4,6 +4,7 @@
 //! drives them all through the machine contract and names none of them. Adding a machine
 //! is a file in `hetpath_proto::agent` and a variant here (docs/architecture.md).
 
+use super::apohn::ApohnSpec;
 use super::cc::CcSpec;
 use super::error::KeyError;
 use super::spec::TcpSpec;
@@ -42,6 +43,9 @@ pub enum AgentSpec {
     /// the fixed host when the satellite link is late. The flows' mobile ends run MH-LIFT
     /// (`[flow] ipsec = { lift = true }`).
     LiftBs(LiftBsSpec),
+    /// APOHN (seed 000): the booster and SBP/STP on `sender`, LLE-TCP's agent on `bridge`
+    /// and its sink on each of `stations`.
+    Apohn(Box<ApohnSpec>),
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -98,10 +102,15 @@ pub struct Names<'a> {
 
 impl Names<'_> {
     fn node(&self, name: &str) -> Result<NodeId, KeyError> {
+        self.node_at("node", name)
+    }
+
+    /// Node `name`, given under `key`.
+    pub fn node_at(&self, key: &str, name: &str) -> Result<NodeId, KeyError> {
         self.nodes
             .get(name)
             .copied()
-            .ok_or_else(|| KeyError::new("node", format!("unknown node '{name}'")))
+            .ok_or_else(|| KeyError::new(key, format!("unknown node '{name}'")))
     }
 
     /// The direction of link `name` that leaves `node`.
@@ -138,6 +147,7 @@ impl AgentSpec {
     ) -> Result<MachineId, KeyError> {
         match self {
             AgentSpec::SplitPep(s) => s.place(sim, names, tcp),
+            AgentSpec::Apohn(a) => a.place(sim, names),
             AgentSpec::XcpRouter(r) => {
                 let node = names.node(&r.node)?;
                 let d = names.leaving(sim, &r.link, node, &r.node)?;

@@ -2,6 +2,7 @@
 //! scenario can place are registered in `machines`; controllers and their parameters in
 //! `cc`; the papers' TCP variants as `profiles`.
 
+pub mod apohn;
 mod build;
 pub mod cc;
 mod error;

@@ -136,14 +136,7 @@ impl Simulation {
             self.frame_power = None;
         }
         if f.packet.ip.dst == node_addr(node) {
-            for k in 0..self.nodes[n].local.len() {
-                let m = self.nodes[n].local[k];
-                match self.show(m, At::Local, f.packet) {
-                    Verdict::Pass(q) => f.packet = q,
-                    Verdict::Consume => return,
-                }
-            }
-            return; // nothing here takes it
+            return self.deliver_local(node, f, None);
         }
         f.packet.ip.ttl = f.packet.ip.ttl.saturating_sub(1);
         if f.packet.ip.ttl == 0 {
@@ -151,6 +144,21 @@ impl Simulation {
             return;
         }
         self.forward(node, f);
+    }
+
+    /// A packet addressed to `node` goes to its machines (but the one that sent it).
+    fn deliver_local(&mut self, node: NodeId, mut f: Frame, from: Option<MachineId>) {
+        for k in 0..self.nodes[node.index()].local.len() {
+            let m = self.nodes[node.index()].local[k];
+            if Some(m) == from {
+                continue;
+            }
+            match self.show(m, At::Local, f.packet) {
+                Verdict::Pass(q) => f.packet = q,
+                Verdict::Consume => return,
+            }
+        }
+        // nothing here takes it
     }
 
     /// Routes a packet from `node` (it arrived there, or a machine there sent it).
@@ -167,7 +175,14 @@ impl Simulation {
     #[inline]
     pub(super) fn send_from(&mut self, m: MachineId, via: Via, f: Frame) {
         match via {
-            Via::Route => self.forward(self.machines[m.index()].node, f),
+            Via::Route => {
+                let node = self.machines[m.index()].node;
+                if f.packet.ip.dst == node_addr(node) {
+                    // between layers of one node (APOHN's booster answers its TCP)
+                    return self.deliver_local(node, f, Some(m));
+                }
+                self.forward(node, f)
+            }
             Via::Iface(i) => {
                 let d = self.machines[m.index()].ifaces[i.index()];
                 self.depart(d, f);

@@ -100,10 +100,11 @@ impl NodeView for BlindView {
 
 impl NodeView for View<'_> {
     fn iface(&self, i: IfaceId) -> hetpath_proto::iface::Iface {
-        let d = &self.sim.dirs[self.ifaces[i.index()].index()];
+        let id = self.ifaces[i.index()];
+        let d = &self.sim.dirs[id.index()];
         hetpath_proto::iface::Iface {
             rate_bps: d.ip_rate_bps(),
-            queue_pkts: d.queue_len() as u64,
+            queue_pkts: self.sim.wlan_queued(id).unwrap_or(d.queue_len()) as u64,
             queue_bytes: d.queue_bytes(),
             tx_bytes: d.stats.tx_bytes,
             transmitting: d.transmitting(),
@@ -113,7 +114,7 @@ impl NodeView for View<'_> {
 
     fn ready(&self, dst: Addr) -> bool {
         match self.sim.next_hop_to(self.node, dst) {
-            Some(d) if !self.sim.dirs[d.index()].has_room(1) => {
+            Some(d) if !self.sim.has_room(d, 1) => {
                 self.note(d, false);
                 false
             }
@@ -185,6 +186,11 @@ impl Simulation {
             for (i, d) in ifaces.iter().enumerate() {
                 debug_assert_eq!(self.dirs[d.index()].params.from, node);
                 self.departure[d.index()].push((m, IfaceId(i as u32)));
+            }
+        }
+        if hooks.link_status {
+            for (i, d) in ifaces.iter().enumerate() {
+                self.link_status[d.index()].push((m, IfaceId(i as u32)));
             }
         }
         if hooks.losses {
@@ -361,9 +367,7 @@ impl Simulation {
                 },
             };
             if let Some(d) = self.hop_of(m, via, f.packet.ip.dst) {
-                if !self.dirs[d.index()].has_room(f.packet.size())
-                    && self.full_queue_holds(m, now, &f.packet)
-                {
+                if !self.has_room(d, f.packet.size()) && self.full_queue_holds(m, now, &f.packet) {
                     self.machines[m.index()].blocked = Some(Box::new((d, via, f)));
                     self.note_waits(m, &[(d, false)]);
                     break;

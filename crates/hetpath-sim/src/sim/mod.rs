@@ -105,6 +105,9 @@ pub struct Simulation {
     machines: Vec<Slot>,
     /// Per link direction: the machines watching it, with its index among their interfaces.
     departure: Vec<Vec<(MachineId, hetpath_proto::IfaceId)>>,
+    /// Per link direction: the machines told what its link layer did with each packet
+    /// (`At::LinkAcked`, `At::LinkDropped`).
+    link_status: Vec<Vec<(MachineId, hetpath_proto::IfaceId)>>,
     /// Per link direction: machines to wake when it next finishes a transmission (or, for
     /// `wake_on`, changes state). Entries may be stale; the slots say who still waits.
     waiters: Vec<Vec<MachineId>>,
@@ -155,6 +158,7 @@ impl Simulation {
             wlan_of: Vec::new(),
             machines: Vec::new(),
             departure: Vec::new(),
+            link_status: Vec::new(),
             waiters: Vec::new(),
             oracles: Vec::new(),
             flows: Vec::new(),
@@ -224,6 +228,7 @@ impl Simulation {
     fn add_dir(&mut self, dir: LinkDir) -> DirId {
         self.dirs.push(dir);
         self.departure.push(Vec::new());
+        self.link_status.push(Vec::new());
         self.waiters.push(Vec::new());
         self.routed = false;
         DirId(self.dirs.len() as u32 - 1)

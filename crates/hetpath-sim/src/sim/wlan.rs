@@ -8,7 +8,8 @@ use crate::ids::NodeId;
 use crate::link::{Frame, LinkDir};
 use crate::trace::Loss;
 use crate::wlan::{Dcf, StationStats, WlanEvent};
-use hetpath_proto::Time;
+use hetpath_proto::machine::At;
+use hetpath_proto::{Packet, Time};
 
 /// A WLAN medium and, per station, its node's link to the access point.
 pub(super) struct Wlan {
@@ -20,6 +21,12 @@ pub(super) struct Wlan {
     scheduled: Option<Time>,
     /// Each station's node, the access point first.
     nodes: Vec<NodeId>,
+    /// Each station's link directions onto the medium (the access point has one per
+    /// station; they share its queue).
+    dirs: Vec<Vec<DirId>>,
+    /// Per station, the frame handed up and awaiting its MAC ACK, kept only when a
+    /// machine on its direction asked for the link status.
+    unacked: Vec<Option<(DirId, Packet)>>,
 }
 
 /// Where a link direction's packets go: WLAN `w`, from station `from` to station `to`.
@@ -44,6 +51,7 @@ impl Simulation {
         let w = self.wlans.len() as u32;
         let mut nodes = Vec::new();
         let mut ids = Vec::new();
+        let mut dirs = vec![Vec::new()];
         for (i, (ab, ba)) in links.into_iter().enumerate() {
             if nodes.is_empty() {
                 nodes.push(ab.params.from);
@@ -55,6 +63,8 @@ impl Simulation {
             let st = (i + 1) as u16;
             self.wlan_of[down.index()] = Some(WlanDir { w, from: 0, to: st });
             self.wlan_of[upd.index()] = Some(WlanDir { w, from: st, to: 0 });
+            dirs[0].push(down);
+            dirs.push(vec![upd]);
             ids.push(id);
         }
         self.wlans.push(Wlan {
@@ -62,7 +72,9 @@ impl Simulation {
             dcf,
             queue,
             scheduled: None,
+            unacked: vec![None; nodes.len()],
             nodes,
+            dirs,
         });
         ids
     }
@@ -80,12 +92,35 @@ impl Simulation {
             .collect()
     }
 
+    /// Whether link direction `d` goes over a WLAN's medium.
+    pub fn is_wlan(&self, d: DirId) -> bool {
+        self.wlan_of.get(d.index()).is_some_and(|w| w.is_some())
+    }
+
+    /// The packets in direction `d`'s interface queue, if it is over a WLAN.
+    pub(super) fn wlan_queued(&self, d: DirId) -> Option<usize> {
+        let wd = (*self.wlan_of.get(d.index())?)?;
+        Some(self.wlans[wd.w as usize].dcf.queued(wd.from as usize))
+    }
+
+    /// Whether direction `d`'s queue takes a packet of `size` bytes now.
+    pub(super) fn has_room(&self, d: DirId, size: u32) -> bool {
+        match self.wlan_of.get(d.index()).copied().flatten() {
+            Some(wd) => {
+                let wlan = &self.wlans[wd.w as usize];
+                wlan.dcf.queued(wd.from as usize) < wlan.queue
+            }
+            None => self.dirs[d.index()].has_room(size),
+        }
+    }
+
     /// Direction `d`, over a WLAN, takes a packet (from `send_on`).
     pub(super) fn wlan_offer(&mut self, wd: WlanDir, d: DirId, f: Frame) {
         let now = self.q.now();
         let wlan = &mut self.wlans[wd.w as usize];
         if wlan.dcf.queued(wd.from as usize) >= wlan.queue {
             self.dirs[d.index()].stats.drops += 1;
+            self.link_status(d, &f.packet, false);
             return self.lost(f, d, Loss::Queue);
         }
         let size = f.packet.size();
@@ -126,16 +161,49 @@ impl Simulation {
                     let dir = &mut self.dirs[d.index()];
                     dir.stats.busy = dir.stats.busy + air;
                     let to = dir.params.to;
+                    if !self.link_status[d.index()].is_empty() {
+                        let from = self.wlan_of[d.index()].expect("a WLAN direction").from;
+                        self.wlans[w as usize].unacked[from as usize] = Some((d, f.packet.clone()));
+                    }
                     self.receive(to, f);
                 }
                 WlanEvent::Dropped {
-                    payload: (d, f), ..
+                    station,
+                    payload: (d, f),
                 } => {
                     self.dirs[d.index()].stats.lost_packets += 1;
+                    self.link_status(d, &f.packet, false);
                     self.lost(f, d, Loss::Channel);
+                    self.wlan_room(w, station);
                 }
-                WlanEvent::Acked { .. } => {}
+                WlanEvent::Acked { station } => {
+                    if let Some((d, p)) = self.wlans[w as usize].unacked[station].take() {
+                        self.link_status(d, &p, true);
+                    }
+                    self.wlan_room(w, station);
+                }
             }
+        }
+    }
+
+    /// The machines on direction `d` that asked learn what its MAC did with `p`.
+    fn link_status(&mut self, d: DirId, p: &Packet, acked: bool) {
+        for k in 0..self.link_status[d.index()].len() {
+            let (m, i) = self.link_status[d.index()][k];
+            let at = if acked {
+                At::LinkAcked(i)
+            } else {
+                At::LinkDropped(i)
+            };
+            let _ = self.show(m, at, p.clone());
+        }
+    }
+
+    /// A station's queue lost its head frame: machines waiting on its directions go on.
+    fn wlan_room(&mut self, w: u32, station: usize) {
+        for k in 0..self.wlans[w as usize].dirs[station].len() {
+            let d = self.wlans[w as usize].dirs[station][k];
+            self.wake_waiters(d, true);
         }
     }
 

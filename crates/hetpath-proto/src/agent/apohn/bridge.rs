@@ -1,0 +1,183 @@
+//! APOHN at the edge router (seed 000 Figs. 6 and 7): the far end of the sender's SBP
+//! connection, and LLE-TCP's agent toward the WLAN (Kliazovich and Granelli 2004, the
+//! seed's [20]).
+//!
+//! Datagrams STP delivers in order go on toward their station as the IP packets they
+//! carry; no application storage is involved. When the WLAN's MAC acknowledges one, the
+//! router reports it confirmed to the sender: the feedback point moves from the receiver's
+//! TCP to the router, but a datagram is confirmed only once the destination node has it.
+//! A datagram the WLAN gives up (a full queue, the retry limit) is reported lost, and the
+//! booster sends it again. Reports travel over the reverse STP connection.
+//!
+//! The seed's router "generates the TCP ACK"; here it names the confirmed datagram instead,
+//! because under end-to-end ESP (§III.E) it cannot read or write the TCP header, and the
+//! booster, which holds the datagram, turns the report into its release
+//! (docs/model-notes.md, "Seed 000").
+
+use super::sbp_packet;
+use crate::machine::{At, Counter, Hooks, Machine, NodeView, Transmit, Verdict};
+use crate::packet::{Addr, Body, Packet, SbpPayload};
+use crate::stp::{self, Pdu, StpConfig};
+use crate::time::Time;
+use std::collections::{HashMap, VecDeque};
+
+#[derive(Clone, Debug)]
+pub struct ApohnBridgeConfig {
+    /// This router's address and the sender node's.
+    pub me: Addr,
+    pub sender: Addr,
+    /// STP back to the sender (the reports): its rate is the satellite return link's.
+    pub stp: StpConfig,
+}
+
+/// What identifies a packet on the WLAN while its MAC works on it: addresses, protocol
+/// and the first sequence number visible in clear (TCP's, or ESP's own).
+type PacketKey = (Addr, Addr, u32, u64);
+
+fn key(p: &Packet) -> PacketKey {
+    let (a, b) = match &p.body {
+        Body::Tcp(s) => ((s.src_port as u32) << 16 | s.dst_port as u32, s.seq),
+        Body::Esp(e) => (e.spi, e.seq as u64),
+        _ => (p.protocol() as u32, 0),
+    };
+    (p.ip.src, p.ip.dst, a, b)
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BridgeStats {
+    pub forwarded: u64,
+    pub confirmed: u64,
+    pub lost: u64,
+}
+
+pub struct ApohnBridge {
+    cfg: ApohnBridgeConfig,
+    rx: stp::Receiver<SbpPayload>,
+    tx: stp::Sender<SbpPayload>,
+    /// Datagrams on their way over the WLAN, by what the MAC reports them with.
+    on_air: HashMap<PacketKey, u64>,
+    forward: VecDeque<Packet>,
+    confirmed: Vec<u64>,
+    lost: Vec<u64>,
+    stats: BridgeStats,
+}
+
+/// A report's bytes: a 4-byte SBP header, then 4 per datagram id.
+fn report_len(ids: usize) -> u32 {
+    4 + 4 * ids as u32
+}
+
+impl ApohnBridge {
+    pub fn new(cfg: ApohnBridgeConfig) -> ApohnBridge {
+        ApohnBridge {
+            rx: stp::Receiver::new(),
+            tx: stp::Sender::new(cfg.stp),
+            cfg,
+            on_air: HashMap::new(),
+            forward: VecDeque::new(),
+            confirmed: Vec::new(),
+            lost: Vec::new(),
+            stats: BridgeStats::default(),
+        }
+    }
+
+    pub fn stats(&self) -> BridgeStats {
+        self.stats
+    }
+
+    fn on_pdu(&mut self, now: Time, pdu: Pdu<SbpPayload>) {
+        match pdu {
+            Pdu::Sd { .. } | Pdu::Poll { .. } => self.rx.handle_pdu(now, pdu),
+            Pdu::Stat { .. } | Pdu::Ustat { .. } => self.tx.handle_pdu(now, pdu),
+        }
+        while let Some(payload) = self.rx.poll_deliver() {
+            if let SbpPayload::Datagram { id, packet, .. } = payload {
+                self.on_air.insert(key(&packet), id);
+                self.forward.push_back(*packet);
+                self.stats.forwarded += 1;
+            }
+        }
+    }
+
+    fn outcome(&mut self, p: &Packet, acked: bool) {
+        let Some(id) = self.on_air.remove(&key(p)) else {
+            return; // not a datagram of ours
+        };
+        if acked {
+            self.confirmed.push(id);
+            self.stats.confirmed += 1;
+        } else {
+            self.lost.push(id);
+            self.stats.lost += 1;
+        }
+    }
+}
+
+impl Machine for ApohnBridge {
+    fn kind(&self) -> &'static str {
+        "apohn-bridge"
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks {
+            local: true,
+            link_status: true,
+            ..Hooks::default()
+        }
+    }
+
+    fn handle_packet(&mut self, now: Time, at: At, p: Packet, _: &dyn NodeView) -> Verdict {
+        match at {
+            At::LinkAcked(_) => self.outcome(&p, true),
+            At::LinkDropped(_) => self.outcome(&p, false),
+            At::Local if p.ip.src == self.cfg.sender && matches!(p.body, Body::Sbp(_)) => {
+                let Body::Sbp(pdu) = p.body else {
+                    unreachable!()
+                };
+                self.on_pdu(now, *pdu);
+            }
+            _ => return Verdict::Pass(p),
+        }
+        Verdict::Consume
+    }
+
+    fn handle_timeout(&mut self, now: Time, _: &dyn NodeView) {
+        self.tx.handle_timeout(now);
+    }
+
+    fn poll_transmit(&mut self, now: Time, _: &dyn NodeView) -> Option<Transmit> {
+        // Reports and STATs first: a datagram for a full WLAN queue waits there and holds
+        // back what is polled after it (the machine contract's `LocalQueue::Wait`).
+        let (me, sender) = (self.cfg.me, self.cfg.sender);
+        if let Some(pdu) = self.rx.poll_transmit(now) {
+            return Some(Transmit::route(sbp_packet(me, sender, pdu)));
+        }
+        if (!self.confirmed.is_empty() || !self.lost.is_empty()) && self.tx.can_push() {
+            let (confirmed, lost) = (
+                std::mem::take(&mut self.confirmed),
+                std::mem::take(&mut self.lost),
+            );
+            let len = report_len(confirmed.len() + lost.len());
+            self.tx.push(SbpPayload::Report { confirmed, lost }, len);
+        }
+        if let Some(pdu) = self.tx.poll_transmit(now) {
+            return Some(Transmit::route(sbp_packet(me, sender, pdu)));
+        }
+        self.forward.pop_front().map(Transmit::route)
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.tx.poll_timeout()
+    }
+
+    fn counters(&self, out: &mut Vec<Counter>) {
+        let r = self.rx.stats();
+        out.extend([
+            ("datagrams_forwarded", self.stats.forwarded),
+            ("datagrams_confirmed", self.stats.confirmed),
+            ("datagrams_lost", self.stats.lost),
+            ("stp_stats_sent", r.stats_sent),
+            ("stp_ustats_sent", r.ustats_sent),
+        ]);
+    }
+}

@@ -1,0 +1,144 @@
+//! APOHN at the sender node (seed 000 Figs. 1 and 7): the protocol booster over one SBP
+//! connection to the edge router, carried by STP across the satellite hop. The edge
+//! router's reports come back over the reverse STP connection (the seed's second pair of
+//! STP agents) and release or resend the booster's datagrams.
+
+use super::booster::{Booster, BoosterConfig, BoosterStats};
+use super::{sbp_packet, DATAGRAM_HEADER};
+use crate::machine::{At, Counter, Hooks, Machine, NodeView, Transmit, Verdict};
+use crate::packet::{Addr, Body, Packet, SbpPayload};
+use crate::stp::{self, Pdu, StpConfig};
+use crate::time::Time;
+
+#[derive(Clone, Debug)]
+pub struct ApohnSenderConfig {
+    /// This node's address and the edge router's (the SBP connection's two ends).
+    pub me: Addr,
+    pub bridge: Addr,
+    pub booster: BoosterConfig,
+    /// STP toward the edge router: its rate is the satellite link's dedicated capacity.
+    pub stp: StpConfig,
+    /// Bytes subnetwork-layer encryption adds to each datagram between the node and the
+    /// edge router (§III.E, Fig. 5); 0 when it is off.
+    pub encryption: u32,
+}
+
+pub struct ApohnSender {
+    cfg: ApohnSenderConfig,
+    booster: Booster,
+    tx: stp::Sender<SbpPayload>,
+    rx: stp::Receiver<SbpPayload>,
+}
+
+impl ApohnSender {
+    pub fn new(cfg: ApohnSenderConfig) -> ApohnSender {
+        ApohnSender {
+            booster: Booster::new(cfg.booster.clone()),
+            tx: stp::Sender::new(cfg.stp),
+            rx: stp::Receiver::new(),
+            cfg,
+        }
+    }
+
+    pub fn booster(&self) -> BoosterStats {
+        self.booster.stats()
+    }
+
+    /// Hands the booster's datagrams to STP while its window has room.
+    fn feed(&mut self) {
+        while self.tx.can_push() {
+            let Some((id, p)) = self.booster.poll_subnet() else {
+                return;
+            };
+            let len = p.size() + DATAGRAM_HEADER + self.cfg.encryption;
+            let d = SbpPayload::Datagram {
+                id,
+                packet: Box::new(p),
+                sealed: self.cfg.encryption,
+            };
+            self.tx.push(d, len);
+        }
+    }
+
+    fn on_pdu(&mut self, now: Time, pdu: Pdu<SbpPayload>) {
+        match pdu {
+            Pdu::Sd { .. } | Pdu::Poll { .. } => self.rx.handle_pdu(now, pdu),
+            Pdu::Stat { .. } | Pdu::Ustat { .. } => self.tx.handle_pdu(now, pdu),
+        }
+        while let Some(payload) = self.rx.poll_deliver() {
+            if let SbpPayload::Report { confirmed, lost } = payload {
+                confirmed.iter().for_each(|&id| self.booster.confirmed(id));
+                lost.iter().for_each(|&id| self.booster.lost(id));
+            }
+        }
+    }
+}
+
+impl Machine for ApohnSender {
+    fn kind(&self) -> &'static str {
+        "apohn-sender"
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks {
+            local: true,
+            departure: true,
+            ..Hooks::default()
+        }
+    }
+
+    fn handle_packet(&mut self, now: Time, at: At, p: Packet, _: &dyn NodeView) -> Verdict {
+        match (at, &p.body) {
+            (At::Departure(_), Body::Tcp(seg))
+                if p.ip.src == self.cfg.me && Booster::boosts(seg) =>
+            {
+                self.booster.take(p);
+                Verdict::Consume
+            }
+            (At::Local, Body::Sbp(_)) if p.ip.src == self.cfg.bridge => {
+                let Body::Sbp(pdu) = p.body else {
+                    unreachable!()
+                };
+                self.on_pdu(now, *pdu);
+                Verdict::Consume
+            }
+            _ => Verdict::Pass(p),
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time, _: &dyn NodeView) {
+        self.tx.handle_timeout(now);
+    }
+
+    fn poll_transmit(&mut self, now: Time, _: &dyn NodeView) -> Option<Transmit> {
+        if let Some(ack) = self.booster.poll_tcp() {
+            return Some(Transmit::route(ack));
+        }
+        let (me, bridge) = (self.cfg.me, self.cfg.bridge);
+        if let Some(pdu) = self.rx.poll_transmit(now) {
+            return Some(Transmit::route(sbp_packet(me, bridge, pdu)));
+        }
+        self.feed();
+        let pdu = self.tx.poll_transmit(now)?;
+        Some(Transmit::route(sbp_packet(me, bridge, pdu)))
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.tx.poll_timeout()
+    }
+
+    fn counters(&self, out: &mut Vec<Counter>) {
+        let b = self.booster.stats();
+        let s = self.tx.stats();
+        out.extend([
+            ("booster_taken", b.taken),
+            ("booster_freezes", b.freezes),
+            ("booster_resumes", b.resumes),
+            ("booster_confirmed", b.confirmed),
+            ("booster_resent", b.resent),
+            ("stp_sds_sent", s.sds_sent),
+            ("stp_retransmissions", s.retransmissions),
+            ("stp_polls", s.polls),
+        ]);
+    }
+}

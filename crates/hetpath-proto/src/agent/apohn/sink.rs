@@ -1,0 +1,60 @@
+//! LLE-TCP's sink at a WLAN station (Kliazovich and Granelli 2004, the seed's [20, 21]):
+//! the station's TCP ACKs toward a boosted sender are suppressed before the shared medium,
+//! since the edge router confirms each datagram from the MAC's ACK instead (`bridge.rs`).
+//! Only pure ACKs go: the handshake, FINs and RSTs, and data, still leave.
+
+use crate::machine::{At, Counter, Hooks, Machine, NodeView, Verdict};
+use crate::packet::{Addr, Body, Packet, TcpFlags};
+use crate::time::Time;
+
+pub struct LleSink {
+    /// The boosted sender whose ACKs the edge router stands in for.
+    sender: Addr,
+    suppressed: u64,
+}
+
+impl LleSink {
+    pub fn new(sender: Addr) -> LleSink {
+        LleSink {
+            sender,
+            suppressed: 0,
+        }
+    }
+
+    pub fn suppressed(&self) -> u64 {
+        self.suppressed
+    }
+}
+
+impl Machine for LleSink {
+    fn kind(&self) -> &'static str {
+        "lle-sink"
+    }
+
+    fn hooks(&self) -> Hooks {
+        Hooks {
+            departure: true,
+            ..Hooks::default()
+        }
+    }
+
+    fn handle_packet(&mut self, _: Time, _: At, p: Packet, _: &dyn NodeView) -> Verdict {
+        let pure_ack = |s: &crate::packet::TcpSegment| {
+            s.len == 0
+                && ![TcpFlags::SYN, TcpFlags::FIN, TcpFlags::RST]
+                    .iter()
+                    .any(|&f| s.flags.contains(f))
+        };
+        match &p.body {
+            Body::Tcp(s) if p.ip.dst == self.sender && pure_ack(s) => {
+                self.suppressed += 1;
+                Verdict::Consume
+            }
+            _ => Verdict::Pass(p),
+        }
+    }
+
+    fn counters(&self, out: &mut Vec<Counter>) {
+        out.push(("acks_suppressed", self.suppressed));
+    }
+}
