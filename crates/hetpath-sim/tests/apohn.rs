@@ -1,0 +1,150 @@
+//! APOHN (`[[agent]] kind = "apohn"`, seed 000) over its GEO + 802.11b path, run whole:
+//! the receiver's TCP ACKs never reach the shared medium (the captures show it), TCP sees
+//! no loss even when the WLAN drops datagrams, and bad keys are one-line errors.
+
+mod common;
+
+use common::run;
+use hetpath_proto::wire::{PacketRepr, PcapReader};
+use hetpath_sim::{capture, load, Summary};
+
+/// `scenarios/apohn/apohn.toml`, `duration` long, with `wlan` extra keys on the WLAN and
+/// `agent` extra keys on the APOHN agent.
+fn scenario(duration: &str, wlan: &str, agent: &str) -> String {
+    let text = include_str!("../../../scenarios/apohn/apohn.toml");
+    text.replace(
+        "duration = \"2000s\"",
+        &format!("duration = \"{duration}\""),
+    )
+    .replace("queue = \"50pkt\"", &format!("queue = \"50pkt\"\n{wlan}"))
+    .replace("buffer = 512", &format!("buffer = 512\n{agent}"))
+}
+
+fn counter(s: &Summary, machine: &str, name: &str) -> u64 {
+    s.machines
+        .iter()
+        .find(|m| m.machine == machine && m.counter == name)
+        .unwrap_or_else(|| panic!("no counter {machine} {name}: {:?}", s.machines))
+        .value
+}
+
+#[test]
+fn the_receivers_tcp_acks_never_reach_the_medium() {
+    let text = scenario("20s", "", "");
+    let mut sim = load(&text, "apohn.toml", None).unwrap();
+    let dir = std::env::temp_dir().join(format!("hetpath-apohn-{}", std::process::id()));
+    let files = capture::attach(&mut sim, &dir).unwrap();
+    assert!(sim.run(&mut |_, _| true));
+    let paths = files.finish().unwrap();
+    let s = sim.summary(0.0);
+    assert!(s.flows[0].bytes_delivered > 5_000_000, "{:?}", s.flows[0]);
+    let read = |name: &str| {
+        let path = paths.iter().find(|p| p.ends_with(name)).unwrap();
+        let bytes = std::fs::read(path).unwrap();
+        PcapReader::new(&bytes)
+            .unwrap()
+            .map(|r| PacketRepr::parse(r.unwrap().data).unwrap())
+            .collect::<Vec<_>>()
+    };
+    // Up the WLAN: the handshake's second segment and nothing else from the receiver.
+    let up = read("wlan_receiver-bridge.pcap");
+    let acks = up
+        .iter()
+        .filter(|p| {
+            p.tcp.is_some_and(|t| {
+                t.flags.contains(hetpath_proto::packet::TcpFlags::ACK)
+                    && !t.flags.contains(hetpath_proto::packet::TcpFlags::SYN)
+            })
+        })
+        .count();
+    assert_eq!(acks, 0, "{} packets up the WLAN", up.len());
+    assert!(counter(&s, "lle-sink", "acks_suppressed") > 1_000);
+    // Down the WLAN: the sender's data segments, as plain TCP.
+    let down = read("wlan_bridge-receiver.pcap");
+    assert!(
+        down.iter()
+            .filter(|p| p.tcp.is_some_and(|t| t.payload_len > 0))
+            .count()
+            > 5_000
+    );
+    // Over the GEO hop: SBP, not TCP, after the handshake.
+    let geo = read("geo_sender-bridge.pcap");
+    assert!(
+        geo.iter()
+            .filter(|p| p.ip.protocol == hetpath_proto::packet::PROTO_SBP)
+            .count()
+            > 5_000
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn tcp_sees_no_loss_when_the_wlan_drops_datagrams() {
+    // A lossy WLAN channel and a short interface queue: the MAC gives frames up after its
+    // retries and the queue overflows; the booster sends them again, and TCP never knows.
+    let text = scenario(
+        "40s",
+        "queue = \"10pkt\"\nchannel = { model = \"bernoulli\", p = 0.6 }",
+        "",
+    )
+    .replace("queue = \"50pkt\"\n", "");
+    let (s, _) = run(&text, None);
+    let f = &s.flows[0];
+    assert!(f.bytes_delivered > 1_000_000, "{f:?}");
+    assert_eq!(
+        (f.retransmissions, f.fast_retransmits, f.timeouts),
+        (0, 0, 0),
+        "{f:?}"
+    );
+    let lost = counter(&s, "apohn-bridge", "datagrams_lost");
+    assert!(lost > 50, "the WLAN lost only {lost}");
+    // (reports of the last round trip are still on their way at the end)
+    assert!(counter(&s, "apohn-sender", "booster_resent") > lost / 2);
+}
+
+#[test]
+fn apohn_beats_end_to_end_newreno_on_the_same_path() {
+    let with = scenario("60s", "", "");
+    let (a, _) = run(&with, None);
+    let without = with.split("[[agent]]").next().unwrap().to_string();
+    let (b, _) = run(&without, None);
+    let (ga, gb) = (a.flows[0].goodput_bps, b.flows[0].goodput_bps);
+    assert!(ga > 1.2 * gb, "apohn {ga}, newreno {gb}");
+}
+
+#[test]
+fn bad_apohn_keys_name_the_key_on_one_line() {
+    for (agent_extra, key, says) in [
+        ("buffer = 0", "buffer", "at least 1"),
+        (
+            "poll_interval = \"0s\"",
+            "poll_interval",
+            "greater than zero",
+        ),
+        ("rate = \"0bps\"", "0bps", "positive rate"),
+        ("weights = { http = 2 }", "weights.http", "port number"),
+        ("weights = { 80 = 0 }", "weights.80", "at least 1"),
+        ("encryption = \"4KB\"", "encryption", "at most 1024"),
+        ("colour = 1", "colour", "unknown field"),
+    ] {
+        let text = scenario("1s", "", agent_extra).replace("buffer = 512\n", "");
+        let e = load(&text, "apohn.toml", None)
+            .err()
+            .expect(key)
+            .to_string();
+        assert!(
+            e.contains(key) && e.contains(says) && !e.contains('\n'),
+            "{e}"
+        );
+    }
+    // The agent's stations (the last `stations` key; the first is the WLAN's).
+    let mut text = scenario("1s", "", "");
+    let line = "stations = [\"receiver\"]";
+    let at = text.rfind(line).unwrap();
+    text.replace_range(at..at + line.len(), "stations = [\"sender\"]");
+    let e = load(&text, "apohn.toml", None).err().unwrap().to_string();
+    assert!(
+        e.contains("stations[0]") && e.contains("station of a WLAN"),
+        "{e}"
+    );
+}
