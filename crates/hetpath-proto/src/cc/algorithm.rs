@@ -18,6 +18,7 @@ pub const NAMES: &[&str] = &[
     "mpcp",
     "xcp-pep",
     "mpcp-pep",
+    "satpep",
 ];
 
 /// One congestion-control algorithm and its parameters.
@@ -44,6 +45,9 @@ pub enum Algorithm {
     /// monitor, nothing on the wire, and losses do not shrink the window.
     XcpPep,
     MpcpPep,
+    /// SaTPEP's satellite protocol (seed 000 section IV.B): paced at a given rate, the
+    /// window never limits nor shrinks, losses repaired by SACK (cc/satpep.rs).
+    Satpep(SatpepConfig),
 }
 
 /// The traffic monitor a RAPPEP split PEP runs on its outgoing link for its legs'
@@ -72,6 +76,7 @@ impl Algorithm {
             "mpcp" => Algorithm::Mpcp(MpcpConfig::default()),
             "xcp-pep" => Algorithm::XcpPep,
             "mpcp-pep" => Algorithm::MpcpPep,
+            "satpep" => Algorithm::Satpep(SatpepConfig::default()),
             _ => return None,
         })
     }
@@ -99,6 +104,7 @@ impl Algorithm {
             Algorithm::Mpcp(_) => "mpcp",
             Algorithm::XcpPep => "xcp-pep",
             Algorithm::MpcpPep => "mpcp-pep",
+            Algorithm::Satpep(_) => "satpep",
         }
     }
 
@@ -124,6 +130,7 @@ impl Algorithm {
             Algorithm::Mpcp(m) => Box::new(Mpcp::with_config(cfg, *m)),
             Algorithm::XcpPep => Box::new(Xcp::pep(cfg)),
             Algorithm::MpcpPep => Box::new(Mpcp::pep(cfg)),
+            Algorithm::Satpep(s) => Box::new(Satpep::new(cfg, *s)),
         }
     }
 
@@ -147,8 +154,14 @@ mod tests {
             let a = Algorithm::by_name(n).unwrap();
             assert_eq!(a.name(), *n);
             let cc = a.build(CcConfig::new(1460));
-            assert_eq!(cc.cwnd(), rfc5681_initial_window(1460), "{n}");
+            // SaTPEP is rate-based: its window never limits, from the start.
+            let iw = match a {
+                Algorithm::Satpep(_) => UNLIMITED_WINDOW,
+                _ => rfc5681_initial_window(1460),
+            };
+            assert_eq!(cc.cwnd(), iw, "{n}");
             assert_eq!(cc.name(), *n);
+            assert_eq!(cc.pacing_rate().is_some(), *n == "satpep", "{n}");
         }
         assert_eq!(
             Algorithm::by_name("westwood"),

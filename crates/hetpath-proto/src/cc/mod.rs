@@ -11,6 +11,9 @@
 //! capped at L*MSS (Appropriate Byte Counting, RFC 3465). Controllers never look at the
 //! counting mode, so every controller supports both.
 //!
+//! A rate-based controller (SaTPEP) names the rate its sender is paced at
+//! (`pacing_rate`); the sender's pacer then spaces segments at that rate.
+//!
 //! Router-assisted controllers (XCP, VCP, MPCP) stamp their request on data (`request`)
 //! and read the receiver's echo (`on_echo`); the echo itself is the receiving
 //! connection's (`rap::Echo`), as every receiver returns what the routers wrote.
@@ -28,6 +31,7 @@ mod mpcp;
 mod newreno;
 mod radio;
 mod reno;
+mod satpep;
 mod tahoe;
 mod vcp;
 mod westwood;
@@ -40,6 +44,7 @@ pub use mpcp::{Mpcp, MpcpConfig};
 pub use newreno::NewReno;
 pub use radio::{RadioConfig, TcpRadio};
 pub use reno::Reno;
+pub use satpep::{Satpep, SatpepConfig, UNLIMITED_WINDOW};
 pub use tahoe::Tahoe;
 pub use vcp::Vcp;
 pub use westwood::WestwoodPlus;
@@ -186,6 +191,12 @@ pub trait CongestionControl: fmt::Debug + Send {
     /// Router-assisted, sending side: an ACK came back carrying the receiver's echo.
     fn on_echo(&mut self, now: Time, fb: &RouterFeedback) {
         self.on_feedback(now, rap::decode(fb));
+    }
+    /// Rate-based: the rate the sender paces its segments at, bits per second, set by the
+    /// controller itself (SaTPEP). The sender then paces whatever `TcpConfig::pacing`
+    /// says; `None` (every window-based controller) leaves pacing to `TcpConfig::pacing`.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
     }
 }
 

@@ -135,6 +135,9 @@ impl Sender {
             RecoveryStyle::Reno => RecoveryMode::Reno,
             RecoveryStyle::NewReno => RecoveryMode::NewReno,
         };
+        // A rate-based controller paces its sender whatever `cfg.pacing` says.
+        let pacer =
+            (cfg.pacing.is_some() || cc.pacing_rate().is_some()).then(|| Pacer::new(cfg.pacing));
         Sender {
             cfg,
             snd_una: 1,
@@ -160,7 +163,7 @@ impl Sender {
             awaiting_advice: false,
             frozen: false,
             prr: None,
-            pacer: cfg.pacing.map(Pacer::new),
+            pacer,
             cwr_until: 0,
             usage: CwndUsage::default(),
         }
@@ -325,9 +328,13 @@ impl Sender {
             prr.on_sent(len);
         }
         if let Some(p) = &mut self.pacer {
-            let window = self.cc.cwnd().max(self.snd_max - self.snd_una);
             // Paced as it leaves: payload and the 40 bytes of IP and TCP headers.
-            p.on_sent(now, len + 40, window, self.cc.ssthresh(), self.rtt.srtt());
+            if let Some(rate) = self.cc.pacing_rate() {
+                p.on_sent_at_rate(now, len + 40, rate);
+            } else {
+                let window = self.cc.cwnd().max(self.snd_max - self.snd_una);
+                p.on_sent(now, len + 40, window, self.cc.ssthresh(), self.rtt.srtt());
+            }
         }
         if self.cfg.cwnd_validation {
             self.note_usage(self.board.pipe() >= self.send_window());

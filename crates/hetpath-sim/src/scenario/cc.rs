@@ -4,8 +4,10 @@
 //! checked here without building a controller (the `ChannelSpec` pattern).
 
 use super::error::KeyError;
-use crate::units::Duration;
-use hetpath_proto::cc::{Algorithm, CubicConfig, HyblaConfig, MpcpConfig, RadioConfig, NAMES};
+use crate::units::{Duration, Rate};
+use hetpath_proto::cc::{
+    Algorithm, CubicConfig, HyblaConfig, MpcpConfig, RadioConfig, SatpepConfig, NAMES,
+};
 use hetpath_proto::Dur;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -37,6 +39,7 @@ pub enum CcTable {
     Mpcp(MpcpSpec),
     XcpPep {},
     MpcpPep {},
+    Satpep(SatpepSpec),
 }
 
 /// RFC 9438 section 5: C and beta_cubic.
@@ -72,6 +75,13 @@ pub struct RadioSpec {
     pub growth: Option<bool>,
 }
 
+/// SaTPEP: the rate it paces at (required; the satellite link's dedicated capacity).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SatpepSpec {
+    pub rate: Option<Rate>,
+}
+
 /// MPCP: packets n that carry one load-factor code (2 or 3).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -91,6 +101,8 @@ impl CcSpec {
     /// The algorithm with its parameters, checked. Errors name the key under `cc`.
     pub fn algorithm(&self) -> Result<Algorithm, KeyError> {
         match self {
+            // A rate-based protocol must be told its rate.
+            CcSpec::Name(n) if n == "satpep" => Err(satpep_needs_a_rate("")),
             CcSpec::Name(n) => Algorithm::by_name(n).ok_or_else(|| {
                 KeyError::new(
                     "",
@@ -120,6 +132,7 @@ impl CcTable {
             CcTable::Mpcp(_) => "mpcp",
             CcTable::XcpPep {} => "xcp-pep",
             CcTable::MpcpPep {} => "mpcp-pep",
+            CcTable::Satpep(_) => "satpep",
         }
     }
 
@@ -198,8 +211,20 @@ impl CcTable {
             },
             CcTable::XcpPep {} => Algorithm::XcpPep,
             CcTable::MpcpPep {} => Algorithm::MpcpPep,
+            CcTable::Satpep(s) => match s.rate {
+                Some(Rate(rate_bps)) => Algorithm::Satpep(SatpepConfig { rate_bps }),
+                None => return Err(satpep_needs_a_rate("rate")),
+            },
         })
     }
+}
+
+fn satpep_needs_a_rate(key: &str) -> KeyError {
+    KeyError::new(
+        key,
+        "missing: satpep paces at a rate it must be given, e.g. \
+         cc = { name = \"satpep\", rate = \"20Mbps\" } (the satellite link's capacity)",
+    )
 }
 
 impl<'de> Deserialize<'de> for CcSpec {
@@ -274,11 +299,46 @@ mod tests {
 
     #[test]
     fn every_name_is_a_table_too() {
-        for n in NAMES {
+        // SaTPEP has a required key: it is a table only (below).
+        for n in NAMES.iter().filter(|n| **n != "satpep") {
             let by_name = parse(&format!("cc = \"{n}\"")).unwrap();
             let by_table = parse(&format!("cc = {{ name = \"{n}\" }}")).unwrap();
             assert_eq!(by_name, by_table, "{n}");
         }
+    }
+
+    #[test]
+    fn satpep_takes_a_required_rate() {
+        assert_eq!(
+            parse("cc = { name = \"satpep\", rate = \"20Mbps\" }"),
+            Ok(Algorithm::Satpep(SatpepConfig {
+                rate_bps: 20_000_000
+            }))
+        );
+        assert_eq!(
+            parse("[cc]\nname = \"satpep\"\nrate = \"6.5Mbps\""),
+            Ok(Algorithm::Satpep(SatpepConfig {
+                rate_bps: 6_500_000
+            }))
+        );
+        let by_name = parse("cc = \"satpep\"").unwrap_err();
+        assert!(
+            by_name.starts_with(": missing: satpep paces at a rate"),
+            "{by_name}"
+        );
+        let no_rate = parse("cc = { name = \"satpep\" }").unwrap_err();
+        assert!(no_rate.starts_with("rate: missing: "), "{no_rate}");
+        assert!(parse("cc = { name = \"satpep\", rate = \"20\" }")
+            .unwrap_err()
+            .contains("has no unit"));
+        assert!(parse("cc = { name = \"satpep\", rate = \"0bps\" }")
+            .unwrap_err()
+            .contains("below 1 bps"));
+        assert!(
+            parse("cc = { name = \"satpep\", rate = \"20Mbps\", window = 10 }")
+                .unwrap_err()
+                .contains("unknown field `window`, expected `rate`")
+        );
     }
 
     #[test]
