@@ -280,11 +280,13 @@ impl Series {
         s.bytes_delivered.push(delivered);
     }
 
-    pub fn push_link(&mut self, now: Time, link: DirId, l: &LinkDir) {
+    /// A link direction's row; `queued` is its interface queue in packets (a WLAN's is the
+    /// medium's, not the `LinkDir`'s).
+    pub fn push_link(&mut self, now: Time, link: DirId, l: &LinkDir, queued: usize) {
         let s = &mut self.links;
         s.time_s.push(sample_time(now));
         s.link.push(link.0);
-        s.queue_pkts.push(l.queue_len() as u64);
+        s.queue_pkts.push(queued as u64);
         s.queue_bytes.push(l.queue_bytes());
         s.tx_bytes.push(l.stats.tx_bytes);
     }

@@ -9,10 +9,18 @@ use crate::sim::{node_addr, MachineId, NodeId, Simulation};
 use crate::units::{Bytes, Duration, Rate};
 use hetpath_proto::agent::apohn::{
     ApohnBridge, ApohnBridgeConfig, ApohnSender, ApohnSenderConfig, BoosterConfig, LleSink,
+    WindowConfig,
 };
 use hetpath_proto::stp::StpConfig;
 use serde::Deserialize;
 use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum WindowKind {
+    Adaptive,
+    Fixed,
+}
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -23,8 +31,16 @@ pub struct ApohnSpec {
     pub bridge: String,
     /// The WLAN stations the sender's flows go to; their TCP ACKs stay off the medium.
     pub stations: Vec<String>,
-    /// Datagrams the booster holds until their station confirms them (default 512).
+    /// Datagrams the booster holds until their station confirms them: the most its
+    /// window reaches (default 2048).
     pub buffer: Option<u64>,
+    /// The SBP window: `"adaptive"` (default: Vegas-style, keeping `alpha` to `beta`
+    /// datagrams queued at the bottleneck) or `"fixed"` at `buffer`.
+    pub window: Option<WindowKind>,
+    /// Adaptive window: datagrams to keep queued at the bottleneck (default 2 and 4, Linux
+    /// `tcp_vegas.c`).
+    pub alpha: Option<u32>,
+    pub beta: Option<u32>,
     /// QoS weights of the flows by destination port (default 1 each).
     pub weights: Option<BTreeMap<String, u32>>,
     /// STP's sending rate toward the edge router (default: the first hop's rate, the
@@ -77,6 +93,7 @@ impl ApohnSpec {
         if buffer == 0 {
             return Err(KeyError::new("buffer", "must be at least 1 packet"));
         }
+        let window = self.window_config()?;
         let mut weights = Vec::new();
         for (port, &w) in self.weights.iter().flatten() {
             let key = format!("weights.{port}");
@@ -125,6 +142,7 @@ impl ApohnSpec {
                 booster: BoosterConfig {
                     buffer: buffer as usize,
                     weights,
+                    window,
                 },
                 stp: forward,
                 encryption: encryption as u32,
@@ -140,5 +158,30 @@ impl ApohnSpec {
             sim.add_machine(st, vec![d], Box::new(LleSink::new(node_addr(sender))));
         }
         Ok(m)
+    }
+
+    /// The window's parameters; `alpha` and `beta` belong to the adaptive window only.
+    fn window_config(&self) -> Result<Option<WindowConfig>, KeyError> {
+        if self.window == Some(WindowKind::Fixed) {
+            for (key, v) in [("alpha", self.alpha), ("beta", self.beta)] {
+                if v.is_some() {
+                    return Err(KeyError::new(key, "only with window = \"adaptive\""));
+                }
+            }
+            return Ok(None);
+        }
+        let mut w = WindowConfig::default();
+        w.alpha = self.alpha.unwrap_or(w.alpha);
+        w.beta = self.beta.unwrap_or(w.beta);
+        if w.alpha == 0 {
+            return Err(KeyError::new("alpha", "must be at least 1 datagram"));
+        }
+        if w.beta < w.alpha {
+            return Err(KeyError::new(
+                "beta",
+                format!("must be at least alpha ({})", w.alpha),
+            ));
+        }
+        Ok(Some(w))
     }
 }

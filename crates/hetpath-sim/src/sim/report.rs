@@ -34,7 +34,9 @@ impl Simulation {
             }
         }
         for (i, d) in self.dirs.iter().enumerate() {
-            series.push_link(now, DirId(i as u32), d);
+            let id = DirId(i as u32);
+            let queued = self.wlan_queued(id).unwrap_or(d.queue_len());
+            series.push_link(now, id, d, queued);
         }
         self.series = series;
     }

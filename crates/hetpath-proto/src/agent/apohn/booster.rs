@@ -13,26 +13,35 @@
 //! delivery stays end to end per node: a datagram the subnetwork reports lost is sent again.
 //! The buffer is shared by the node's flows; a freed place goes to the frozen flow holding
 //! the fewest datagrams per unit of weight, the fair share of §III.D with QoS classes as
-//! weights.
+//! weights. How many datagrams it keeps unconfirmed is the SBP window (`window.rs`), at
+//! most the buffer.
 
+use super::window::{Window, WindowConfig};
 use crate::packet::{Endpoint, Packet, TcpFlags, TcpSegment, Timestamps};
+use crate::time::Time;
 use std::collections::{HashMap, VecDeque};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BoosterConfig {
     /// Datagrams held until the destination node confirms them (§III.B-C), shared by the
-    /// node's flows. TCP is frozen while the held datagrams and the places promised to
-    /// flows fill it.
+    /// node's flows: the most the window can reach. TCP is frozen while the held
+    /// datagrams and the places promised to flows fill the window.
     pub buffer: usize,
     /// QoS weights by the flow's destination port (§III.D); other flows weigh 1.
     pub weights: Vec<(u16, u32)>,
+    /// The SBP window that follows the path (`window.rs`), or `None` for a window fixed
+    /// at `buffer`.
+    pub window: Option<WindowConfig>,
 }
 
 impl Default for BoosterConfig {
     fn default() -> Self {
         BoosterConfig {
-            buffer: 512,
+            // 2048 datagrams of 1500 bytes, 3 MB: twice the bandwidth-delay product of a
+            // 20 Mbit/s GEO hop, so that the window, not the buffer, limits.
+            buffer: 2048,
             weights: Vec::new(),
+            window: Some(WindowConfig::default()),
         }
     }
 }
@@ -79,6 +88,9 @@ struct Flow {
 struct Held {
     flow: usize,
     packet: Packet,
+    taken: Time,
+    /// Sent again: its confirmation times no round trip (Karn's rule).
+    resent: bool,
 }
 
 pub struct Booster {
@@ -86,6 +98,7 @@ pub struct Booster {
     flows: Vec<Flow>,
     index: HashMap<(Endpoint, Endpoint), usize>,
     held: HashMap<u64, Held>,
+    window: Option<Window>,
     /// Flows told a positive window that they have not used: places promised.
     grants: usize,
     next_id: u64,
@@ -97,6 +110,7 @@ pub struct Booster {
 impl Booster {
     pub fn new(cfg: BoosterConfig) -> Booster {
         Booster {
+            window: cfg.window.map(|w| Window::new(w, cfg.buffer as u32)),
             cfg,
             flows: Vec::new(),
             index: HashMap::new(),
@@ -120,7 +134,7 @@ impl Booster {
     /// A segment of the node's TCP that `boosts` accepts. It is always taken, even beyond
     /// the buffer (TCP's first window leaves before any booster ACK), since refusing it
     /// would let TCP see a loss.
-    pub fn take(&mut self, p: Packet) {
+    pub fn take(&mut self, now: Time, p: Packet) {
         let seg = p.as_tcp().expect("a TCP segment");
         let (local, remote) = seg.endpoints(p.ip.src, p.ip.dst);
         let f = self.flow(local, remote, seg);
@@ -146,6 +160,8 @@ impl Booster {
             Held {
                 flow: f,
                 packet: p.clone(),
+                taken: now,
+                resent: false,
             },
         );
         self.to_subnet.push_back((id, p));
@@ -161,18 +177,23 @@ impl Booster {
 
     /// The destination node confirmed datagram `id`: its place frees, and a frozen flow
     /// may resume. Unknown ids (confirmed twice) are ignored.
-    pub fn confirmed(&mut self, id: u64) {
+    pub fn confirmed(&mut self, now: Time, id: u64) {
         let Some(h) = self.held.remove(&id) else {
             return;
         };
         self.flows[h.flow].held -= 1;
+        if let Some(w) = &mut self.window {
+            let rtt = (!h.resent).then(|| now.since(h.taken));
+            w.on_confirmed(id, rtt, self.next_id);
+        }
         self.stats.confirmed += 1;
         self.resume();
     }
 
     /// The subnetwork lost datagram `id` on its way: it goes again, under the same id.
     pub fn lost(&mut self, id: u64) {
-        if let Some(h) = self.held.get(&id) {
+        if let Some(h) = self.held.get_mut(&id) {
+            h.resent = true;
             self.to_subnet.push_back((id, h.packet.clone()));
             self.stats.resent += 1;
         }
@@ -197,8 +218,15 @@ impl Booster {
         self.stats
     }
 
+    /// Datagrams the booster lets be unconfirmed now.
+    pub fn window(&self) -> usize {
+        self.window
+            .as_ref()
+            .map_or(self.cfg.buffer, |w| w.size() as usize)
+    }
+
     fn room(&self) -> bool {
-        self.held.len() + self.grants < self.cfg.buffer
+        self.held.len() + self.grants < self.window()
     }
 
     /// Gives freed places to frozen flows, fewest held per weight first (ties: the flow

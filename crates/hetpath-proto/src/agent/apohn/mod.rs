@@ -11,11 +11,13 @@ pub mod sender;
 pub mod sink;
 #[cfg(test)]
 mod tests;
+pub mod window;
 
 pub use booster::{Booster, BoosterConfig, BoosterStats};
 pub use bridge::{ApohnBridge, ApohnBridgeConfig};
 pub use sender::{ApohnSender, ApohnSenderConfig};
 pub use sink::LleSink;
+pub use window::{Window, WindowConfig};
 
 use crate::packet::{Addr, Body, Packet, SbpPayload};
 use crate::stp::Pdu;

@@ -67,7 +67,9 @@ impl ApohnSender {
         }
         while let Some(payload) = self.rx.poll_deliver() {
             if let SbpPayload::Report { confirmed, lost } = payload {
-                confirmed.iter().for_each(|&id| self.booster.confirmed(id));
+                confirmed
+                    .iter()
+                    .for_each(|&id| self.booster.confirmed(now, id));
                 lost.iter().for_each(|&id| self.booster.lost(id));
             }
         }
@@ -92,7 +94,7 @@ impl Machine for ApohnSender {
             (At::Departure(_), Body::Tcp(seg))
                 if p.ip.src == self.cfg.me && Booster::boosts(seg) =>
             {
-                self.booster.take(p);
+                self.booster.take(now, p);
                 Verdict::Consume
             }
             (At::Local, Body::Sbp(_)) if p.ip.src == self.cfg.bridge => {
@@ -136,6 +138,7 @@ impl Machine for ApohnSender {
             ("booster_resumes", b.resumes),
             ("booster_confirmed", b.confirmed),
             ("booster_resent", b.resent),
+            ("booster_window", self.booster.window() as u64),
             ("stp_sds_sent", s.sds_sent),
             ("stp_retransmissions", s.retransmissions),
             ("stp_polls", s.polls),

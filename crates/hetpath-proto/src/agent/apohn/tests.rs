@@ -56,6 +56,7 @@ impl Bench {
         host.write(conn, bytes);
         let booster = Booster::new(BoosterConfig {
             buffer,
+            window: None,
             ..BoosterConfig::default()
         });
         Bench {
@@ -75,7 +76,7 @@ impl Bench {
                 moved = true;
                 let seg = t.packet.as_tcp().unwrap();
                 if Booster::boosts(seg) {
-                    self.booster.take(t.packet);
+                    self.booster.take(self.now, t.packet);
                 }
             }
             while let Some(ack) = self.booster.poll_tcp() {
@@ -122,7 +123,7 @@ fn tcp_fills_the_buffer_freezes_and_resumes_on_one_duplicate_ack_without_retrans
     for _ in 0..400 {
         let (id, _) = b.sent[next];
         next += 1;
-        b.booster.confirmed(id);
+        b.booster.confirmed(b.now, id);
         b.advance(Dur::from_millis(3));
     }
     let s = b.tcp_stats();
@@ -148,7 +149,7 @@ fn a_lost_datagram_goes_again_under_its_id_and_tcp_never_sees_the_loss() {
             // the subnetwork loses this first copy
             b.booster.lost(id);
         } else {
-            b.booster.confirmed(id);
+            b.booster.confirmed(b.now, id);
             confirmed += 1;
             // what was resent is the same packet
             if let Some((_, first)) = b.sent[..k - 1].iter().find(|(i, _)| *i == id) {
@@ -174,6 +175,7 @@ fn a_lost_datagram_goes_again_under_its_id_and_tcp_never_sees_the_loss() {
 fn freed_places_go_to_the_frozen_flow_holding_fewest() {
     let mut booster = Booster::new(BoosterConfig {
         buffer: 4,
+        window: None,
         ..BoosterConfig::default()
     });
     let seg = |port: u16, seq: u64| {
@@ -191,7 +193,7 @@ fn freed_places_go_to_the_frozen_flow_holding_fewest() {
     // Flow A takes three places, flow B one: the buffer is full and both are frozen (B
     // when A still held the place promised to it, A when it used it).
     for (port, seq) in [(1000, 1), (1000, 1461), (2000, 1), (1000, 2921)] {
-        booster.take(seg(port, seq));
+        booster.take(Time::ZERO, seg(port, seq));
     }
     let windows: Vec<(u16, u64)> = std::iter::from_fn(|| booster.poll_tcp())
         .map(|p| (p.as_tcp().unwrap().dst_port, p.as_tcp().unwrap().window))
@@ -201,7 +203,7 @@ fn freed_places_go_to_the_frozen_flow_holding_fewest() {
         .map(|d| d.0)
         .collect();
     // One of A's datagrams is confirmed: the place goes to B (1 held) before A (2 held).
-    booster.confirmed(ids[0]);
+    booster.confirmed(Time::ZERO, ids[0]);
     let resumed: Vec<(u16, u64)> = std::iter::from_fn(|| booster.poll_tcp())
         .map(|p| (p.as_tcp().unwrap().dst_port, p.as_tcp().unwrap().window))
         .collect();
