@@ -17,7 +17,8 @@ fn scenario(duration: &str, wlan: &str, agent: &str) -> String {
         &format!("duration = \"{duration}\""),
     )
     .replace("queue = \"50pkt\"", &format!("queue = \"50pkt\"\n{wlan}"))
-    .replace("buffer = 512", &format!("buffer = 512\n{agent}"))
+        + agent // the agent is the file's last table
+        + "\n"
 }
 
 fn counter(s: &Summary, machine: &str, name: &str) -> u64 {
@@ -116,6 +117,14 @@ fn apohn_beats_end_to_end_newreno_on_the_same_path() {
 fn bad_apohn_keys_name_the_key_on_one_line() {
     for (agent_extra, key, says) in [
         ("buffer = 0", "buffer", "at least 1"),
+        ("alpha = 0", "alpha", "at least 1"),
+        ("beta = 1", "beta", "at least alpha"),
+        ("window = \"fixed\"\nalpha = 3", "alpha", "only with window"),
+        ("window = \"vegas\"", "vegas", "expected `adaptive` or `fixed`"),
+        ("alpha = 0", "alpha", "at least 1"),
+        ("beta = 1", "beta", "at least alpha"),
+        ("window = \"fixed\"\nalpha = 3", "alpha", "only with window"),
+        ("window = \"vegas\"", "vegas", "expected `adaptive` or `fixed`"),
         (
             "poll_interval = \"0s\"",
             "poll_interval",
@@ -127,7 +136,7 @@ fn bad_apohn_keys_name_the_key_on_one_line() {
         ("encryption = \"4KB\"", "encryption", "at most 1024"),
         ("colour = 1", "colour", "unknown field"),
     ] {
-        let text = scenario("1s", "", agent_extra).replace("buffer = 512\n", "");
+        let text = scenario("1s", "", agent_extra);
         let e = load(&text, "apohn.toml", None)
             .err()
             .expect(key)
