@@ -120,11 +120,19 @@ fn bad_apohn_keys_name_the_key_on_one_line() {
         ("alpha = 0", "alpha", "at least 1"),
         ("beta = 1", "beta", "at least alpha"),
         ("window = \"fixed\"\nalpha = 3", "alpha", "only with window"),
-        ("window = \"vegas\"", "vegas", "expected `adaptive` or `fixed`"),
+        (
+            "window = \"vegas\"",
+            "vegas",
+            "expected `adaptive` or `fixed`",
+        ),
         ("alpha = 0", "alpha", "at least 1"),
         ("beta = 1", "beta", "at least alpha"),
         ("window = \"fixed\"\nalpha = 3", "alpha", "only with window"),
-        ("window = \"vegas\"", "vegas", "expected `adaptive` or `fixed`"),
+        (
+            "window = \"vegas\"",
+            "vegas",
+            "expected `adaptive` or `fixed`",
+        ),
         (
             "poll_interval = \"0s\"",
             "poll_interval",
@@ -155,5 +163,50 @@ fn bad_apohn_keys_name_the_key_on_one_line() {
     assert!(
         e.contains("stations[0]") && e.contains("station of a WLAN"),
         "{e}"
+    );
+}
+
+/// The same flow under end-to-end ESP (§III.E): the split PEPs of SaTPEP find no TCP header
+/// to split and pass it through, so it runs as end-to-end NewReno; APOHN's booster, on the
+/// node that holds the keys, still takes it, and so does the bridge's LLE-TCP agent,
+/// which reads only ESP's clear header.
+#[test]
+fn under_esp_a_split_pep_cannot_accelerate_the_flow_and_apohn_can() {
+    let flow = "to = \"receiver\"\ncc = \"newreno\"\n";
+    let esp = |text: &str| text.replace(flow, &format!("{flow}ipsec = true\n"));
+    let duration = |text: &str| text.replace("duration = \"2000s\"", "duration = \"60s\"");
+    let satpep = duration(include_str!("../../../scenarios/apohn/satpep.toml"));
+    let newreno = duration(include_str!("../../../scenarios/apohn/newreno.toml"));
+    let apohn = scenario("60s", "", "");
+    let goodput = |text: &str| {
+        let (s, _) = run(text, None);
+        (s.flows[0].goodput_bps, s)
+    };
+    let (pep_plain, _) = goodput(&satpep);
+    let (pep_esp, s) = goodput(&esp(&satpep));
+    let (e2e_esp, _) = goodput(&esp(&newreno));
+    assert_eq!(counter(&s, "split-pep", "connections_split"), 0);
+    // (satpep.toml has one more hop, the terminal's LAN, than newreno.toml)
+    let ratio = pep_esp / e2e_esp;
+    assert!(
+        (0.97..1.03).contains(&ratio),
+        "the PEPs pass ESP through: {pep_esp} vs {e2e_esp}"
+    );
+    assert!(
+        pep_plain > 1.2 * pep_esp,
+        "plain {pep_plain}, ESP {pep_esp}"
+    );
+    let (apohn_plain, _) = goodput(&apohn);
+    let (apohn_esp, s) = goodput(&esp(&apohn));
+    assert!(counter(&s, "apohn-sender", "booster_taken") > 10_000);
+    assert!(counter(&s, "lle-sink", "acks_suppressed") > 5_000);
+    assert!(
+        apohn_esp > 1.2 * e2e_esp,
+        "APOHN {apohn_esp}, NewReno {e2e_esp}"
+    );
+    // ESP's 10 to 37 bytes per packet cost a little goodput, no more.
+    assert!(
+        apohn_esp > 0.95 * apohn_plain,
+        "ESP {apohn_esp}, plain {apohn_plain}"
     );
 }

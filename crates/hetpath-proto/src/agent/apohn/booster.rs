@@ -131,11 +131,11 @@ impl Booster {
             && !seg.flags.contains(TcpFlags::RST)
     }
 
-    /// A segment of the node's TCP that `boosts` accepts. It is always taken, even beyond
-    /// the buffer (TCP's first window leaves before any booster ACK), since refusing it
-    /// would let TCP see a loss.
-    pub fn take(&mut self, now: Time, p: Packet) {
-        let seg = p.as_tcp().expect("a TCP segment");
+    /// A segment `seg` of the node's TCP that `boosts` accepts, as the packet `p` that
+    /// carries it (the segment itself, or ESP around it: the datagram stays sealed). It
+    /// is always taken, even beyond the buffer (TCP's first window leaves before any
+    /// booster ACK), since refusing it would let TCP see a loss.
+    pub fn take(&mut self, now: Time, seg: &TcpSegment, p: Packet) {
         let (local, remote) = seg.endpoints(p.ip.src, p.ip.dst);
         let f = self.flow(local, remote, seg);
         let end = seg.seq + seg.seq_len();

@@ -5,8 +5,9 @@
 
 use super::booster::{Booster, BoosterConfig, BoosterStats};
 use super::{sbp_packet, DATAGRAM_HEADER};
+use crate::esp::SecurityAssociation;
 use crate::machine::{At, Counter, Hooks, Machine, NodeView, Transmit, Verdict};
-use crate::packet::{Addr, Body, Packet, SbpPayload};
+use crate::packet::{Addr, Body, Packet, SbpPayload, TcpSegment};
 use crate::stp::{self, Pdu, StpConfig};
 use crate::time::Time;
 
@@ -76,6 +77,17 @@ impl ApohnSender {
     }
 }
 
+/// The TCP segment a packet of this node's host carries, opened if it is in ESP: the
+/// booster is on the node that holds the SA (§III.E: APOHN reads transport headers only
+/// at the end nodes, where the keys are; docs/architecture.md, convention 8).
+pub(super) fn own_segment(p: &Packet) -> Option<TcpSegment> {
+    match &p.body {
+        Body::Tcp(seg) => Some(seg.clone()),
+        Body::Esp(e) => SecurityAssociation::new(e.spi).open(e.clone()),
+        _ => None,
+    }
+}
+
 impl Machine for ApohnSender {
     fn kind(&self) -> &'static str {
         "apohn-sender"
@@ -91,12 +103,13 @@ impl Machine for ApohnSender {
 
     fn handle_packet(&mut self, now: Time, at: At, p: Packet, _: &dyn NodeView) -> Verdict {
         match (at, &p.body) {
-            (At::Departure(_), Body::Tcp(seg))
-                if p.ip.src == self.cfg.me && Booster::boosts(seg) =>
-            {
-                self.booster.take(now, p);
-                Verdict::Consume
-            }
+            (At::Departure(_), _) if p.ip.src == self.cfg.me => match own_segment(&p) {
+                Some(seg) if Booster::boosts(&seg) => {
+                    self.booster.take(now, &seg, p);
+                    Verdict::Consume
+                }
+                _ => Verdict::Pass(p),
+            },
             (At::Local, Body::Sbp(_)) if p.ip.src == self.cfg.bridge => {
                 let Body::Sbp(pdu) = p.body else {
                     unreachable!()

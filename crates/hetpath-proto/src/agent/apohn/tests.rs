@@ -74,9 +74,9 @@ impl Bench {
             let mut moved = false;
             while let Some(t) = self.host.poll_transmit(self.now, &NoNode) {
                 moved = true;
-                let seg = t.packet.as_tcp().unwrap();
-                if Booster::boosts(seg) {
-                    self.booster.take(self.now, t.packet);
+                let seg = t.packet.as_tcp().unwrap().clone();
+                if Booster::boosts(&seg) {
+                    self.booster.take(self.now, &seg, t.packet);
                 }
             }
             while let Some(ack) = self.booster.poll_tcp() {
@@ -193,7 +193,8 @@ fn freed_places_go_to_the_frozen_flow_holding_fewest() {
     // Flow A takes three places, flow B one: the buffer is full and both are frozen (B
     // when A still held the place promised to it, A when it used it).
     for (port, seq) in [(1000, 1), (1000, 1461), (2000, 1), (1000, 2921)] {
-        booster.take(Time::ZERO, seg(port, seq));
+        let p = seg(port, seq);
+        booster.take(Time::ZERO, &p.as_tcp().unwrap().clone(), p);
     }
     let windows: Vec<(u16, u64)> = std::iter::from_fn(|| booster.poll_tcp())
         .map(|p| (p.as_tcp().unwrap().dst_port, p.as_tcp().unwrap().window))
