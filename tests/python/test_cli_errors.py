@@ -44,6 +44,11 @@ BAD_SCENARIOS = [
      ["cw_min"]),
     ("wlan-station", _edit('[[flow]]', '[[wlan]]\nname = "air"\nap = "src"\nstations = ["nobody"]\n\n[[flow]]'),
      ["stations", "nobody"]),
+    ("apohn-buffer", _edit('[[flow]]', '[[agent]]\nkind = "apohn"\nsender = "src"\nbridge = "dst"\nstations = ["dst"]\nbuffer = 0\n\n[[flow]]'), ["buffer"]),
+    ("apohn-window", _edit('[[flow]]', '[[agent]]\nkind = "apohn"\nsender = "src"\nbridge = "dst"\nstations = ["dst"]\nwindow = "fixed"\nbeta = 9\n\n[[flow]]'), ["beta", "adaptive"]),
+    ("apohn-poll", _edit('[[flow]]', '[[agent]]\nkind = "apohn"\nsender = "src"\nbridge = "dst"\nstations = ["dst"]\npoll_interval = "0s"\n\n[[flow]]'), ["poll_interval"]),
+    ("apohn-station", _edit('[[flow]]', '[[agent]]\nkind = "apohn"\nsender = "src"\nbridge = "dst"\nstations = ["dst"]\n\n[[flow]]'), ["stations[0]", "wlan"]),
+    ("satpep-rate", _edit('cc = "newreno"', 'cc = "satpep"'), ["satpep", "rate"]),
 ]
 
 

@@ -5,7 +5,7 @@
 
 use super::error::KeyError;
 use super::machines::Names;
-use crate::sim::{node_addr, MachineId, NodeId, Simulation};
+use crate::sim::{node_addr, MachineId, Simulation};
 use crate::units::{Bytes, Duration, Rate};
 use hetpath_proto::agent::apohn::{
     ApohnBridge, ApohnBridgeConfig, ApohnSender, ApohnSenderConfig, BoosterConfig, LleSink,
@@ -60,16 +60,15 @@ impl ApohnSpec {
         if sender == bridge {
             return Err(KeyError::new("bridge", "must differ from the sender"));
         }
-        let hop = |sim: &mut Simulation, from: NodeId, to: NodeId, key: &str, name: &str| {
-            sim.first_hop(from, to).ok_or_else(|| {
-                KeyError::new(
-                    key,
-                    format!("'{name}' is not reachable from '{}'", self.sender),
-                )
-            })
+        let unjoined = || {
+            let msg = format!(
+                "'{}' and '{}' are not joined by links",
+                self.bridge, self.sender
+            );
+            KeyError::new("bridge", msg)
         };
-        let up = hop(sim, sender, bridge, "bridge", &self.bridge)?;
-        let down = hop(sim, bridge, sender, "bridge", &self.bridge)?;
+        let up = sim.first_hop(sender, bridge).ok_or_else(unjoined)?;
+        let down = sim.first_hop(bridge, sender).ok_or_else(unjoined)?;
         let mut stp = StpConfig::default();
         if let Some(p) = self.poll_interval {
             if p.0 == hetpath_proto::Dur::ZERO {
@@ -117,17 +116,17 @@ impl ApohnSpec {
         for (i, name) in self.stations.iter().enumerate() {
             let key = format!("stations[{i}]");
             let st = names.node_at(&key, name)?;
-            let out = hop(sim, bridge, st, &key, name)?;
-            let back = hop(sim, st, bridge, &key, name)?;
-            if !sim.is_wlan(out) || sim.dir(out).params.to != st {
-                return Err(KeyError::new(
-                    &key,
-                    format!(
-                        "'{name}' must be a station of a WLAN whose access point is '{}'",
-                        self.bridge
-                    ),
-                ));
-            }
+            let not_station = || {
+                let ap = &self.bridge;
+                let msg =
+                    format!("'{name}' must be a station of a WLAN whose access point is '{ap}'");
+                KeyError::new(&key, msg)
+            };
+            let out = sim
+                .first_hop(bridge, st)
+                .filter(|&d| sim.is_wlan(d) && sim.dir(d).params.to == st)
+                .ok_or_else(not_station)?;
+            let back = sim.first_hop(st, bridge).ok_or_else(not_station)?;
             if !air.contains(&out) {
                 air.push(out);
             }
