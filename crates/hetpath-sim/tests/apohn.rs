@@ -210,3 +210,42 @@ fn under_esp_a_split_pep_cannot_accelerate_the_flow_and_apohn_can() {
         "ESP {apohn_esp}, plain {apohn_plain}"
     );
 }
+
+/// Subnetwork-layer encryption between the sender and the edge router (§III.E, Fig. 5)
+/// costs its bytes on the satellite hop only: every datagram grows by them there, and the
+/// WLAN, the bottleneck, carries the same packets as without it.
+#[test]
+fn subnetwork_encryption_costs_its_bytes_on_the_satellite_hop_only() {
+    // (bytes over the GEO hop per datagram sent, bytes over the WLAN per packet, goodput)
+    let measure = |text: &str| {
+        let (s, _) = run(text, None);
+        let dir = |name: &str, from: &str| {
+            let l = s
+                .links
+                .iter()
+                .find(|l| l.name == name && l.from == from)
+                .unwrap();
+            (l.stats.tx_bytes as f64, l.stats.tx_packets as f64)
+        };
+        let sds = counter(&s, "apohn-sender", "stp_sds_sent") as f64;
+        let (air_bytes, air_packets) = dir("wlan", "bridge");
+        (
+            dir("geo", "sender").0 / sds,
+            air_bytes / air_packets,
+            s.flows[0].goodput_bps,
+        )
+    };
+    let (geo, air, goodput) = measure(&scenario("30s", "", ""));
+    let (geo_sealed, air_sealed, goodput_sealed) =
+        measure(&scenario("30s", "", "encryption = \"28B\""));
+    // (the GEO hop also carries POLLs and STATs, about the same number per datagram)
+    assert!(
+        (26.0..30.0).contains(&(geo_sealed - geo)),
+        "{geo} -> {geo_sealed}"
+    );
+    assert_eq!(air_sealed, air);
+    assert!(
+        goodput_sealed > 0.98 * goodput,
+        "{goodput_sealed} vs {goodput}"
+    );
+}
