@@ -71,6 +71,7 @@ fn scenarios(c: &mut Criterion) {
         "lift-web",
         "sctp-web",
         "geo-wlan",
+        "geo-wlan-apohn",
     ] {
         scenario(c, name);
     }

@@ -94,7 +94,7 @@ impl Bench {
     }
 
     fn advance(&mut self, by: Dur) {
-        self.now = self.now + by;
+        self.now += by;
         if self.host.poll_timeout().is_some_and(|t| t <= self.now) {
             self.host.handle_timeout(self.now, &NoNode);
         }
@@ -119,10 +119,8 @@ fn tcp_fills_the_buffer_freezes_and_resumes_on_one_duplicate_ack_without_retrans
     assert_eq!(b.sent.len(), frozen_at, "a frozen TCP sends nothing");
     // The destination confirms datagrams one by one, some time apart; each confirmation
     // below the buffer resumes TCP with one duplicate ACK carrying a positive window.
-    let mut next = 0;
-    for _ in 0..400 {
+    for next in 0..400 {
         let (id, _) = b.sent[next];
-        next += 1;
         b.booster.confirmed(b.now, id);
         b.advance(Dur::from_millis(3));
     }
