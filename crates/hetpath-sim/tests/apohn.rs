@@ -249,3 +249,25 @@ fn subnetwork_encryption_costs_its_bytes_on_the_satellite_hop_only() {
         "{goodput_sealed} vs {goodput}"
     );
 }
+
+/// A sized transfer through the booster over a WLAN that loses frames and overflows:
+/// every byte reaches the receiver's application once and in order (its TCP delivers
+/// exactly the transfer, no more), the FIN goes through the booster too, and the flow
+/// completes with TCP at the sender never retransmitting.
+#[test]
+fn a_sized_transfer_arrives_whole_and_completes_through_the_booster() {
+    let text = scenario(
+        "300s",
+        "queue = \"10pkt\"\nchannel = { model = \"bernoulli\", p = 0.6 }",
+        "",
+    )
+    .replace("queue = \"50pkt\"\n", "")
+    .replace("cc = \"newreno\"\n", "cc = \"newreno\"\nsize = \"3MB\"\n")
+    .replace("[scenario]\n", "[scenario]\nstop_when_done = true\n");
+    let (s, _) = run(&text, None);
+    let f = &s.flows[0];
+    assert_eq!(f.bytes_delivered, 3_000_000, "{f:?}");
+    assert!(f.completion_s.is_some(), "{f:?}");
+    assert_eq!((f.retransmissions, f.timeouts), (0, 0), "{f:?}");
+    assert!(counter(&s, "apohn-sender", "booster_resent") > 0);
+}
