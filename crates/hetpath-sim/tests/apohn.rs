@@ -125,14 +125,6 @@ fn bad_apohn_keys_name_the_key_on_one_line() {
             "vegas",
             "expected `adaptive` or `fixed`",
         ),
-        ("alpha = 0", "alpha", "at least 1"),
-        ("beta = 1", "beta", "at least alpha"),
-        ("window = \"fixed\"\nalpha = 3", "alpha", "only with window"),
-        (
-            "window = \"vegas\"",
-            "vegas",
-            "expected `adaptive` or `fixed`",
-        ),
         (
             "poll_interval = \"0s\"",
             "poll_interval",

@@ -14,10 +14,10 @@
 //! booster, which holds the datagram, turns the report into its release
 //! (docs/model-notes.md, "Seed 000").
 
-use super::sbp_packet;
+use super::stp_end::StpEnd;
 use crate::machine::{At, Counter, Hooks, Machine, NodeView, Transmit, Verdict};
 use crate::packet::{Addr, Body, Packet, SbpPayload};
-use crate::stp::{self, Pdu, StpConfig};
+use crate::stp::StpConfig;
 use crate::time::Time;
 use std::collections::{HashMap, VecDeque};
 
@@ -51,9 +51,7 @@ pub struct BridgeStats {
 }
 
 pub struct ApohnBridge {
-    cfg: ApohnBridgeConfig,
-    rx: stp::Receiver<SbpPayload>,
-    tx: stp::Sender<SbpPayload>,
+    stp: StpEnd,
     /// Datagrams on their way over the WLAN, by what the MAC reports them with.
     on_air: HashMap<PacketKey, u64>,
     forward: VecDeque<Packet>,
@@ -70,9 +68,7 @@ fn report_len(ids: usize) -> u32 {
 impl ApohnBridge {
     pub fn new(cfg: ApohnBridgeConfig) -> ApohnBridge {
         ApohnBridge {
-            rx: stp::Receiver::new(),
-            tx: stp::Sender::new(cfg.stp),
-            cfg,
+            stp: StpEnd::new(cfg.me, cfg.sender, cfg.stp),
             on_air: HashMap::new(),
             forward: VecDeque::new(),
             confirmed: Vec::new(),
@@ -85,12 +81,9 @@ impl ApohnBridge {
         self.stats
     }
 
-    fn on_pdu(&mut self, now: Time, pdu: Pdu<SbpPayload>) {
-        match pdu {
-            Pdu::Sd { .. } | Pdu::Poll { .. } => self.rx.handle_pdu(now, pdu),
-            Pdu::Stat { .. } | Pdu::Ustat { .. } => self.tx.handle_pdu(now, pdu),
-        }
-        while let Some(payload) = self.rx.poll_deliver() {
+    /// Datagrams STP delivered go on toward their stations.
+    fn read_datagrams(&mut self) {
+        while let Some(payload) = self.stp.poll_deliver() {
             if let SbpPayload::Datagram { id, packet, .. } = payload {
                 self.on_air.insert(key(&packet), id);
                 self.forward.push_back(*packet);
@@ -130,48 +123,41 @@ impl Machine for ApohnBridge {
         match at {
             At::LinkAcked(_) => self.outcome(&p, true),
             At::LinkDropped(_) => self.outcome(&p, false),
-            At::Local if p.ip.src == self.cfg.sender && matches!(p.body, Body::Sbp(_)) => {
-                let Body::Sbp(pdu) = p.body else {
-                    unreachable!()
-                };
-                self.on_pdu(now, *pdu);
-            }
-            _ => return Verdict::Pass(p),
+            _ => match self.stp.handle_packet(now, p) {
+                Some(p) => return Verdict::Pass(p),
+                None => self.read_datagrams(),
+            },
         }
         Verdict::Consume
     }
 
     fn handle_timeout(&mut self, now: Time, _: &dyn NodeView) {
-        self.tx.handle_timeout(now);
+        self.stp.handle_timeout(now);
     }
 
     fn poll_transmit(&mut self, now: Time, _: &dyn NodeView) -> Option<Transmit> {
-        // Reports and STATs first: a datagram for a full WLAN queue waits there and holds
-        // back what is polled after it (the machine contract's `LocalQueue::Wait`).
-        let (me, sender) = (self.cfg.me, self.cfg.sender);
-        if let Some(pdu) = self.rx.poll_transmit(now) {
-            return Some(Transmit::route(sbp_packet(me, sender, pdu)));
-        }
-        if (!self.confirmed.is_empty() || !self.lost.is_empty()) && self.tx.can_push() {
+        if (!self.confirmed.is_empty() || !self.lost.is_empty()) && self.stp.can_push() {
             let (confirmed, lost) = (
                 std::mem::take(&mut self.confirmed),
                 std::mem::take(&mut self.lost),
             );
             let len = report_len(confirmed.len() + lost.len());
-            self.tx.push(SbpPayload::Report { confirmed, lost }, len);
+            self.stp.push(SbpPayload::Report { confirmed, lost }, len);
         }
-        if let Some(pdu) = self.tx.poll_transmit(now) {
-            return Some(Transmit::route(sbp_packet(me, sender, pdu)));
+        // Reports and STATs first: a datagram for a full WLAN queue waits there and holds
+        // back what is polled after it (the machine contract's `LocalQueue::Wait`).
+        if let Some(p) = self.stp.poll_transmit(now) {
+            return Some(Transmit::route(p));
         }
         self.forward.pop_front().map(Transmit::route)
     }
 
     fn poll_timeout(&self) -> Option<Time> {
-        self.tx.poll_timeout()
+        self.stp.poll_timeout()
     }
 
     fn counters(&self, out: &mut Vec<Counter>) {
-        let r = self.rx.stats();
+        let r = self.stp.receiver_stats();
         out.extend([
             ("datagrams_forwarded", self.stats.forwarded),
             ("datagrams_confirmed", self.stats.confirmed),

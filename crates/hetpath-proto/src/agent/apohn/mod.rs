@@ -9,6 +9,7 @@ pub mod booster;
 pub mod bridge;
 pub mod sender;
 pub mod sink;
+mod stp_end;
 #[cfg(test)]
 mod tests;
 pub mod window;
@@ -19,14 +20,6 @@ pub use sender::{ApohnSender, ApohnSenderConfig};
 pub use sink::LleSink;
 pub use window::{Window, WindowConfig};
 
-use crate::packet::{Addr, Body, Packet, SbpPayload};
-use crate::stp::Pdu;
-
 /// An SBP datagram's header ahead of the IP packet it carries: the datagram id and the
 /// flow's QoS class (a choice: the seed gives no format; docs/model-notes.md).
 pub const DATAGRAM_HEADER: u32 = 8;
-
-/// An SBP PDU between two ends of a subnetwork connection, as an IP packet.
-fn sbp_packet(src: Addr, dst: Addr, pdu: Pdu<SbpPayload>) -> Packet {
-    Packet::new(src, dst, Body::Sbp(Box::new(pdu)))
-}

@@ -4,11 +4,12 @@
 //! STP agents) and release or resend the booster's datagrams.
 
 use super::booster::{Booster, BoosterConfig, BoosterStats};
-use super::{sbp_packet, DATAGRAM_HEADER};
+use super::stp_end::StpEnd;
+use super::DATAGRAM_HEADER;
 use crate::esp::SecurityAssociation;
 use crate::machine::{At, Counter, Hooks, Machine, NodeView, Transmit, Verdict};
 use crate::packet::{Addr, Body, Packet, SbpPayload, TcpSegment};
-use crate::stp::{self, Pdu, StpConfig};
+use crate::stp::StpConfig;
 use crate::time::Time;
 
 #[derive(Clone, Debug)]
@@ -27,16 +28,14 @@ pub struct ApohnSenderConfig {
 pub struct ApohnSender {
     cfg: ApohnSenderConfig,
     booster: Booster,
-    tx: stp::Sender<SbpPayload>,
-    rx: stp::Receiver<SbpPayload>,
+    stp: StpEnd,
 }
 
 impl ApohnSender {
     pub fn new(cfg: ApohnSenderConfig) -> ApohnSender {
         ApohnSender {
             booster: Booster::new(cfg.booster.clone()),
-            tx: stp::Sender::new(cfg.stp),
-            rx: stp::Receiver::new(),
+            stp: StpEnd::new(cfg.me, cfg.bridge, cfg.stp),
             cfg,
         }
     }
@@ -47,7 +46,7 @@ impl ApohnSender {
 
     /// Hands the booster's datagrams to STP while its window has room.
     fn feed(&mut self) {
-        while self.tx.can_push() {
+        while self.stp.can_push() {
             let Some((id, p)) = self.booster.poll_subnet() else {
                 return;
             };
@@ -57,16 +56,14 @@ impl ApohnSender {
                 packet: Box::new(p),
                 sealed: self.cfg.encryption,
             };
-            self.tx.push(d, len);
+            self.stp.push(d, len);
         }
     }
 
-    fn on_pdu(&mut self, now: Time, pdu: Pdu<SbpPayload>) {
-        match pdu {
-            Pdu::Sd { .. } | Pdu::Poll { .. } => self.rx.handle_pdu(now, pdu),
-            Pdu::Stat { .. } | Pdu::Ustat { .. } => self.tx.handle_pdu(now, pdu),
-        }
-        while let Some(payload) = self.rx.poll_deliver() {
+    /// The edge router's reports: confirmed datagrams leave the booster, lost ones go
+    /// again.
+    fn read_reports(&mut self, now: Time) {
+        while let Some(payload) = self.stp.poll_deliver() {
             if let SbpPayload::Report { confirmed, lost } = payload {
                 confirmed
                     .iter()
@@ -102,19 +99,16 @@ impl Machine for ApohnSender {
     }
 
     fn handle_packet(&mut self, now: Time, at: At, p: Packet, _: &dyn NodeView) -> Verdict {
-        match (at, &p.body) {
-            (At::Departure(_), _) if p.ip.src == self.cfg.me => match own_segment(&p) {
-                Some(seg) if Booster::boosts(&seg) => {
-                    self.booster.take(now, &seg, p);
-                    Verdict::Consume
-                }
-                _ => Verdict::Pass(p),
-            },
-            (At::Local, Body::Sbp(_)) if p.ip.src == self.cfg.bridge => {
-                let Body::Sbp(pdu) = p.body else {
-                    unreachable!()
-                };
-                self.on_pdu(now, *pdu);
+        if at == At::Local {
+            let Some(p) = self.stp.handle_packet(now, p) else {
+                self.read_reports(now);
+                return Verdict::Consume;
+            };
+            return Verdict::Pass(p);
+        }
+        match own_segment(&p) {
+            Some(seg) if p.ip.src == self.cfg.me && Booster::boosts(&seg) => {
+                self.booster.take(now, &seg, p);
                 Verdict::Consume
             }
             _ => Verdict::Pass(p),
@@ -122,29 +116,24 @@ impl Machine for ApohnSender {
     }
 
     fn handle_timeout(&mut self, now: Time, _: &dyn NodeView) {
-        self.tx.handle_timeout(now);
+        self.stp.handle_timeout(now);
     }
 
     fn poll_transmit(&mut self, now: Time, _: &dyn NodeView) -> Option<Transmit> {
         if let Some(ack) = self.booster.poll_tcp() {
             return Some(Transmit::route(ack));
         }
-        let (me, bridge) = (self.cfg.me, self.cfg.bridge);
-        if let Some(pdu) = self.rx.poll_transmit(now) {
-            return Some(Transmit::route(sbp_packet(me, bridge, pdu)));
-        }
         self.feed();
-        let pdu = self.tx.poll_transmit(now)?;
-        Some(Transmit::route(sbp_packet(me, bridge, pdu)))
+        self.stp.poll_transmit(now).map(Transmit::route)
     }
 
     fn poll_timeout(&self) -> Option<Time> {
-        self.tx.poll_timeout()
+        self.stp.poll_timeout()
     }
 
     fn counters(&self, out: &mut Vec<Counter>) {
         let b = self.booster.stats();
-        let s = self.tx.stats();
+        let s = self.stp.sender_stats();
         out.extend([
             ("booster_taken", b.taken),
             ("booster_freezes", b.freezes),
