@@ -19,7 +19,7 @@ from hetpath.plots import MAX_SERIES, plot_result
 from helpers import invoke
 
 REPO = Path(__file__).resolve().parents[2]
-PAPERS = ["tcp-radio", "ilc-tcp", "rappep"]
+PAPERS = ["tcp-radio", "ilc-tcp", "rappep", "apohn"]
 
 
 def _inside(lo_hi: tuple[float, float], values: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ import importlib
 from types import ModuleType
 
 #: Paper name (as typed after ``hetpath reproduce``) -> module in this package.
-PAPERS: dict[str, str] = {"ilc-tcp": "ilc_tcp", "lift": "lift", "rappep": "rappep", "tcp-radio": "tcp_radio"}
+PAPERS: dict[str, str] = {"apohn": "apohn", "ilc-tcp": "ilc_tcp", "lift": "lift", "rappep": "rappep", "tcp-radio": "tcp_radio"}
 
 
 def paper_module(name: str) -> ModuleType:
