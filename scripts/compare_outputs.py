@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-PAPERS = ["tcp-radio", "ilc-tcp", "rappep"]
+PAPERS = ["tcp-radio", "ilc-tcp", "rappep", "lift", "apohn"]
 IGNORED = {"wall_time_s"}
 ENGINE_ONLY = {"events"}
 
