@@ -74,6 +74,7 @@ def run_text(
     ``series=False`` skips the time series (faster, less memory: for sweeps);
     ``trace=True`` adds the event trace as columns under ``"trace"``.
     """
+    check_seed(seed, path)
     extra = {"trace": True} if trace else {}  # the fake core of the tests knows no trace
     with translated():
         raw: dict[str, Any] = core().run(text, path, seed=seed, pcap_dir=pcap_dir, progress=progress,
@@ -81,6 +82,15 @@ def run_text(
     # The engine hands the summary over as JSON, serialised from the schema's own types.
     raw["summary"] = json.loads(raw["summary"])
     return raw
+
+
+def check_seed(seed: Any, where: str) -> None:
+    """A seed is a u64: anything else is a ``ScenarioError`` here, not pyo3's
+    ``OverflowError`` or ``TypeError``."""
+    if seed is None:
+        return
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
+        raise ScenarioError(f"{where}: seed: expected an integer from 0 to 2^64-1, got {seed!r}")
 
 
 def validate_text(text: str, path: str) -> None:

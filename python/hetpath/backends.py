@@ -13,6 +13,8 @@ import os
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Callable, Optional, Protocol, Sequence, TypeVar
 
+from .errors import ScenarioError
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -46,6 +48,14 @@ def run_in_order(
     return results
 
 
+def cpu_count() -> int:
+    """Cores this process may use (its CPU affinity where the platform says)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def _run_batch(fn: Callable[[T], R], batch: list[tuple[int, T]]) -> list[tuple[int, R]]:
     return [(i, fn(t)) for i, t in batch]
 
@@ -54,8 +64,11 @@ class LocalBackend:
     """Worker processes on this machine; ``jobs`` defaults to every core.  With one job
     the tasks run in this process (no pickling, plain tracebacks)."""
 
-    def __init__(self, jobs: int | None = None) -> None:
-        self.jobs = max(1, jobs or os.cpu_count() or 1)
+    def __init__(self, jobs: Optional[int] = None) -> None:
+        cores = cpu_count()
+        if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or not 1 <= jobs <= cores):
+            raise ScenarioError(f"jobs: expected 1 to {cores} (the cores of this machine), got {jobs!r}")
+        self.jobs = jobs or cores
 
     def run(self, fn: Callable[[T], R], tasks: Sequence[T], on_result: Callable[[int, R], None]) -> None:
         if self.jobs == 1 or len(tasks) <= 1:

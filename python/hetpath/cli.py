@@ -60,12 +60,29 @@ def _describe_oserror(exc: OSError) -> str:
     return f"{where}: {what}" if where else what
 
 
+def _usage_line(exc: click.UsageError) -> CliInputError:
+    """Bad command-line usage as one line (click prints usage, a hint and the error on
+    three), naming the command so ``--help`` is easy to find."""
+    name = exc.ctx.command_path if exc.ctx is not None else "hetpath"
+    return CliInputError(f"{exc.format_message()} (see '{name} --help')")
+
+
 class HetpathGroup(click.Group):
     """A click group that reports hetpath errors as one line, never a traceback."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # bare `hetpath`: the help, as click shows it
+                raise
+            raise _usage_line(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise _usage_line(exc) from None
         except (ScenarioError, OutputError) as exc:
             raise CliInputError(str(exc)) from None
         except SimulationError as exc:

@@ -23,6 +23,15 @@ class ScenarioError(HetpathError, ValueError):
     """
 
 
+class InputFileError(ScenarioError, OSError):
+    """A scenario or sweep file cannot be read (a directory, a device, not UTF-8). Also an
+    ``OSError``, so code that caught the file system's error still does."""
+
+
+class MissingFileError(InputFileError, FileNotFoundError):
+    """A scenario or sweep file does not exist (also a ``FileNotFoundError``)."""
+
+
 class OutputError(HetpathError, ValueError):
     """An output path given by the user cannot be written (checked before any run)."""
 

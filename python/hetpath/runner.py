@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 from typing import Optional, Union
 
-from . import _bridge
+from . import _bridge, _toml
+from .errors import OutputError
 from .provenance import now_utc, provenance
 from .result import Result
 from .scenario import Scenario
@@ -15,8 +16,9 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 def read_scenario_file(path: PathLike) -> str:
-    """Read a scenario file's text; ``OSError`` (e.g. FileNotFoundError) propagates."""
-    return Path(path).read_text(encoding="utf-8")
+    """Read a scenario file's text; a missing, unreadable, non-regular or non-UTF-8 file
+    is a ``ScenarioError`` naming it (one hierarchy for every failure of the API)."""
+    return _toml.read_file(Path(path))
 
 
 def run(
@@ -35,8 +37,9 @@ def run(
     (e.g. KeyboardInterrupt) stops the run and propagates.  ``trace=True`` keeps
     the typed event trace (``Result.trace``).
 
-    Raises ``ScenarioError`` for invalid input, ``SimulationError`` if the
-    engine fails, and ``OSError`` if the file cannot be read.
+    Raises ``ScenarioError`` for invalid input (a seed outside 0..2^64-1, a file that
+    cannot be read), ``OutputError`` for an unusable ``pcap_dir`` and
+    ``SimulationError`` if the engine fails.
     """
     if isinstance(scenario, Scenario):
         # Its errors name the Python call and argument, not a line of the TOML made from it.
@@ -64,7 +67,12 @@ def run_text(
     """
     pcap: Optional[str] = None
     if pcap_dir is not None:
-        Path(pcap_dir).mkdir(parents=True, exist_ok=True)
+        try:
+            Path(pcap_dir).mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise OutputError(f"pcap_dir {pcap_dir}: exists and is not a directory") from None
+        except OSError as exc:
+            raise OutputError(f"pcap_dir {pcap_dir}: cannot create the directory: {exc.strerror or exc}") from None
         pcap = str(pcap_dir)
     started = now_utc()
     raw = _bridge.run_text(text, source, seed=seed, pcap_dir=pcap, progress=progress, series=series,

@@ -29,7 +29,9 @@ runs count), and counts of the runs that did not complete.
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
+import math
 import sys
 import types
 from dataclasses import dataclass, field
@@ -60,6 +62,13 @@ def flow_metrics() -> list[str]:
 
 #: Arrays of tables a dotted key can select an entry of, and the key that names it.
 _ARRAYS = {"flow": "name", "link": "name", "node": "name", "base_station": "node"}
+#: Column names a run's records already use: an axis of that name would be overwritten.
+RESERVED_AXES = ("protocol", "seed", "flow", "completed")
+#: Seeds are u64 in the engine.
+MAX_SEED = 2**64 - 1
+#: More runs than this is a mistake (``--seeds 1000000000``), not a sweep: refused
+#: before any task is built, since every task holds its scenario text in memory.
+MAX_RUNS = 10_000_000
 
 
 @dataclass
@@ -99,52 +108,105 @@ class Task:
 def set_key(doc: dict[str, Any], path: str, value: Any, where: str = "") -> None:
     """Set the dotted ``path`` in a parsed scenario; ``flow.<name>.``, ``link.<name>.``
     and ``node.<name>.`` select an entry of that array of tables by its ``name``, and
-    ``base_station.<node>.`` by its ``node``."""
+    ``base_station.<node>.`` by its ``node``. A step into a value that is not a table is
+    a ``ScenarioError`` naming the key, never a ``TypeError``."""
+    if not isinstance(path, str) or not path or any(p == "" for p in path.split(".")):
+        raise ScenarioError(f"{where}{path!r}: expected a dotted key such as 'link.<name>.rate'")
     parts = path.split(".")
     node = doc
     if parts[0] in _ARRAYS:
         if len(parts) < 3:
             raise ScenarioError(f"{where}'{path}': expected {parts[0]}.<name>.<key>")
         entries = doc.get(parts[0], [])
+        if not isinstance(entries, list):
+            raise ScenarioError(f"{where}'{path}': '{parts[0]}' is not an array of tables in the base scenario")
         by = _ARRAYS[parts[0]]
-        match = [e for e in entries if e.get(by) == parts[1]]
+        match = [e for e in entries if isinstance(e, dict) and e.get(by) == parts[1]]
         if not match:
-            known = ", ".join(str(e.get(by)) for e in entries) or "none"
+            known = ", ".join(str(e.get(by)) for e in entries if isinstance(e, dict)) or "none"
             raise ScenarioError(f"{where}'{path}': no [[{parts[0]}]] named '{parts[1]}' (defined: {known})")
         node, parts = match[0], parts[2:]
-    _set_in(node, parts, value)
+    _set_in(node, parts, value, path, where)
 
 
-def _set_in(node: dict[str, Any], parts: list[str], value: Any) -> None:
-    for part in parts[:-1]:
+def _set_in(node: dict[str, Any], parts: list[str], value: Any, path: str, where: str) -> None:
+    for k, part in enumerate(parts[:-1]):
         node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            step = ".".join(parts[: k + 1])
+            raise ScenarioError(f"{where}'{path}': '{step}' is a {_kind(node)}, not a table, so it has no key '{parts[k + 1]}'")
     node[parts[-1]] = value
 
 
+def _kind(value: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "float", str: "string", list: "array"}.get(type(value), type(value).__name__)
+
+
 def _seeds(value: Any, where: str) -> list[int]:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+    def is_int(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    if is_int(value) and 1 <= value <= MAX_RUNS:
         return list(range(1, value + 1))
-    if isinstance(value, list) and value and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
+    if is_int(value) and value > MAX_RUNS:
+        raise ScenarioError(f"{where}sweep.seeds: {value} seeds is more than the limit of {MAX_RUNS:,} runs")
+    if isinstance(value, list) and value and all(is_int(v) and 0 <= v <= MAX_SEED for v in value):
+        seen: set[int] = set()
+        for v in value:
+            if v in seen:
+                raise ScenarioError(f"{where}sweep.seeds: seed {v} is listed twice; each seed is one run")
+            seen.add(v)
         return list(value)
-    raise ScenarioError(f"{where}sweep.seeds: expected a positive count or a list of seeds, got {value!r}")
+    raise ScenarioError(f"{where}sweep.seeds: expected a positive count or a list of distinct seeds "
+                        f"from 0 to 2^64-1, got {value!r}")
+
+
+def _label(value: Any) -> Any:
+    """An axis label: a number, string or boolean as itself (numeric axes stay numeric);
+    anything else (a table, an array) as its TOML text, so rows can be grouped by it."""
+    if isinstance(value, (str, int, float, bool)):
+        return value
+    return _toml._value(value)
 
 
 def _axis(name: str, values: Any, where: str) -> Axis:
     if not isinstance(values, list) or not values:
         raise ScenarioError(f"{where}grid.'{name}': expected a non-empty list of values")
+    if name in RESERVED_AXES:
+        raise ScenarioError(f"{where}grid.'{name}': '{name}' is reserved (a column of every run: "
+                            f"{', '.join(RESERVED_AXES)}); name the axis otherwise, e.g. with a table value and a label")
     if all(isinstance(v, dict) for v in values):
         labels, overrides = [], []
         for k, v in enumerate(values):
             v = dict(v)
             label = v.pop("label", None)
             if not v:
-                raise ScenarioError(f"{where}grid.{name}[{k}]: expected at least one key to set")
-            labels.append(label if label is not None else ",".join(str(x) for x in v.values()))
+                raise ScenarioError(f"{where}grid.'{name}'[{k}]: expected at least one key to set")
+            # Unlabelled: its one value, or every key and value it sets, so that the row
+            # names everything the point changes.
+            if label is None:
+                label = _label(next(iter(v.values()))) if len(v) == 1 else ", ".join(f"{x}={_label(y)}" for x, y in v.items())
+            labels.append(_label(label))
             overrides.append(v)
-        return Axis(name, labels, overrides)
-    if any(isinstance(v, dict) for v in values):
+    elif any(isinstance(v, dict) for v in values):
         raise ScenarioError(f"{where}grid.'{name}': mix of tables and plain values; use one or the other")
-    return Axis(name, list(values), [{name: v} for v in values])
+    else:
+        labels, overrides = [_label(v) for v in values], [{name: v} for v in values]
+    seen: dict[Any, int] = {}
+    for k, label in enumerate(labels):
+        mark = (type(label).__name__, label) if isinstance(label, bool) else label
+        if mark in seen:
+            raise ScenarioError(f"{where}grid.'{name}'[{k}]: label {label!r} is used twice (also [{seen[mark]}]); "
+                                f"rows would merge different configurations")
+        seen[mark] = k
+    return Axis(name, labels, overrides)
+
+
+def _table(doc: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = doc.get(key, {})
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{where}{key}: expected a table [{key}], got {_kind(value)} {value!r}")
+    return value
 
 
 def load(path: Union[str, Path]) -> Sweep:
@@ -156,7 +218,7 @@ def load(path: Union[str, Path]) -> Sweep:
     if unknown:
         raise ScenarioError(f"{where}unknown table(s) {', '.join(sorted(unknown))}; expected sweep, grid, protocol")
     sweep = _head(doc, path, where)
-    sweep.axes = [_axis(name, values, where) for name, values in doc.get("grid", {}).items()]
+    sweep.axes = [_axis(name, values, where) for name, values in _table(doc, "grid", where).items()]
     return sweep
 
 
@@ -177,27 +239,35 @@ def load_experiments(path: Union[str, Path]) -> dict[str, Sweep]:
     out = {}
     for name, e in experiments.items():
         at = f"{where}experiment.{name}."
+        if not isinstance(e, dict):
+            raise ScenarioError(f"{at[:-1]}: expected a table")
         sweep = _head(doc, path, where)
-        for key, value in dict(e.get("set", {})).items():
+        for key, value in _table(e, "set", at).items():
             set_key(sweep.base, key, value, at + "set: ")
-        sweep.axes = [_axis(axis, values, at) for axis, values in e.get("grid", {}).items()]
+        sweep.axes = [_axis(axis, values, at) for axis, values in _table(e, "grid", at).items()]
         out[name] = sweep
     return out
 
 
 def _head(doc: dict[str, Any], path: Path, where: str) -> Sweep:
     """The ``[sweep]`` and ``[protocol.*]`` tables: base scenario, seeds, flows, protocols."""
-    head = doc.get("sweep", {})
+    head = _table(doc, "sweep", where)
     bad = set(head) - {"scenario", "seeds", "flows"}
     if bad:
         raise ScenarioError(f"{where}sweep: unknown key(s) {', '.join(sorted(bad))}; expected scenario, seeds, flows")
     if "scenario" not in head:
         raise ScenarioError(f"{where}sweep.scenario: missing: the base scenario file")
-    base_path = path.parent / str(head["scenario"])
+    if not isinstance(head["scenario"], str) or not head["scenario"]:
+        raise ScenarioError(f"{where}sweep.scenario: expected a file name, got {head['scenario']!r}")
+    base_path = path.parent / head["scenario"]
     base = _toml.loads(_toml.read_file(base_path), str(base_path))
     sweep = Sweep(base=base, source=str(base_path), seeds=_seeds(head.get("seeds", 1), where))
     if "flows" in head:
-        sweep.flows = [str(f) for f in head["flows"]]
+        flows = head["flows"]
+        if not isinstance(flows, list) or not flows or not all(isinstance(f, str) for f in flows):
+            raise ScenarioError(f"{where}sweep.flows: expected a non-empty list of flow names, got {flows!r}")
+        sweep.flows = list(flows)
+        _check_flows(base, sweep.flows, where)
     protocols = doc.get("protocol")
     if protocols is not None:
         if not isinstance(protocols, dict) or not protocols or not all(isinstance(v, dict) for v in protocols.values()):
@@ -206,21 +276,40 @@ def _head(doc: dict[str, Any], path: Path, where: str) -> Sweep:
     return sweep
 
 
+def run_count(sweep: Sweep) -> int:
+    """How many runs :func:`plan` would make."""
+    return math.prod(len(a.labels) for a in sweep.axes) * len(sweep.protocols) * len(sweep.seeds)
+
+
+def _check_flows(doc: dict[str, Any], flows: Sequence[str], where: str) -> None:
+    """``sweep.flows`` must name flows of the scenario: found here, before any run."""
+    defined = [str(f.get("name")) for f in doc.get("flow", []) if isinstance(f, dict)]
+    for name in flows:
+        if name not in defined:
+            raise ScenarioError(f"{where}sweep.flows: no flow named '{name}' (defined: {', '.join(defined) or 'none'})")
+
+
 def plan(sweep: Sweep) -> list[Task]:
     """Every run of the sweep; each distinct scenario is validated once, so a bad
     override fails here with the scenario's own error, before anything runs."""
+    if run_count(sweep) > MAX_RUNS:
+        raise ScenarioError(f"{sweep.source}: the sweep has {run_count(sweep):,} runs, more than the limit of {MAX_RUNS:,}")
+    if len(set(sweep.seeds)) != len(sweep.seeds):
+        raise ScenarioError(f"{sweep.source}: sweep.seeds: a seed is listed twice; each seed is one run")
     tasks = []
     flows = tuple(sweep.flows) if sweep.flows else None
     for combo in itertools.product(*[range(len(a.labels)) for a in sweep.axes]):
         point = tuple((a.name, a.labels[k]) for a, k in zip(sweep.axes, combo))
         for proto, proto_over in sweep.protocols.items():
             doc = copy.deepcopy(sweep.base)
-            where = f"{sweep.source} ({', '.join(f'{n}={v}' for n, v in point)}, protocol {proto}): "
+            where = f"{sweep.source} ({''.join(f'{n}={v}, ' for n, v in point)}protocol {proto}): "
             for a, k in zip(sweep.axes, combo):
                 for key, value in a.overrides[k].items():
                     set_key(doc, key, value, where)
             for key, value in proto_over.items():
                 set_key(doc, key, value, where)
+            if flows:
+                _check_flows(doc, flows, where)
             text = _toml.dumps(doc)
             try:
                 _bridge.validate_text(text, sweep.source)

@@ -14,7 +14,7 @@ from ..reproduce import PAPERS, paper_module
 from ..reproduce.common import Context, attach, comparison_rows, find_scenarios, json_lines, load_paper
 from ._io import format_option, writable_dir
 from ._progress import TaskProgress
-from .sweep import console, seeds_option
+from .sweep import console, jobs_option, seeds_option
 
 DEFAULT_OUT_ROOT = Path("out") / "reproduce"
 
@@ -64,8 +64,8 @@ def _grid_tables(findings: list, metric: str) -> list[Table]:
               help="Print one JSON object per line (experiment, protocol, params, metric, ours, ci95, paper, seeds, aborted).")
 @click.option("--seeds", type=int, default=None, metavar="N", callback=seeds_option,
               help="Seeds per grid point and channel pair (overrides the default and --quick).")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Worker processes (default: every core).")
+@click.option("--jobs", "-j", type=int, default=None, metavar="N", callback=jobs_option,
+              help="Worker processes, at most the number of cores (default: every core).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="Where runs.csv, findings.csv, comparison.csv and the plots go (default out/reproduce/PAPER).")
 @click.option("--no-plots", is_flag=True, help="Skip the figures and CSV files.")

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import sweep as sweep_mod
-from ..backends import LocalBackend
+from ..backends import LocalBackend, cpu_count
 from ..report import eng
 from ..result import json_safe
 from ._io import writable_dir
@@ -66,6 +66,19 @@ def summary_table(summary: Any, keys: list[str]) -> Table:
 def seeds_option(_ctx: click.Context, _param: click.Parameter, value: Optional[int]) -> Optional[int]:
     if value is not None and value < 1:
         raise click.BadParameter("must be at least 1")
+    if value is not None and value > sweep_mod.MAX_RUNS:
+        raise click.BadParameter(f"{value} is more than the limit of {sweep_mod.MAX_RUNS:,} runs")
+    return value
+
+
+def jobs_option(_ctx: click.Context, _param: click.Parameter, value: Optional[int]) -> Optional[int]:
+    """At most one worker per core: more only adds processes (``--jobs 100000`` forked
+    thousands), never speed."""
+    if value is None:
+        return None
+    cores = cpu_count()
+    if not 1 <= value <= cores:
+        raise click.BadParameter(f"{value} is not between 1 and {cores}, the number of cores of this machine")
     return value
 
 
@@ -73,8 +86,8 @@ def seeds_option(_ctx: click.Context, _param: click.Parameter, value: Optional[i
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--seeds", type=int, default=None, metavar="N", callback=seeds_option,
               help="Run seeds 1..N (overrides the file's sweep.seeds).")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Worker processes (default: every core).")
+@click.option("--jobs", "-j", type=int, default=None, metavar="N", callback=jobs_option,
+              help="Worker processes, at most the number of cores (default: every core).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="Write runs.csv (one row per run) and summary.csv here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON lines on stdout.")
