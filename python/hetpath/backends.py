@@ -8,8 +8,10 @@ the full scenario text and seed, so a remote worker needs only ``hetpath`` insta
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import signal
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Callable, Optional, Protocol, Sequence, TypeVar
 
@@ -31,9 +33,10 @@ def run_in_order(
     fn: Callable[[T], R],
     tasks: Sequence[T],
     on_progress: Optional[Callable[[int, int], None]] = None,
+    on_result: Optional[Callable[[int, R], None]] = None,
 ) -> list[R]:
     """``backend.run`` with the results back in task order, reporting (done, total) to
-    ``on_progress`` as each arrives."""
+    ``on_progress`` and each result to ``on_result(index, result)`` as it arrives."""
     results: list[Any] = [None] * len(tasks)
     done = 0
 
@@ -41,6 +44,8 @@ def run_in_order(
         nonlocal done
         results[i] = result
         done += 1
+        if on_result:
+            on_result(i, result)
         if on_progress:
             on_progress(done, len(tasks))
 
@@ -54,6 +59,26 @@ def cpu_count() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def _worker_init() -> None:
+    """Workers ignore Ctrl-C: the terminal sends it to the whole process group, and the
+    parent decides (it stops them and keeps what finished)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop the workers now, running tasks included: ``shutdown`` alone waits for them,
+    and a run that never ends would never let the sweep stop."""
+    for proc in list(getattr(pool, "_processes", {}).values()):
+        with contextlib.suppress(Exception):
+            proc.terminate()
+    for proc in list(getattr(pool, "_processes", {}).values()):
+        with contextlib.suppress(Exception):
+            proc.join(5)
+            if proc.is_alive():
+                proc.kill()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _run_batch(fn: Callable[[T], R], batch: list[tuple[int, T]]) -> list[tuple[int, R]]:
@@ -90,17 +115,18 @@ class LocalBackend:
             size = max(1, min(32, len(todo) // (self.jobs * 4)))
             return [todo.pop() for _ in range(size)]
 
-        with ProcessPoolExecutor(max_workers=self.jobs) as pool:
-            pending: set[Future[list[tuple[int, R]]]] = set()
-            try:
-                while todo or pending:
-                    while todo and len(pending) < in_flight:
-                        pending.add(pool.submit(_run_batch, fn, next_batch()))
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        for i, r in fut.result():
-                            on_result(i, r)
-            except BaseException:
-                for fut in pending:
-                    fut.cancel()
-                raise
+        pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_worker_init)
+        pending: set[Future[list[tuple[int, R]]]] = set()
+        try:
+            while todo or pending:
+                while todo and len(pending) < in_flight:
+                    pending.add(pool.submit(_run_batch, fn, next_batch()))
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    for i, r in fut.result():
+                        on_result(i, r)
+        except BaseException:
+            # Interrupted, or a run failed: what finished was reported; stop the rest.
+            _stop(pool)
+            raise
+        pool.shutdown(wait=True)

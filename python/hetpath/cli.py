@@ -13,17 +13,19 @@ bad command-line usage), always found before anything runs; 130 interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from typing import Any, NoReturn, Optional
+from typing import Any, Iterator, NoReturn, Optional
 
 import click
 
 from .commands import COMMANDS
-from .errors import CoreMissingError, HetpathError, OutputError, ScenarioError, SimulationError
+from .errors import CoreMissingError, HetpathError, OutputError, ScenarioError, SimulationError, Terminated
 
 EXIT_RUNTIME = 1
 EXIT_INPUT = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 # Lines of a source-snippet ("  |", "3 | rate = ...") that some parsers append.
 _SNIPPET_LINE = re.compile(r"^\d*\s*\|")
@@ -79,6 +81,10 @@ class HetpathGroup(click.Group):
             raise _usage_line(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
+        with _sigterm_interrupts():
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:
@@ -93,9 +99,29 @@ class HetpathGroup(click.Group):
             _quiet_broken_pipe()
         except OSError as exc:
             raise CliError(_describe_oserror(exc)) from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             click.echo("\nhetpath: interrupted", err=True)
-            ctx.exit(EXIT_INTERRUPTED)
+            ctx.exit(EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED)
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """While a command runs, SIGTERM raises :class:`Terminated` in the main thread."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(_signum: int, _frame: Any) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _quiet_broken_pipe() -> NoReturn:

@@ -42,3 +42,8 @@ class SimulationError(HetpathError, RuntimeError):
 
 class CoreMissingError(HetpathError, ImportError):
     """The compiled extension ``hetpath._core`` is not importable (not built)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken like Ctrl-C (the CLI raises it): workers stopped, finished runs
+    kept; exit status 143."""

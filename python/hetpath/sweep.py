@@ -29,7 +29,6 @@ runs count), and counts of the runs that did not complete.
 from __future__ import annotations
 
 import copy
-import hashlib
 import itertools
 import math
 import sys
@@ -45,6 +44,8 @@ from .stats import mean_ci95
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from .store import ResultsStore
 
 #: Keys of the engine's flow record that describe a flow rather than measure it. Every
 #: other key of ``hetpath.schema()["flow"]`` is a metric, aggregated by :func:`aggregate`.
@@ -323,28 +324,58 @@ def run_task(task: Task) -> list[dict[str, Any]]:
     """Run one task; one record per reported flow: the grid point, protocol, seed, and
     every key of the engine's flow record (``name`` as ``flow``), plus ``completed``.
     Top level so workers can pickle it."""
-    raw = _bridge.run_text(task.text, task.source, seed=task.seed, series=False)
-    records = []
-    for f in raw["summary"]["flows"]:
+    return records(task, run_flows(task))
+
+
+def run_flows(task: Task) -> list[dict[str, Any]]:
+    """Run one task; the engine's flow records as it gives them (what the store keeps)."""
+    return _bridge.run_text(task.text, task.source, seed=task.seed, series=False)["summary"]["flows"]
+
+
+def records(task: Task, flows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A task's rows from its run's flow records (see :func:`run_task`)."""
+    out = []
+    for f in flows:
         if task.flows is not None and f["name"] not in task.flows:
             continue
         record = {**dict(task.point), "protocol": task.protocol, "seed": task.seed, "flow": f["name"]}
         record.update((k, v) for k, v in f.items() if k != "name")
         record["completed"] = f["completion_s"] is not None
-        records.append(record)
-    return records
+        out.append(record)
+    return out
 
 
 def run(
     tasks: Sequence[Task],
     backend: Optional[Backend] = None,
     on_progress: Optional[Callable[[int, int], None]] = None,
+    store: Optional["ResultsStore"] = None,
 ) -> "pd.DataFrame":
-    """Run every task (all cores by default); one row per run and flow, in task order."""
+    """Run every task (all cores by default); one row per run and flow, in task order.
+
+    With a ``store``, runs it already holds are not run again and each finished run is
+    appended to it as it arrives, so an interrupt (KeyboardInterrupt) loses none."""
     import pandas as pd
 
-    results = run_in_order(backend or LocalBackend(), run_task, list(tasks), on_progress)
-    return pd.DataFrame([r for rs in results if rs for r in rs])
+    from .store import run_key
+
+    tasks = list(tasks)
+    keys = [run_key(t.text, t.seed) for t in tasks]
+    done = store.load() if store is not None else {}
+    todo = sorted({k: i for i, k in reversed(list(enumerate(keys))) if k not in done}.values())
+    total, before = len(tasks), len(tasks) - len(todo)
+
+    def collect(j: int, flows: list[dict[str, Any]]) -> None:
+        i = todo[j]
+        done[keys[i]] = flows
+        if store is not None:
+            store.add(keys[i], tasks[i].seed, flows)
+
+    progress = (lambda k, _n: on_progress(before + k, total)) if on_progress else None
+    if before and on_progress:
+        on_progress(before, total)
+    run_in_order(backend or LocalBackend(), run_flows, [tasks[i] for i in todo], progress, collect)
+    return pd.DataFrame([r for t, k in zip(tasks, keys) for r in records(t, done[k])])
 
 
 def aggregate(raw: "pd.DataFrame", by: Sequence[str], metrics: Optional[Sequence[str]] = None) -> "pd.DataFrame":

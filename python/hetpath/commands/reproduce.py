@@ -12,7 +12,8 @@ from rich.table import Table
 from ..backends import LocalBackend
 from ..reproduce import PAPERS, paper_module
 from ..reproduce.common import Context, attach, comparison_rows, find_scenarios, json_lines, load_paper
-from ._io import format_option, writable_dir
+from .. import outdir
+from ._io import format_option
 from ._progress import TaskProgress
 from .sweep import console, jobs_option, seeds_option
 
@@ -84,24 +85,33 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
     # A paper whose text states relations between protocols, not values at points,
     # checks them itself (``compare``); the others list values in the common format.
     published = [] if hasattr(module, "compare") else load_paper(where / "paper.toml")
-    out = None if no_plots else writable_dir(out_dir or DEFAULT_OUT_ROOT / paper)
+    target = None if no_plots else (out_dir or DEFAULT_OUT_ROOT / paper)
+    # Everything is written into a staging directory and moved into place at the end, so
+    # an interrupted reproduction never leaves new files beside the previous run's.
+    out = None if target is None else outdir.prepare(target)
 
     def note(msg: str) -> None:
         if not quiet:
             click.echo(msg, err=True)
 
-    with TaskProgress(not quiet, "runs") as progress:
-        ctx = Context(scenarios=where, quick=quick, backend=LocalBackend(jobs), out_dir=out, seeds=seeds,
-                      progress=progress, note=note, formats=formats)
-        findings = module.reproduce(ctx)
-    if hasattr(module, "compare"):
-        rows = module.compare(findings, where)
-    else:
-        attach(findings, published, module.label_order(module.grid(ctx)))
-        rows = comparison_rows(findings, published)
-    if out is not None:
-        module.summary_frame(findings).to_csv(out / "findings.csv", index=False)
-        pd.DataFrame(rows).to_csv(out / "comparison.csv", index=False)
+    try:
+        with TaskProgress(not quiet, "runs") as progress:
+            ctx = Context(scenarios=where, quick=quick, backend=LocalBackend(jobs), out_dir=out, seeds=seeds,
+                          progress=progress, note=note, formats=formats)
+            findings = module.reproduce(ctx)
+        if hasattr(module, "compare"):
+            rows = module.compare(findings, where)
+        else:
+            attach(findings, published, module.label_order(module.grid(ctx)))
+            rows = comparison_rows(findings, published)
+        if out is not None and target is not None:
+            outdir.write_csv(module.summary_frame(findings), out / "findings.csv")
+            outdir.write_csv(pd.DataFrame(rows), out / "comparison.csv")
+            outdir.commit(out, target)
+    except BaseException:
+        if out is not None:
+            outdir.discard(out)
+        raise
     if as_json:
         click.echo(json_lines(findings))
         return

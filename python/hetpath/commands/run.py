@@ -7,10 +7,10 @@ from typing import Optional
 
 import click
 
-from .. import _bridge, _toml
+from .. import _bridge, _toml, outdir
 from ..result import summary_json
 from ..runner import run_text
-from ._io import format_option, safe_dirname, scenario_name, writable_dir, writable_file
+from ._io import format_option, safe_dirname, scenario_name, writable_file
 from ._progress import RunProgress
 
 DEFAULT_OUT_ROOT = Path("out")
@@ -63,32 +63,42 @@ def run_command(
     source = str(file)
     if out_dir is None and (pcap or plots):
         out_dir = DEFAULT_OUT_ROOT / safe_dirname(scenario_name(text, file))
+    staging = None
     if out_dir is not None:
         # An invalid file fails with the engine's message, and an unusable directory
-        # before the run, not after it.
+        # before the run, not after it. Results go to a staging directory moved into
+        # place at the end: an interrupted run leaves the previous results whole.
         _bridge.validate_text(text, source)
-        writable_dir(out_dir)
+        staging = outdir.prepare(out_dir)
 
-    if trace_file is not None:
-        trace_file = writable_file(trace_file, TRACE_FORMATS)
+    try:
+        if trace_file is not None:
+            trace_file = writable_file(trace_file, TRACE_FORMATS)
 
-    with RunProgress(enabled=not (quiet or as_json)) as progress:
-        result = run_text(text, source, seed=seed, pcap_dir=out_dir if pcap else None,
-                          progress=progress, trace=trace_file is not None)
-    if trace_file is not None:
-        result.write_trace(trace_file)
-        _note(f"hetpath: wrote {len(result.trace):,} trace events to {trace_file}", quiet)
+        with RunProgress(enabled=not (quiet or as_json)) as progress:
+            result = run_text(text, source, seed=seed, pcap_dir=staging if pcap else None,
+                              progress=progress, trace=trace_file is not None)
+        if trace_file is not None:
+            with outdir.naming(trace_file):
+                result.write_trace(trace_file)
+            _note(f"hetpath: wrote {len(result.trace):,} trace events to {trace_file}", quiet)
 
-    if as_json:
-        click.echo(summary_json(result.summary))
-    else:
-        from ..report import print_summary
+        if as_json:
+            click.echo(summary_json(result.summary))
+        else:
+            from ..report import print_summary
 
-        print_summary(result.summary)
+            print_summary(result.summary)
 
-    if out_dir is not None:
-        written = result.write(out_dir)
-        if plots is not False:
-            written += result.plot(out_dir, formats)
-        extra = " and pcaps" if pcap else ""
-        _note(f"hetpath: wrote {len(written)} files{extra} to {out_dir}", quiet)
+        if out_dir is not None and staging is not None:
+            with outdir.naming(staging):
+                written = result.write(staging)
+                if plots is not False:
+                    written += result.plot(staging, formats)
+            outdir.commit(staging, out_dir)
+            extra = " and pcaps" if pcap else ""
+            _note(f"hetpath: wrote {len(written)} files{extra} to {out_dir}", quiet)
+    except BaseException:
+        if staging is not None:
+            outdir.discard(staging)
+        raise

@@ -4,6 +4,8 @@ print the tidy summary (mean and 95% CI per grid point, protocol and flow)."""
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
 from pathlib import Path
 from typing import Any, Optional
 
@@ -11,11 +13,14 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from .. import outdir
 from .. import sweep as sweep_mod
 from ..backends import LocalBackend, cpu_count
+from ..errors import Terminated
 from ..report import eng
 from ..result import json_safe
-from ._io import writable_dir
+from ..store import FILE_NAME as STORE_FILE
+from ..store import ResultsStore
 from ._progress import TaskProgress
 
 
@@ -89,29 +94,74 @@ def jobs_option(_ctx: click.Context, _param: click.Parameter, value: Optional[in
 @click.option("--jobs", "-j", type=int, default=None, metavar="N", callback=jobs_option,
               help="Worker processes, at most the number of cores (default: every core).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
-              help="Write runs.csv (one row per run) and summary.csv here.")
+              help="Write runs.csv (one row per run), summary.csv and results.jsonl (every finished run) here.")
+@click.option("--resume", is_flag=True,
+              help="Continue an interrupted sweep with the same --out: runs already stored are not run again.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON lines on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 def sweep_command(file: Path, seeds: Optional[int], jobs: Optional[int], out_dir: Optional[Path],
-                  as_json: bool, quiet: bool) -> None:
+                  resume: bool, as_json: bool, quiet: bool) -> None:
     """Run the sweep described in FILE (see docs/guide.md, "Sweeps")."""
+    if resume and out_dir is None:
+        raise click.UsageError("--resume needs --out DIR: the directory of the interrupted sweep")
     spec = sweep_mod.load(file)
     if seeds is not None:
         spec.seeds = list(range(1, seeds + 1))
     tasks = sweep_mod.plan(spec)
+    backend = LocalBackend(jobs)
+    staging = store = None
     if out_dir is not None:
-        writable_dir(out_dir)
-    with TaskProgress(not quiet, "runs") as progress:
-        raw = sweep_mod.run(tasks, LocalBackend(jobs), progress)
+        staging = outdir.prepare(out_dir, keep=resume, exists_ok=False)
+        store = ResultsStore(staging / STORE_FILE)
+        if resume and not (staging / STORE_FILE).exists() and (out_dir / STORE_FILE).is_file():
+            shutil.copyfile(out_dir / STORE_FILE, staging / STORE_FILE)  # a finished sweep: rerun nothing
+    counted = _Counter()
+    try:
+        with TaskProgress(not quiet, "runs") as progress:
+            raw = sweep_mod.run(tasks, backend, counted.wrap(progress), store=store)
+    except KeyboardInterrupt as exc:
+        if store is not None:
+            store.close()
+        # One line instead of the generic "interrupted": how far it got, how to go on.
+        click.echo(_resume_line(file, out_dir, counted.done, len(tasks), seeds, jobs), err=True)
+        raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None
+    finally:
+        if store is not None:
+            store.close()
     keys = [a.name for a in spec.axes] + ["protocol", "flow"]
     summary = sweep_mod.aggregate(raw, keys)
-    if out_dir is not None:
-        raw.to_csv(out_dir / "runs.csv", index=False)
-        summary.to_csv(out_dir / "summary.csv", index=False)
+    if out_dir is not None and staging is not None:
+        outdir.write_csv(raw, staging / "runs.csv")
+        outdir.write_csv(summary, staging / "summary.csv")
+        outdir.commit(staging, out_dir)
     if as_json:
         for row in summary.to_dict(orient="records"):
             click.echo(json.dumps(json_safe(row)))
         return
     console().print(summary_table(summary, keys))
     if out_dir is not None and not quiet:
-        click.echo(f"wrote {out_dir}/runs.csv and {out_dir}/summary.csv", err=True)
+        click.echo(f"wrote {out_dir}/runs.csv, {out_dir}/summary.csv and {out_dir}/{STORE_FILE}", err=True)
+
+
+class _Counter:
+    """Remembers how many runs finished, for the line printed on an interrupt."""
+
+    def __init__(self) -> None:
+        self.done = 0
+
+    def wrap(self, progress: Any) -> Any:
+        def call(done: int, total: int) -> None:
+            self.done = done
+            progress(done, total)
+
+        return call
+
+
+def _resume_line(file: Path, out_dir: Optional[Path], done: int, total: int, seeds: Optional[int],
+                 jobs: Optional[int]) -> str:
+    """One line: how far the sweep got and the command that continues it."""
+    if out_dir is None:
+        return f"hetpath: sweep interrupted after {done} of {total} runs; nothing kept (add --out DIR to keep finished runs)"
+    extra = (f" --seeds {seeds}" if seeds is not None else "") + (f" --jobs {jobs}" if jobs is not None else "")
+    return (f"hetpath: sweep interrupted after {done} of {total} runs, kept in {outdir.staging_path(out_dir)}; "
+            f"resume with: hetpath sweep {shlex.quote(str(file))} --out {shlex.quote(str(out_dir))}{extra} --resume")

@@ -30,6 +30,7 @@ from .. import _bridge, _toml
 from ..backends import run_in_order
 from ..stats import mean_ci95
 from ..sweep import Task
+from ..outdir import write_csv
 from .common import Context, Finding, attach, load_paper
 
 NAME = "apohn"
@@ -221,7 +222,7 @@ def reproduce(ctx: Context) -> list[Finding]:
     found = findings(runs)
     if ctx.out_dir is not None:
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
-        runs.to_csv(ctx.out_dir / "runs.csv", index=False)
+        write_csv(runs, ctx.out_dir / "runs.csv")
         from . import apohn_plots
 
         series = {t.protocol: r["series"] for t, r in zip(tasks, results) if r["series"] is not None}

@@ -21,6 +21,7 @@ from .. import _toml
 from .. import sweep as sweep_mod
 from ..runner import run_text
 from ..stats import mean_ci95
+from ..outdir import write_csv
 from .common import Context, Finding, attach, load_paper
 
 NAME = "ilc-tcp"
@@ -102,7 +103,7 @@ def reproduce(ctx: Context) -> list[Finding]:
         frames.append(part.assign(experiment=name))
     if ctx.out_dir is not None:
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
-        pd.concat(frames, ignore_index=True).to_csv(ctx.out_dir / "runs.csv", index=False)
+        write_csv(pd.concat(frames, ignore_index=True), ctx.out_dir / "runs.csv")
         from . import ilc_tcp_plots
 
         attach(found, load_paper(ctx.scenarios / "paper.toml"), label_order(specs))

@@ -31,6 +31,7 @@ from ..backends import run_in_order
 from ..errors import ScenarioError
 from ..stats import mean_ci95
 from ..sweep import Task
+from ..outdir import write_csv
 from .common import Context, Finding
 
 NAME = "lift"
@@ -186,8 +187,8 @@ def reproduce(ctx: Context) -> list[Finding]:
     if ctx.out_dir is not None:
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
         frame = pd.concat([g for gs in pages_of.values() for g in gs], ignore_index=True)
-        frame.to_csv(ctx.out_dir / "pages.csv", index=False)
-        pd.DataFrame([r for rs in runs_of.values() for r in rs]).to_csv(ctx.out_dir / "runs.csv", index=False)
+        write_csv(frame, ctx.out_dir / "pages.csv")
+        write_csv(pd.DataFrame([r for rs in runs_of.values() for r in rs]), ctx.out_dir / "runs.csv")
         from . import lift_plots
 
         written = lift_plots.write_all(found, ctx.out_dir, ctx.formats, note=lambda msg: ctx.note(f"{NAME}: {msg}"))

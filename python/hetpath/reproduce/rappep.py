@@ -22,6 +22,7 @@ from .. import _toml
 from .. import sweep as sweep_mod
 from ..runner import run_text
 from ..stats import mean_ci95
+from ..outdir import write_csv
 from .common import Context, Finding, attach, load_paper
 
 NAME = "rappep"
@@ -154,7 +155,7 @@ def reproduce(ctx: Context) -> list[Finding]:
     found = findings(raw)
     if ctx.out_dir is not None:
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
-        raw.to_csv(ctx.out_dir / "runs.csv", index=False)
+        write_csv(raw, ctx.out_dir / "runs.csv")
         from . import rappep_plots
 
         traced = [t for t in tasks if t.seed == 1]

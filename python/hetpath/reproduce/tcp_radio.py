@@ -21,6 +21,7 @@ import pandas as pd
 from .. import sweep as sweep_mod
 from ..runner import run_text
 from ..stats import mean_ci95
+from ..outdir import write_csv
 from .common import Context, Finding
 
 NAME = "tcp-radio"
@@ -93,7 +94,7 @@ def reproduce(ctx: Context) -> list[Finding]:
     found = findings(raw, spec)
     if ctx.out_dir is not None:
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
-        raw.to_csv(ctx.out_dir / "runs.csv", index=False)
+        write_csv(raw, ctx.out_dir / "runs.csv")
         from . import tcp_radio_plots
 
         ctx.note(f"{NAME}: {len(SEQUENCE_FIGURES)} time-sequence runs, then the figures")
