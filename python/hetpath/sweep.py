@@ -92,6 +92,8 @@ class Sweep:
     protocols: dict[str, dict[str, Any]] = field(default_factory=lambda: {"default": {}})
     seeds: list[int] = field(default_factory=lambda: [1])
     flows: Optional[list[str]] = None
+    #: The sweep file, named first in the errors of :func:`plan` (None: built in Python).
+    file: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -261,8 +263,11 @@ def _head(doc: dict[str, Any], path: Path, where: str) -> Sweep:
     if not isinstance(head["scenario"], str) or not head["scenario"]:
         raise ScenarioError(f"{where}sweep.scenario: expected a file name, got {head['scenario']!r}")
     base_path = path.parent / head["scenario"]
-    base = _toml.loads(_toml.read_file(base_path), str(base_path))
-    sweep = Sweep(base=base, source=str(base_path), seeds=_seeds(head.get("seeds", 1), where))
+    try:
+        base = _toml.loads(_toml.read_file(base_path), str(base_path))
+    except ScenarioError as e:  # named from the sweep file too: that is where the mistake may be
+        raise type(e)(f"{where}sweep.scenario: {e}") from None
+    sweep = Sweep(base=base, source=str(base_path), seeds=_seeds(head.get("seeds", 1), where), file=str(path))
     if "flows" in head:
         flows = head["flows"]
         if not isinstance(flows, list) or not flows or not all(isinstance(f, str) for f in flows):
@@ -294,16 +299,17 @@ def plan(sweep: Sweep) -> list[Task]:
     """Every run of the sweep; each distinct scenario is validated once, so a bad
     override fails here with the scenario's own error, before anything runs."""
     if run_count(sweep) > MAX_RUNS:
-        raise ScenarioError(f"{sweep.source}: the sweep has {run_count(sweep):,} runs, more than the limit of {MAX_RUNS:,}")
+        raise ScenarioError(f"{sweep.file or sweep.source}: the sweep has {run_count(sweep):,} runs, more than the limit of {MAX_RUNS:,}")
     if len(set(sweep.seeds)) != len(sweep.seeds):
-        raise ScenarioError(f"{sweep.source}: sweep.seeds: a seed is listed twice; each seed is one run")
+        raise ScenarioError(f"{sweep.file or sweep.source}: sweep.seeds: a seed is listed twice; each seed is one run")
     tasks = []
     flows = tuple(sweep.flows) if sweep.flows else None
     for combo in itertools.product(*[range(len(a.labels)) for a in sweep.axes]):
         point = tuple((a.name, a.labels[k]) for a, k in zip(sweep.axes, combo))
         for proto, proto_over in sweep.protocols.items():
             doc = copy.deepcopy(sweep.base)
-            where = f"{sweep.source} ({''.join(f'{n}={v}, ' for n, v in point)}protocol {proto}): "
+            where = (f"{sweep.file}: " if sweep.file else "") + \
+                f"{sweep.source} ({''.join(f'{n}={v}, ' for n, v in point)}protocol {proto}): "
             for a, k in zip(sweep.axes, combo):
                 for key, value in a.overrides[k].items():
                     set_key(doc, key, value, where)

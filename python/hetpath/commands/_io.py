@@ -30,6 +30,8 @@ def writable_file(path: Path, suffixes: tuple[str, ...]) -> Path:
     """Check an output file's name and directory now, before anything runs: the suffix
     must be one of ``suffixes`` (none: the first is added), and the directory must
     exist and be writable."""
+    if path.is_dir():
+        raise OutputError(f"{path}: is a directory, expected a file name")
     if path.suffix == "":
         path = path.with_suffix(suffixes[0])
     if path.suffix not in suffixes:
