@@ -19,7 +19,8 @@ message is one line naming the file and key; :class:`SimulationError` (also a
 from __future__ import annotations
 
 from . import sweep
-from .errors import CoreMissingError, HetpathError, OutputError, ScenarioError, SimulationError
+from .errors import (CoreMissingError, HetpathError, InputFileError, MissingFileError, OutputError, ScenarioError,
+                     SimulationError)
 from .result import Result
 from .runner import cc_names, run, validate
 from .scenario import Scenario
@@ -37,6 +38,8 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 __all__ = [
     "CoreMissingError",
     "HetpathError",
+    "InputFileError",
+    "MissingFileError",
     "OutputError",
     "Result",
     "Scenario",
