@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from . import _bridge, _toml
-from .errors import OutputError
+from .errors import OutputError, ScenarioError
 from .provenance import now_utc, provenance
 from .result import Result
 from .scenario import Scenario
@@ -18,6 +18,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 def read_scenario_file(path: PathLike) -> str:
     """Read a scenario file's text; a missing, unreadable, non-regular or non-UTF-8 file
     is a ``ScenarioError`` naming it (one hierarchy for every failure of the API)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ScenarioError(f"expected a Scenario or the path of a scenario file, got {path!r}")
     return _toml.read_file(Path(path))
 
 

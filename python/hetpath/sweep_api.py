@@ -63,9 +63,11 @@ def sweep(
     if isinstance(scenario, Scenario):
         scenario.validate()  # the base's own errors, named by the Python call
         base, source = scenario.to_dict(), scenario.source_name()
-    else:
+    elif isinstance(scenario, (str, os.PathLike)):
         path = Path(scenario)
         base, source = _toml.loads(_toml.read_file(path), str(path)), str(path)
+    else:
+        raise ScenarioError(f"{_WHERE}scenario: expected a Scenario or the path of a scenario file, got {scenario!r}")
     grid = {} if grid is None else grid
     if not isinstance(grid, dict):
         raise ScenarioError(f"{_WHERE}grid: expected a dict of axis -> list of values, got {grid!r}")
@@ -79,7 +81,9 @@ def sweep(
             raise ScenarioError(f"{_WHERE}protocols: expected a dict of name -> dict of overrides")
         spec.protocols = {str(k): dict(v) for k, v in protocols.items()}
     if flows is not None:
-        spec.flows = [str(f) for f in flows]
+        if isinstance(flows, str) or not isinstance(flows, (list, tuple)) or not all(isinstance(f, str) for f in flows):
+            raise ScenarioError(f"{_WHERE}flows: expected a list of flow names, got {flows!r}")
+        spec.flows = list(flows)
     try:
         tasks = sweep_mod.plan(spec)
     except ScenarioError as exc:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from hetpath import sweep
-from hetpath.backends import LocalBackend
+from hetpath.backends import LocalBackend, cpu_count
 from hetpath.errors import ScenarioError
 from hetpath.stats import mean_ci95, t975
 from helpers import invoke
@@ -86,7 +86,7 @@ both = [{ label = "near", "link.l.delay" = "10ms" }, { label = "far", "link.l.de
     assert {t.point for t in tasks} == {
         (("link.l.rate", r), ("both", d)) for r in ("1Mbps", "2Mbps") for d in ("near", "far")
     }
-    raw = sweep.run(tasks, LocalBackend(2))
+    raw = sweep.run(tasks, LocalBackend(min(2, cpu_count())))
     assert len(raw) == len(tasks)
     summary = sweep.aggregate(raw, ["link.l.rate", "both", "protocol", "flow"])
     assert len(summary) == 8
@@ -100,7 +100,7 @@ def test_parallel_and_serial_runs_agree(tmp_path: Path) -> None:
     path = write_sweep(tmp_path, 'seeds = 4\n[grid]\n"flow.f.size" = ["20KB", "80KB"]\n')
     tasks = sweep.plan(sweep.load(path))
     serial = sweep.run(tasks, LocalBackend(1))
-    parallel = sweep.run(tasks, LocalBackend(2))
+    parallel = sweep.run(tasks, LocalBackend(min(2, cpu_count())))
     pd.testing.assert_frame_equal(serial, parallel)
 
 
@@ -137,7 +137,7 @@ def test_bad_sweep_files_name_the_problem(tmp_path: Path, body: str, message: st
 
 def test_cli_sweep_prints_json_and_writes_csv(tmp_path: Path) -> None:
     path = write_sweep(tmp_path, 'seeds = 2\n[grid]\n"flow.f.size" = ["20KB", "40KB"]\n')
-    result = invoke(["sweep", str(path), "--json", "--jobs", "2", "--out", str(tmp_path / "o"), "-q"])
+    result = invoke(["sweep", str(path), "--json", "--jobs", str(min(2, cpu_count())), "--out", str(tmp_path / "o"), "-q"])
     assert result.exit_code == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["flow.f.size"] for r in rows] == ["20KB", "40KB"]

@@ -152,3 +152,20 @@ def test_api_set_key_errors_are_scenario_errors(doc, key) -> None:
 def test_api_sweep_duplicate_seeds(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="twice"):
         hetpath.sweep(BASE, seeds=[1, 1, 1])
+
+
+@pytest.mark.parametrize("call", [
+    lambda: hetpath.run(None),
+    lambda: hetpath.validate(5),
+    lambda: hetpath.sweep(None),
+    lambda: hetpath.sweep(BASE, flows=5),
+    lambda: hetpath.sweep(BASE, grid=5),
+    lambda: hetpath.sweep(BASE, seeds=[2**64]),
+    lambda: hetpath.sweep(BASE, grid={"seed": [1]}),
+    lambda: hetpath.sweep(BASE, flows=["nope"]),
+    lambda: hetpath.sweep("/dev/zero"),
+], ids=["run-none", "validate-int", "sweep-none", "flows-int", "grid-int", "seed-2-64", "axis-seed", "flow-unknown",
+        "dev-zero"])
+def test_api_bad_arguments_raise_hetpath_errors(call) -> None:
+    with pytest.raises(HetpathError):
+        call()
