@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from . import _bridge
+from .outdir import naming
 
 if TYPE_CHECKING:  # pandas is imported on first use, keeping `hetpath --help` fast
     import pandas as pd
@@ -191,20 +192,24 @@ class Result:
         out.mkdir(parents=True, exist_ok=True)
         written = [out / "summary.json"]
         summary = self.summary if self.provenance is None else {**self.summary, "provenance": self.provenance}
-        written[0].write_text(summary_json(summary) + "\n", encoding="utf-8")
+        with naming(written[0]):
+            written[0].write_text(summary_json(summary) + "\n", encoding="utf-8")
         if self.scenario_text is not None:
             written.append(out / "scenario.toml")
-            written[-1].write_text(self.scenario_text, encoding="utf-8")
+            with naming(written[-1]):
+                written[-1].write_text(self.scenario_text, encoding="utf-8")
         tables = {name: self.table(name) for name in self.table_names}
         tables.update(flow_series=self.flow_series, link_series=self.link_series)
         parquet = importlib.util.find_spec("pyarrow") is not None
         for name, frame in tables.items():
             csv = out / f"{name}.csv"
-            frame.to_csv(csv, index=False)
+            with naming(csv):
+                frame.to_csv(csv, index=False)
             written.append(csv)
             if parquet:
                 pq = out / f"{name}.parquet"
-                frame.to_parquet(pq, index=False)
+                with naming(pq):
+                    frame.to_parquet(pq, index=False)
                 written.append(pq)
         return written
 

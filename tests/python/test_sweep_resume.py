@@ -244,3 +244,20 @@ def test_full_disk_names_the_file_and_keeps_the_old_outputs(tmp_path: Path, monk
 def test_resume_needs_out(tmp_path: Path) -> None:
     result = invoke(["sweep", str(write_sweep(tmp_path)), "--resume"])
     assert result.exit_code == 2 and "--out" in result.stderr
+
+
+def test_run_out_full_disk_names_the_file_and_keeps_the_old_results(tmp_path: Path, monkeypatch) -> None:
+    out = tmp_path / "o"
+    assert invoke(["run", str(BASE), "--out", str(out), "--no-plots", "-q"]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def full(self, path, *a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", full)
+    result = invoke(["run", str(BASE), "--out", str(out), "--no-plots", "-q"])
+    assert result.exit_code == 1
+    line, = result.stderr.splitlines()
+    assert ".csv" in line and "No space left" in line
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert not outdir.staging_path(out).exists()
