@@ -13,9 +13,10 @@ import math
 import os
 import signal
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Optional, Protocol, Sequence, TypeVar
 
-from .errors import ScenarioError
+from .errors import ScenarioError, SimulationError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -123,7 +124,12 @@ class LocalBackend:
                     pending.add(pool.submit(_run_batch, fn, next_batch()))
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    for i, r in fut.result():
+                    try:
+                        batch = fut.result()
+                    except BrokenProcessPool:
+                        raise SimulationError("a worker process died (killed, or out of memory); "
+                                              "the runs that finished were kept") from None
+                    for i, r in batch:
                         on_result(i, r)
         except BaseException:
             # Interrupted, or a run failed: what finished was reported; stop the rest.

@@ -97,6 +97,8 @@ class HetpathGroup(click.Group):
             raise CliError(str(exc)) from None
         except BrokenPipeError:
             _quiet_broken_pipe()
+        except MemoryError:
+            raise CliError("out of memory (a smaller scenario, fewer flows or a shorter duration may fit)") from None
         except OSError as exc:
             raise CliError(_describe_oserror(exc)) from None
         except KeyboardInterrupt as exc:

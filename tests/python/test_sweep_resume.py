@@ -261,3 +261,16 @@ def test_run_out_full_disk_names_the_file_and_keeps_the_old_results(tmp_path: Pa
     assert ".csv" in line and "No space left" in line
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert not outdir.staging_path(out).exists()
+
+
+def _die(task):
+    os._exit(9)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="worker processes need 2 cores")
+def test_a_dead_worker_is_a_simulation_error_not_a_traceback() -> None:
+    from hetpath.backends import LocalBackend
+    from hetpath.errors import SimulationError
+
+    with pytest.raises(SimulationError, match="worker process died"):
+        LocalBackend(2).run(_die, [1, 2, 3], lambda i, r: None)
