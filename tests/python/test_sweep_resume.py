@@ -274,3 +274,25 @@ def test_a_dead_worker_is_a_simulation_error_not_a_traceback() -> None:
 
     with pytest.raises(SimulationError, match="worker process died"):
         LocalBackend(2).run(_die, [1, 2, 3], lambda i, r: None)
+
+
+def test_interrupted_reproduce_resumes_to_the_same_findings(tmp_path: Path, monkeypatch) -> None:
+    repo = Path(__file__).resolve().parents[2] / "scenarios" / "rappep"
+    args = ["reproduce", "rappep", "--quick", "--seeds", "1", "--jobs", "1", "-q", "--scenarios", str(repo)]
+    full, part = tmp_path / "full", tmp_path / "part"
+    assert invoke([*args, "--out", str(full)]).exit_code == 0
+    with monkeypatch.context() as m:
+        m.setattr("hetpath.commands.reproduce.LocalBackend", StopAfter(2))
+        stopped = invoke([*args, "--out", str(part)])
+    assert stopped.exit_code == 130
+    line, = stopped.stderr.splitlines()
+    assert "--resume" in line and not part.exists()
+    ran = []
+    real = sweep.run_flows
+    monkeypatch.setattr(sweep, "run_flows", lambda t: ran.append(t) or real(t))
+    resumed = invoke([*args, "--out", str(part), "--resume"])
+    assert resumed.exit_code == 0, resumed.stderr
+    total = len(pd.read_csv(full / "runs.csv").groupby(["experiment", "protocol", "seed"]))
+    assert 0 < len(ran) <= total - 2
+    for name in ("runs.csv", "findings.csv", "comparison.csv"):
+        assert (part / name).read_bytes() == (full / name).read_bytes(), name

@@ -3,6 +3,7 @@ the ones its text states."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -13,6 +14,9 @@ from ..backends import LocalBackend
 from ..reproduce import PAPERS, paper_module
 from ..reproduce.common import Context, attach, comparison_rows, find_scenarios, json_lines, load_paper
 from .. import outdir
+from ..errors import Terminated
+from ..store import FILE_NAME as STORE_FILE
+from ..store import ResultsStore
 from ._io import format_option
 from ._progress import TaskProgress
 from .sweep import console, jobs_option, seeds_option
@@ -69,14 +73,16 @@ def _grid_tables(findings: list, metric: str) -> list[Table]:
               help="Worker processes, at most the number of cores (default: every core).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="Where runs.csv, findings.csv, comparison.csv and the plots go (default out/reproduce/PAPER).")
+@click.option("--resume", is_flag=True,
+              help="Continue an interrupted reproduction with the same --out: runs already kept are not run again.")
 @click.option("--no-plots", is_flag=True, help="Skip the figures and CSV files.")
 @format_option
 @click.option("--scenarios", "scenarios_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
               metavar="DIR", help="The paper's scenario directory (default: scenarios/PAPER of this checkout).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or notes on stderr.")
 def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[int], jobs: Optional[int],
-                      out_dir: Optional[Path], no_plots: bool, formats: tuple[str, ...], scenarios_dir: Optional[Path],
-                      quiet: bool) -> None:
+                      out_dir: Optional[Path], resume: bool, no_plots: bool, formats: tuple[str, ...],
+                      scenarios_dir: Optional[Path], quiet: bool) -> None:
     """Run PAPER's experiments (see docs/reproductions/PAPER.md) and compare."""
     import pandas as pd
 
@@ -86,9 +92,18 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
     # checks them itself (``compare``); the others list values in the common format.
     published = [] if hasattr(module, "compare") else load_paper(where / "paper.toml")
     target = None if no_plots else (out_dir or DEFAULT_OUT_ROOT / paper)
+    if resume and target is None:
+        raise click.UsageError("--resume needs the output directory; drop --no-plots")
     # Everything is written into a staging directory and moved into place at the end, so
-    # an interrupted reproduction never leaves new files beside the previous run's.
-    out = None if target is None else outdir.prepare(target)
+    # an interrupted reproduction never leaves new files beside the previous run's. The
+    # runs that finished stay in its results store for --resume.
+    out = None if target is None else outdir.prepare(target, keep=resume, exists_ok=False)
+    store = None
+    if out is not None:
+        for leftover in out.iterdir():  # what an interrupted attempt wrote, but its runs
+            if leftover.name != STORE_FILE:
+                outdir.discard(leftover) if leftover.is_dir() else leftover.unlink()
+        store = ResultsStore(out / STORE_FILE)
 
     def note(msg: str) -> None:
         if not quiet:
@@ -97,8 +112,10 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
     try:
         with TaskProgress(not quiet, "runs") as progress:
             ctx = Context(scenarios=where, quick=quick, backend=LocalBackend(jobs), out_dir=out, seeds=seeds,
-                          progress=progress, note=note, formats=formats)
+                          progress=progress, note=note, formats=formats, store=store)
             findings = module.reproduce(ctx)
+        if store is not None:
+            store.close()
         if hasattr(module, "compare"):
             rows = module.compare(findings, where)
         else:
@@ -108,9 +125,16 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
             outdir.write_csv(module.summary_frame(findings), out / "findings.csv")
             outdir.write_csv(pd.DataFrame(rows), out / "comparison.csv")
             outdir.commit(out, target)
-    except BaseException:
-        if out is not None:
+    except BaseException as exc:
+        if store is not None:
+            store.close()
+        kept = out is not None and (out / STORE_FILE).is_file() and (out / STORE_FILE).stat().st_size > 0
+        if out is not None and not kept:
             outdir.discard(out)
+        elif isinstance(exc, KeyboardInterrupt) and target is not None:
+            click.echo(f"hetpath: reproduce interrupted, finished runs kept in {out}; resume with: hetpath reproduce "
+                       f"{paper} --out {shlex.quote(str(target))} --resume (and the same --quick or --seeds)", err=True)
+            raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None
         raise
     if as_json:
         click.echo(json_lines(findings))

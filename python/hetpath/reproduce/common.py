@@ -15,12 +15,15 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .. import _toml
 from ..backends import Backend
 from ..errors import ScenarioError
 from ..result import json_safe
+
+if TYPE_CHECKING:
+    from ..store import ResultsStore
 
 
 @dataclass
@@ -36,6 +39,9 @@ class Context:
     note: Callable[[str], None] = lambda _msg: None
     #: Figure file formats, each figure written once per format (see :mod:`hetpath.plots`).
     formats: tuple[str, ...] = ("png",)
+    #: Where finished runs are kept as they arrive (``--resume``); papers whose runs are
+    #: sweep tasks pass it to :func:`hetpath.sweep.run`.
+    store: Optional["ResultsStore"] = None
 
 
 @dataclass(eq=False)
