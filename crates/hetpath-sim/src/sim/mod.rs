@@ -73,9 +73,13 @@ enum Ev {
     WebWake(FlowId),
 }
 
-/// Progress callback: called with (now, end) about every 1% of simulated time; returning
-/// `false` stops the run early.
+/// Progress callback: called with (now, end) about every 1% of simulated time and every
+/// `PROGRESS_EVENTS` events; returning `false` stops the run early.
 pub type Progress<'a> = &'a mut dyn FnMut(Time, Time) -> bool;
+
+/// Events between two progress calls however slowly simulated time moves: a 1 ns timer
+/// makes 1% of a run billions of events, and the driver must get a chance to stop it.
+pub const PROGRESS_EVENTS: u32 = 4096;
 
 struct Node {
     name: String,
@@ -278,14 +282,19 @@ impl Simulation {
         self.start();
         let step = Dur((self.end.0 / 100).max(1));
         let mut next_report = Time::ZERO + step;
+        let mut left = PROGRESS_EVENTS;
         while let Some((now, ev)) = self.q.pop_until(self.end) {
             self.dispatch(now, ev);
             if self.stop_when_done && self.all_done() {
                 progress(self.end, self.end);
                 return true;
             }
-            if now >= next_report {
-                next_report = now + step;
+            left -= 1;
+            if now >= next_report || left == 0 {
+                left = PROGRESS_EVENTS;
+                if now >= next_report {
+                    next_report = now + step;
+                }
                 if !progress(now, self.end) {
                     return false;
                 }
