@@ -25,6 +25,11 @@ use std::path::Path;
 pub const DEFAULT_QUEUE: QueueLimit = QueueLimit::Packets(100);
 /// Default time-series period.
 pub const DEFAULT_SAMPLE_INTERVAL: Dur = Dur::from_millis(100);
+/// Default bound on the time-series rows a run keeps (`scenario.max_samples`).
+pub const DEFAULT_MAX_SAMPLES: u64 = 10_000_000;
+/// The longest duration and latest time a scenario may give: 100 years, far from where
+/// nanosecond times saturate at 2^64 (584 years), so that no time in a run does.
+pub const MAX_TIME: Dur = Dur::from_secs(100 * 365 * 86_400);
 /// A flow's controller when neither it nor its profile names one.
 pub const DEFAULT_CC: &str = "newreno";
 
@@ -62,6 +67,25 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             "scenario.sample_interval".into(),
             "must be greater than zero".into(),
         ));
+    }
+    let too_late = |place: &str, d: Dur| {
+        (d > MAX_TIME).then(|| {
+            err(
+                place.into(),
+                format!(
+                    "{} s is beyond the 100-year limit on times",
+                    d.0 / 1_000_000_000
+                ),
+            )
+        })
+    };
+    for (place, d) in [
+        ("scenario.duration", sc.duration.0),
+        ("scenario.sample_interval", sample),
+    ] {
+        if let Some(e) = too_late(place, d) {
+            return Err(e);
+        }
     }
     let seed = seed.unwrap_or(sc.seed);
     let mut sim = Simulation::new(&sc.name, seed, sc.duration.0, sample);
@@ -128,6 +152,9 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             let (params, channel) =
                 link_parts(&spec, &l.name, from, to, seed, &sim, base_dir).map_err(at(&place))?;
             for (k, o) in spec.outages.iter().flatten().enumerate() {
+                if let Some(e) = too_late(&format!("{place}.outages[{k}].up"), o.up.0) {
+                    return Err(e);
+                }
                 if o.up.0 <= o.down.0 {
                     return Err(err(
                         format!("{place}.outages[{k}]"),
@@ -217,7 +244,11 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             let bdp = sim.path_bdp(from, to, tcp.mss);
             tcp.initial_window = bdp.div_ceil(tcp.mss as u64).max(1) * tcp.mss as u64;
         }
-        let start = Time::ZERO + f.start.map_or(Dur::ZERO, |d| d.0);
+        let start = f.start.map_or(Dur::ZERO, |d| d.0);
+        if let Some(e) = too_late(&format!("{place}.start"), start) {
+            return Err(e);
+        }
+        let start = Time::ZERO + start;
         let size = f.size.map(|b| b.0);
         let (label, transport) = match f.transport {
             Transport::Tcp => {
@@ -283,7 +314,26 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
         a.place(&mut sim, &names, &s.tcp)
             .map_err(at(&format!("agent[{i}]")))?;
     }
+    check_samples(s, &sim, sample).map_err(at("scenario"))?;
     Ok(sim)
+}
+
+/// The time series must fit in `max_samples` rows: one per flow and per link direction
+/// every `sample_interval`. Checked up front, as growing past memory aborts the process.
+fn check_samples(s: &ScenarioFile, sim: &Simulation, sample: Dur) -> Result<(), KeyError> {
+    let max = s.scenario.max_samples.unwrap_or(DEFAULT_MAX_SAMPLES);
+    let per_sample = (s.flows.len() + sim.dirs().count()) as u128;
+    let samples = (s.scenario.duration.0 .0 / sample.0) as u128 + 1;
+    let rows = samples * per_sample;
+    if rows > max as u128 {
+        return Err(KeyError::new(
+            "max_samples",
+            format!(
+                "the time series would hold {rows} rows ({samples} samples every sample_interval x {per_sample} flows and link directions), more than max_samples = {max}; raise sample_interval, or max_samples"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A link direction's parameters and channel.

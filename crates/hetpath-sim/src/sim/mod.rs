@@ -350,7 +350,11 @@ impl Simulation {
             }
             Ev::Sample => {
                 self.sample(now);
-                self.q.schedule(now + self.sample_interval, Ev::Sample);
+                let next = now + self.sample_interval;
+                if next > now {
+                    // saturated at Time::MAX: rescheduling would sample there forever
+                    self.q.schedule(next, Ev::Sample);
+                }
             }
             Ev::Reassociate => self.reassociate(now),
             Ev::EswSlot(e, side) => self.esw_slot(e, side),
