@@ -203,6 +203,8 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
     super::wlan::build(s, file, seed, base_dir, &mut sim, &nodes, &links)?;
 
     let mut flow_names = HashMap::new();
+    // The TCP flows, for the checks that need the agents.
+    let mut tcp_flows: Vec<TcpFlowCheck> = Vec::new();
     let mut state_managers = StateManagers::default();
     for (i, f) in s.flows.iter().enumerate() {
         let place = format!("flow[{i}] '{}'", f.name);
@@ -258,6 +260,8 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
                     cc: stack.cc.clone(),
                     ipsec: ipsec(f.ipsec).map_err(at(&place))?,
                 };
+                let readable = tcp_flow.ipsec.is_none();
+                tcp_flows.push((place.clone(), from, to, stack.cc.name(), readable));
                 (label.to_string(), FlowTransport::Tcp(tcp_flow))
             }
             Transport::Ideal => ("ideal".to_string(), FlowTransport::Machines),
@@ -314,8 +318,72 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
         a.place(&mut sim, &names, &s.tcp)
             .map_err(at(&format!("agent[{i}]")))?;
     }
+    check_agents(s, file, &sim, &names, &tcp_flows)?;
     check_samples(s, &sim, sample).map_err(at("scenario"))?;
     Ok(sim)
+}
+
+/// A TCP flow's place, ends, controller, and whether a PEP can read its segments (no
+/// ESP).
+type TcpFlowCheck = (String, NodeId, NodeId, &'static str, bool);
+
+/// Controllers that need a router's feedback on the path (guide §4.5).
+const FEEDBACK: [&str; 3] = ["xcp", "vcp", "mpcp"];
+
+/// What would run but give wrong results: a router-assisted controller with no router
+/// of its kind on the flow's path (its window would never open), and a split PEP on a
+/// flow's own end (it answers the sender itself, and nothing reaches the host).
+fn check_agents(
+    s: &ScenarioFile,
+    file: &str,
+    sim: &Simulation,
+    names: &Names,
+    flows: &[TcpFlowCheck],
+) -> Result<(), ScenarioError> {
+    let routers: Vec<_> = s
+        .agents
+        .iter()
+        .filter_map(|a| a.router(sim, names))
+        .collect();
+    for (place, from, to, cc, _) in flows {
+        if !FEEDBACK.contains(cc) {
+            continue;
+        }
+        let path = sim.path(*from, *to);
+        if path.is_empty() {
+            continue; // from a mobile host: no static path to check
+        }
+        if !routers
+            .iter()
+            .any(|(serves, d)| serves.contains(&cc) && path.contains(d))
+        {
+            return Err(ScenarioError::new(
+                file,
+                format!("{place}.cc"),
+                format!("cc = \"{cc}\" needs a {cc}-router agent on a link direction the flow's data crosses, and there is none on its path"),
+            ));
+        }
+    }
+    for (i, a) in s.agents.iter().enumerate() {
+        let Some(node) = a.split_pep_node() else {
+            continue;
+        };
+        let Some(&n) = names.nodes.get(node) else {
+            continue;
+        };
+        let own_end = flows
+            .iter()
+            .find(|(_, from, to, _, readable)| *readable && (*from == n || *to == n));
+        if let Some((place, from, ..)) = own_end {
+            let end = if *from == n { "source" } else { "destination" };
+            return Err(ScenarioError::new(
+                file,
+                format!("agent[{i}].node"),
+                format!("a split-pep on '{node}', the {end} of {place}, would end the flow's connection itself and deliver nothing to the host; place it on a node the flow passes through"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The time series must fit in `max_samples` rows: one per flow and per link direction

@@ -33,8 +33,9 @@ impl Simulation {
         self.routes();
     }
 
-    /// The link directions a packet from `from` to `to` crosses, in order.
-    pub(super) fn path(&self, from: NodeId, to: NodeId) -> Vec<DirId> {
+    /// The link directions a packet from `from` to `to` crosses, in order (as far as
+    /// static routes go: none from a mobile host).
+    pub fn path(&self, from: NodeId, to: NodeId) -> Vec<DirId> {
         let mut dirs = Vec::new();
         let mut at = from;
         while at != to {
