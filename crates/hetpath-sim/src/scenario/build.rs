@@ -355,7 +355,7 @@ fn check_agents(
         }
         if !routers
             .iter()
-            .any(|(serves, d)| serves.contains(&cc) && path.contains(d))
+            .any(|(serves, d)| serves.contains(cc) && path.contains(d))
         {
             return Err(ScenarioError::new(
                 file,
