@@ -25,6 +25,9 @@ create_exception!(
     "A run failed for a reason other than its input."
 );
 
+/// Wall time between two Ctrl-C checks (and progress calls) during a run.
+const CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
 fn scenario_err(e: scenario::ScenarioError) -> PyErr {
     ScenarioError::new_err(e.to_string())
 }
@@ -64,10 +67,17 @@ fn run(
         };
     let t0 = Instant::now();
     let mut failure: Option<PyErr> = None;
+    let mut last = Instant::now();
     let finished = py.detach(|| {
         sim.run(&mut |now, end| {
-            // Ctrl-C reaches Python only when we hold the GIL: check about every 1% of
-            // simulated time, whether or not the caller asked for progress.
+            // Ctrl-C reaches Python only when we hold the GIL. The engine calls every 1%
+            // of simulated time and every few thousand events; take the GIL at most every
+            // CHECK_EVERY of wall time (and at the end), so checks cost nothing yet stop
+            // a run within a fraction of a second.
+            if now < end && last.elapsed() < CHECK_EVERY {
+                return true;
+            }
+            last = Instant::now();
             Python::attach(|py| {
                 let r = py.check_signals().and_then(|_| match &progress {
                     Some(cb) => cb

@@ -25,6 +25,11 @@ use std::path::Path;
 pub const DEFAULT_QUEUE: QueueLimit = QueueLimit::Packets(100);
 /// Default time-series period.
 pub const DEFAULT_SAMPLE_INTERVAL: Dur = Dur::from_millis(100);
+/// Default bound on the time-series rows a run keeps (`scenario.max_samples`).
+pub const DEFAULT_MAX_SAMPLES: u64 = 10_000_000;
+/// The longest duration and latest time a scenario may give: 100 years, far from where
+/// nanosecond times saturate at 2^64 (584 years), so that no time in a run does.
+pub const MAX_TIME: Dur = Dur::from_secs(100 * 365 * 86_400);
 /// A flow's controller when neither it nor its profile names one.
 pub const DEFAULT_CC: &str = "newreno";
 
@@ -62,6 +67,25 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             "scenario.sample_interval".into(),
             "must be greater than zero".into(),
         ));
+    }
+    let too_late = |place: &str, d: Dur| {
+        (d > MAX_TIME).then(|| {
+            err(
+                place.into(),
+                format!(
+                    "{} s is beyond the 100-year limit on times",
+                    d.0 / 1_000_000_000
+                ),
+            )
+        })
+    };
+    for (place, d) in [
+        ("scenario.duration", sc.duration.0),
+        ("scenario.sample_interval", sample),
+    ] {
+        if let Some(e) = too_late(place, d) {
+            return Err(e);
+        }
     }
     let seed = seed.unwrap_or(sc.seed);
     let mut sim = Simulation::new(&sc.name, seed, sc.duration.0, sample);
@@ -128,6 +152,9 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             let (params, channel) =
                 link_parts(&spec, &l.name, from, to, seed, &sim, base_dir).map_err(at(&place))?;
             for (k, o) in spec.outages.iter().flatten().enumerate() {
+                if let Some(e) = too_late(&format!("{place}.outages[{k}].up"), o.up.0) {
+                    return Err(e);
+                }
                 if o.up.0 <= o.down.0 {
                     return Err(err(
                         format!("{place}.outages[{k}]"),
@@ -176,6 +203,8 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
     super::wlan::build(s, file, seed, base_dir, &mut sim, &nodes, &links)?;
 
     let mut flow_names = HashMap::new();
+    // The TCP flows, for the checks that need the agents.
+    let mut tcp_flows: Vec<TcpFlowCheck> = Vec::new();
     let mut state_managers = StateManagers::default();
     for (i, f) in s.flows.iter().enumerate() {
         let place = format!("flow[{i}] '{}'", f.name);
@@ -217,7 +246,11 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             let bdp = sim.path_bdp(from, to, tcp.mss);
             tcp.initial_window = bdp.div_ceil(tcp.mss as u64).max(1) * tcp.mss as u64;
         }
-        let start = Time::ZERO + f.start.map_or(Dur::ZERO, |d| d.0);
+        let start = f.start.map_or(Dur::ZERO, |d| d.0);
+        if let Some(e) = too_late(&format!("{place}.start"), start) {
+            return Err(e);
+        }
+        let start = Time::ZERO + start;
         let size = f.size.map(|b| b.0);
         let (label, transport) = match f.transport {
             Transport::Tcp => {
@@ -227,6 +260,8 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
                     cc: stack.cc.clone(),
                     ipsec: ipsec(f.ipsec).map_err(at(&place))?,
                 };
+                let readable = tcp_flow.ipsec.is_none();
+                tcp_flows.push((place.clone(), from, to, stack.cc.name(), readable));
                 (label.to_string(), FlowTransport::Tcp(tcp_flow))
             }
             Transport::Ideal => ("ideal".to_string(), FlowTransport::Machines),
@@ -283,7 +318,90 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
         a.place(&mut sim, &names, &s.tcp)
             .map_err(at(&format!("agent[{i}]")))?;
     }
+    check_agents(s, file, &sim, &names, &tcp_flows)?;
+    check_samples(s, &sim, sample).map_err(at("scenario"))?;
     Ok(sim)
+}
+
+/// A TCP flow's place, ends, controller, and whether a PEP can read its segments (no
+/// ESP).
+type TcpFlowCheck = (String, NodeId, NodeId, &'static str, bool);
+
+/// Controllers that need a router's feedback on the path (guide §4.5).
+const FEEDBACK: [&str; 3] = ["xcp", "vcp", "mpcp"];
+
+/// What would run but give wrong results: a router-assisted controller with no router
+/// of its kind on the flow's path (its window would never open), and a split PEP on a
+/// flow's own end (it answers the sender itself, and nothing reaches the host).
+fn check_agents(
+    s: &ScenarioFile,
+    file: &str,
+    sim: &Simulation,
+    names: &Names,
+    flows: &[TcpFlowCheck],
+) -> Result<(), ScenarioError> {
+    let routers: Vec<_> = s
+        .agents
+        .iter()
+        .filter_map(|a| a.router(sim, names))
+        .collect();
+    for (place, from, to, cc, _) in flows {
+        if !FEEDBACK.contains(cc) {
+            continue;
+        }
+        let path = sim.path(*from, *to);
+        if path.is_empty() {
+            continue; // from a mobile host: no static path to check
+        }
+        if !routers
+            .iter()
+            .any(|(serves, d)| serves.contains(cc) && path.contains(d))
+        {
+            return Err(ScenarioError::new(
+                file,
+                format!("{place}.cc"),
+                format!("cc = \"{cc}\" needs a {cc}-router agent on a link direction the flow's data crosses, and there is none on its path"),
+            ));
+        }
+    }
+    for (i, a) in s.agents.iter().enumerate() {
+        let Some(node) = a.split_pep_node() else {
+            continue;
+        };
+        let Some(&n) = names.nodes.get(node) else {
+            continue;
+        };
+        let own_end = flows
+            .iter()
+            .find(|(_, from, to, _, readable)| *readable && (*from == n || *to == n));
+        if let Some((place, from, ..)) = own_end {
+            let end = if *from == n { "source" } else { "destination" };
+            return Err(ScenarioError::new(
+                file,
+                format!("agent[{i}].node"),
+                format!("a split-pep on '{node}', the {end} of {place}, would end the flow's connection itself and deliver nothing to the host; place it on a node the flow passes through"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The time series must fit in `max_samples` rows: one per flow and per link direction
+/// every `sample_interval`. Checked up front, as growing past memory aborts the process.
+fn check_samples(s: &ScenarioFile, sim: &Simulation, sample: Dur) -> Result<(), KeyError> {
+    let max = s.scenario.max_samples.unwrap_or(DEFAULT_MAX_SAMPLES);
+    let per_sample = (s.flows.len() + sim.dirs().count()) as u128;
+    let samples = (s.scenario.duration.0 .0 / sample.0) as u128 + 1;
+    let rows = samples * per_sample;
+    if rows > max as u128 {
+        return Err(KeyError::new(
+            "max_samples",
+            format!(
+                "the time series would hold {rows} rows ({samples} samples every sample_interval x {per_sample} flows and link directions), more than max_samples = {max}; raise sample_interval, or max_samples"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A link direction's parameters and channel.

@@ -138,6 +138,33 @@ impl Names<'_> {
 }
 
 impl AgentSpec {
+    /// A router's feedback kind (the flow controllers it serves) and the link direction
+    /// it watches; `None` for the other agents. Call after `place` succeeded.
+    pub fn router(
+        &self,
+        sim: &Simulation,
+        names: &Names,
+    ) -> Option<(&'static [&'static str], DirId)> {
+        let (node, link, serves): (&str, &str, &'static [&'static str]) = match self {
+            AgentSpec::XcpRouter(r) => (&r.node, &r.link, &["xcp"]),
+            // one load-factor router serves both (`RouterKind::Load`)
+            AgentSpec::VcpRouter(r) | AgentSpec::MpcpRouter(r) => {
+                (&r.node, &r.link, &["vcp", "mpcp"])
+            }
+            _ => return None,
+        };
+        let n = names.node(node).ok()?;
+        Some((serves, names.leaving(sim, link, n, node).ok()?))
+    }
+
+    /// The node of a split PEP, which ends the TCP connections it sees.
+    pub fn split_pep_node(&self) -> Option<&str> {
+        match self {
+            AgentSpec::SplitPep(s) => Some(&s.node),
+            _ => None,
+        }
+    }
+
     /// Builds the machine and places it. Errors name keys under the agent's table.
     pub fn place(
         &self,

@@ -133,6 +133,9 @@ pub struct ScenarioSection {
     /// `duration` (which then is a horizon). Ignored while a bulk flow is present.
     #[serde(default)]
     pub stop_when_done: bool,
+    /// Most time-series rows a run may keep (duration / sample_interval x (flows + link
+    /// directions)); a larger run is an error up front, not an out-of-memory abort.
+    pub max_samples: Option<u64>,
     /// Free text: where the scenario comes from, what it reproduces.
     pub description: Option<String>,
 }

@@ -1,12 +1,12 @@
-//! Routes, and a packet's way through a node: the arrival hooks, local delivery or the
+//! A packet's way through a node: the arrival hooks, local delivery or the
 //! next hop, the departure hooks of that hop, its queue; and the losses the oracle hears.
 
+use super::routes::Routes;
 use super::{DirId, MachineId, NodeId, Simulation};
 use crate::link::Frame;
 use crate::trace::{Loss, TraceEvent};
 use hetpath_proto::machine::{At, Verdict, Via};
 use hetpath_proto::{Addr, Dur};
-use std::collections::VecDeque;
 
 /// Node `i` has address 10.0.x.y with x.y = i + 1.
 const ADDR_BASE: u32 = 0x0a00_0000;
@@ -20,46 +20,26 @@ fn node_of(a: Addr) -> Option<NodeId> {
 }
 
 impl Simulation {
-    /// Static shortest-path routes (hop count; ties go to the link declared first), once
-    /// per topology.
-    pub(super) fn ensure_routes(&mut self) {
-        if self.routed {
-            return;
-        }
-        self.routed = true;
-        let n = self.nodes.len();
-        let mut out: Vec<Vec<DirId>> = vec![Vec::new(); n];
-        for (i, d) in self.dirs.iter().enumerate() {
-            if !self.is_wireless(DirId(i as u32)) {
-                out[d.params.from.index()].push(DirId(i as u32));
-            }
-        }
-        for src in 0..n {
-            let mut first_hop: Vec<Option<DirId>> = vec![None; n];
-            let mut seen = vec![false; n];
-            seen[src] = true;
-            let mut frontier = VecDeque::from([src]);
-            while let Some(u) = frontier.pop_front() {
-                for &d in &out[u] {
-                    let v = self.dirs[d.index()].params.to.index();
-                    if !seen[v] {
-                        seen[v] = true;
-                        first_hop[v] = if u == src { Some(d) } else { first_hop[u] };
-                        frontier.push_back(v);
-                    }
-                }
-            }
-            self.nodes[src].routes = first_hop;
-        }
-        self.route_to_home_agent();
+    /// The routes of the topology as it is now (built once, filled on use).
+    #[inline]
+    fn routes(&self) -> &Routes {
+        self.routes.get_or_init(|| {
+            let wired = |d: usize| !self.is_wireless(DirId(d as u32));
+            Routes::new(self.nodes.len(), &self.dirs, wired, self.home_route())
+        })
     }
 
-    /// The link directions a packet from `from` to `to` crosses, in order.
-    pub(super) fn path(&self, from: NodeId, to: NodeId) -> Vec<DirId> {
+    pub(super) fn ensure_routes(&mut self) {
+        self.routes();
+    }
+
+    /// The link directions a packet from `from` to `to` crosses, in order (as far as
+    /// static routes go: none from a mobile host).
+    pub fn path(&self, from: NodeId, to: NodeId) -> Vec<DirId> {
         let mut dirs = Vec::new();
         let mut at = from;
         while at != to {
-            let Some(d) = self.nodes[at.index()].routes[to.index()] else {
+            let Some(d) = self.routes().next_hop(at.0, to.0) else {
                 break;
             };
             dirs.push(d);
@@ -98,7 +78,7 @@ impl Simulation {
     pub fn reachable(&mut self, from: NodeId, to: NodeId) -> bool {
         self.ensure_routes();
         let (from, to) = self.mobile_endpoints(from, to);
-        from == to || self.nodes[from.index()].routes[to.index()].is_some()
+        from == to || self.routes().next_hop(from.0, to.0).is_some()
     }
 
     /// The first hop from `from` toward `to`, if any.
@@ -110,13 +90,7 @@ impl Simulation {
     pub(super) fn next_hop_to(&self, node: NodeId, dst: Addr) -> Option<DirId> {
         match self.mobile_uplink(node) {
             Some(uplink) => uplink,
-            None => node_of(dst).and_then(|d| {
-                self.nodes[node.index()]
-                    .routes
-                    .get(d.index())
-                    .copied()
-                    .flatten()
-            }),
+            None => node_of(dst).and_then(|d| self.routes().next_hop(node.0, d.0)),
         }
     }
 

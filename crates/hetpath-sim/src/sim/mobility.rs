@@ -15,7 +15,7 @@ impl Simulation {
     /// already be added; they start down until the host associates.
     pub fn set_mobile(&mut self, m: MobileHost) {
         self.mobile = Some(m);
-        self.routed = false;
+        self.routes.take();
     }
 
     pub fn mobile(&self) -> Option<&MobileHost> {
@@ -33,16 +33,10 @@ impl Simulation {
     }
 
     /// Packets for the mobile host's home address are routed to its home agent
-    /// (RFC 3344 section 1.6: the home network).
-    pub(super) fn route_to_home_agent(&mut self) {
-        let Some(m) = &self.mobile else { return };
-        let (mh, ha) = (m.node, m.access.stations[m.home].node);
-        for n in 0..self.nodes.len() {
-            let via = self.nodes[n].routes[ha.index()];
-            if n != mh.index() {
-                self.nodes[n].routes[mh.index()] = via;
-            }
-        }
+    /// (RFC 3344 section 1.6: the home network): (mobile host, home agent).
+    pub(super) fn home_route(&self) -> Option<(u32, u32)> {
+        let m = self.mobile.as_ref()?;
+        Some((m.node.0, m.access.stations[m.home].node.0))
     }
 
     /// For reachability checks: the mobile host sends through its home station and is

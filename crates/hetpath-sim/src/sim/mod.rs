@@ -4,7 +4,8 @@
 //! node's `Host`, the stack it drives flows through.
 //!
 //! - `mod.rs`: the state, how a scenario builds it, and the event loop;
-//! - `forwarding.rs`: routes, and a packet's way through a node (hooks, delivery, queues);
+//! - `routes.rs`: first hops per destination, computed on first use and kept;
+//! - `forwarding.rs`: a packet's way through a node (hooks, delivery, queues);
 //! - `machines.rs`: driving any machine through the contract (`hetpath_proto::machine`);
 //! - `conn_timers.rs`: a host's per-connection timer entries, kept few in the queue;
 //! - `esw.rs`: link directions that run over an ESW satellite link (`crate::esw_link`);
@@ -27,6 +28,7 @@ mod legs;
 mod machines;
 mod mobility;
 mod report;
+mod routes;
 mod tracing;
 mod web;
 mod web_sctp;
@@ -71,14 +73,16 @@ enum Ev {
     WebWake(FlowId),
 }
 
-/// Progress callback: called with (now, end) about every 1% of simulated time; returning
-/// `false` stops the run early.
+/// Progress callback: called with (now, end) about every 1% of simulated time and every
+/// `PROGRESS_EVENTS` events; returning `false` stops the run early.
 pub type Progress<'a> = &'a mut dyn FnMut(Time, Time) -> bool;
+
+/// Events between two progress calls however slowly simulated time moves: a 1 ns timer
+/// makes 1% of a run billions of events, and the driver must get a chance to stop it.
+pub const PROGRESS_EVENTS: u32 = 4096;
 
 struct Node {
     name: String,
-    /// First-hop link direction toward each destination node.
-    routes: Vec<Option<DirId>>,
     /// Its host, once a flow starts or ends here.
     host: Option<MachineId>,
     /// Its machines in placement order, and those that see arrivals and local packets.
@@ -125,7 +129,8 @@ pub struct Simulation {
     /// SPIs handed out so far.
     spis: u32,
     no_route_drops: u64,
-    routed: bool,
+    /// Built on first use; reset when a node, link or the mobile host is added.
+    routes: std::cell::OnceCell<routes::Routes>,
     started: bool,
     /// End as soon as every flow has completed or aborted (see `ScenarioSection`).
     pub stop_when_done: bool,
@@ -169,7 +174,7 @@ impl Simulation {
             next_uid: 0,
             spis: 0,
             no_route_drops: 0,
-            routed: false,
+            routes: std::cell::OnceCell::new(),
             started: false,
             stop_when_done: false,
             sampling: true,
@@ -204,13 +209,12 @@ impl Simulation {
     pub fn add_node(&mut self, name: &str) -> NodeId {
         self.nodes.push(Node {
             name: name.into(),
-            routes: Vec::new(),
             host: None,
             machines: Vec::new(),
             arrival: Vec::new(),
             local: Vec::new(),
         });
-        self.routed = false;
+        self.routes.take();
         NodeId(self.nodes.len() as u32 - 1)
     }
 
@@ -230,7 +234,7 @@ impl Simulation {
         self.departure.push(Vec::new());
         self.link_status.push(Vec::new());
         self.waiters.push(Vec::new());
-        self.routed = false;
+        self.routes.take();
         DirId(self.dirs.len() as u32 - 1)
     }
 
@@ -278,14 +282,19 @@ impl Simulation {
         self.start();
         let step = Dur((self.end.0 / 100).max(1));
         let mut next_report = Time::ZERO + step;
+        let mut left = PROGRESS_EVENTS;
         while let Some((now, ev)) = self.q.pop_until(self.end) {
             self.dispatch(now, ev);
             if self.stop_when_done && self.all_done() {
                 progress(self.end, self.end);
                 return true;
             }
-            if now >= next_report {
-                next_report = now + step;
+            left -= 1;
+            if now >= next_report || left == 0 {
+                left = PROGRESS_EVENTS;
+                if now >= next_report {
+                    next_report = now + step;
+                }
                 if !progress(now, self.end) {
                     return false;
                 }
@@ -341,7 +350,11 @@ impl Simulation {
             }
             Ev::Sample => {
                 self.sample(now);
-                self.q.schedule(now + self.sample_interval, Ev::Sample);
+                let next = now + self.sample_interval;
+                if next > now {
+                    // saturated at Time::MAX: rescheduling would sample there forever
+                    self.q.schedule(next, Ev::Sample);
+                }
             }
             Ev::Reassociate => self.reassociate(now),
             Ev::EswSlot(e, side) => self.esw_slot(e, side),
