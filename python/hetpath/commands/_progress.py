@@ -1,7 +1,8 @@
 """A progress bar on stderr that appears only for runs that take a while.
 
-The engine calls the callback about every 1% of simulated time.  The callback
-is passed even when no bar is shown: each call runs Python code, which is where
+The bridge calls the callback at most every 50 ms of wall time while the engine
+runs (the engine offers a call every 1% of simulated time and every 4096 events).
+The callback is passed even when no bar is shown: each call runs Python code, which is where
 a pending Ctrl-C turns into KeyboardInterrupt and stops the run.
 """
 
