@@ -19,8 +19,13 @@ pub struct Captures {
     files: Vec<(PathBuf, Writer)>,
 }
 
-/// File name of a link direction's capture: `<link>_<from>-<to>.pcap`.
-pub fn file_name(link: &str, from: &str, to: &str) -> String {
+/// File name of a link direction's capture (stub).
+pub fn file_name(sim: &Simulation, d: crate::sim::DirId) -> String {
+    let l = &sim.dir(d).params;
+    old_name(&l.name, sim.node_name(l.from), sim.node_name(l.to))
+}
+
+fn old_name(link: &str, from: &str, to: &str) -> String {
     let clean = |s: &str| {
         s.chars()
             .map(|c| {
@@ -47,11 +52,7 @@ pub fn attach(sim: &mut Simulation, dir: &Path) -> io::Result<Captures> {
     let mut files = Vec::new();
     let dirs: Vec<_> = sim.dirs().map(|(d, l)| (d, l.params.clone())).collect();
     for (d, l) in dirs {
-        let path = dir.join(file_name(
-            &l.name,
-            sim.node_name(l.from),
-            sim.node_name(l.to),
-        ));
+        let path = dir.join(old_name(&l.name, sim.node_name(l.from), sim.node_name(l.to)));
         let w = PcapWriter::new(BufWriter::new(File::create(&path)?))?;
         let writer: Writer = Arc::new(Mutex::new((w, None)));
         let tap = writer.clone();

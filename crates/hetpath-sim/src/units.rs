@@ -224,4 +224,31 @@ mod tests {
         assert!(msg("fast".parse::<Rate>().unwrap_err()).contains("number"));
         assert!("0.5pkt".parse::<QueueLimit>().is_err());
     }
+
+    #[test]
+    fn values_beyond_u64_are_errors_not_clamps() {
+        let huge = [
+            "20000000000Gbps".parse::<Rate>().map(|_| ()),
+            "18446744073709551616bps".parse::<Rate>().map(|_| ()),
+            "20000000000GB".parse::<Bytes>().map(|_| ()),
+            "100000000000000000000B".parse::<Bytes>().map(|_| ()),
+            "1000000000000s".parse::<Duration>().map(|_| ()),
+            "1000000000000000min".parse::<Duration>().map(|_| ()),
+            "100000000000000000000pkt".parse::<QueueLimit>().map(|_| ()),
+            "100000000000000000000B".parse::<QueueLimit>().map(|_| ()),
+        ];
+        for r in huge {
+            let e = r.expect_err("a huge value was clamped").to_string();
+            assert!(e.contains("too large"), "{e}");
+            assert!(e.starts_with("'1") || e.starts_with("'2"), "names the value: {e}");
+            assert!(!e.contains('\n'));
+        }
+        // The largest values that fit are still read.
+        assert_eq!("18000000000Gbps".parse::<Rate>(), Ok(Rate(18_000_000_000_000_000_000)));
+        assert_eq!("18000000000GB".parse::<Bytes>(), Ok(Bytes(18_000_000_000_000_000_000)));
+        assert_eq!(
+            "18000000000s".parse::<Duration>(),
+            Ok(Duration(Dur(18_000_000_000_000_000_000)))
+        );
+    }
 }

@@ -32,6 +32,8 @@ pub struct TraceSpec {
     pub bad: Option<Vec<(Duration, Duration)>>,
     /// A trace file, relative to the scenario file's directory.
     pub file: Option<String>,
+    /// The largest trace file read, in bytes (default 1 GB).
+    pub max_file_size: Option<crate::units::Bytes>,
     /// The trace, loaded (and a file read) by `validate`.
     #[serde(skip)]
     loaded: OnceLock<Arc<TraceData>>,
@@ -134,6 +136,9 @@ impl TraceSpec {
         }
     }
 }
+
+/// The default `max_file_size`.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 1_000_000_000;
 
 /// Why a trace file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -320,7 +325,7 @@ mod tests {
 
         let err = |f: &str| file(f).validate("channel", &dir).unwrap_err().to_string();
         let e = err("junk.csv");
-        assert!(e.contains("junk.csv:3") && e.contains("'three'"), "{e}");
+        assert!(e.contains("junk.csv:3") && !e.contains("three"), "{e}");
         assert!(e.starts_with("channel.file = \"junk.csv\""), "{e}");
         assert!(
             err("mixed.csv").contains("mixed.csv:2: mixes"),
@@ -337,6 +342,67 @@ mod tests {
             e.contains("cannot read") && e.contains("missing.csv"),
             "{e}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Reads `file` from `dir` on another thread; `None` if that did not return in 10 s.
+    fn validate_within(dir: &Path, spec: TraceSpec) -> Option<Result<(), String>> {
+        let dir = dir.to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(spec.validate("channel", &dir).map_err(|e| e.to_string()));
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(10)).ok()
+    }
+
+    #[test]
+    fn trace_files_must_be_regular_and_small_and_are_never_echoed() {
+        let dir = std::env::temp_dir().join(format!("hetpath-trace-hostile-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |f: &str| TraceSpec {
+            file: Some(f.into()),
+            ..TraceSpec::default()
+        };
+        let err = |spec: TraceSpec| {
+            validate_within(&dir, spec)
+                .expect("reading the trace blocked")
+                .unwrap_err()
+        };
+        // Content is never echoed: a password file's first line, a bad time, a mix.
+        std::fs::write(dir.join("passwd"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+        std::fs::write(dir.join("times.csv"), "1,2\nsecret-token,3\n").unwrap();
+        std::fs::write(dir.join("back.csv"), "7s,1s\n").unwrap();
+        for (f, at) in [("passwd", "passwd:1"), ("times.csv", "times.csv:2"), ("back.csv", "back.csv:1")] {
+            let e = err(file(f));
+            assert!(e.contains(at), "{e}");
+            for secret in ["root:x", "/bin/bash", "secret-token", "7s,1s"] {
+                assert!(!e.contains(secret), "echoes the file: {e}");
+            }
+        }
+        // Times beyond 2^64 ns are an error, not a clamp.
+        std::fs::write(dir.join("huge.csv"), "1,1e30\n").unwrap();
+        let e = err(file("huge.csv"));
+        assert!(e.contains("huge.csv:1") && e.contains("too large"), "{e}");
+        // Only regular files: not a directory, a device or a FIFO (which must not block).
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        for f in [".", "/dev/zero", "fifo"] {
+            let e = err(file(f));
+            assert!(e.contains("not a regular file"), "{f}: {e}");
+        }
+        // A size limit, `max_file_size` (default 1 GB).
+        std::fs::write(dir.join("big.csv"), "1\n".repeat(50)).unwrap();
+        let limited = |max: &str| TraceSpec {
+            max_file_size: Some(max.parse().unwrap()),
+            ..file("big.csv")
+        };
+        let e = err(limited("99B"));
+        assert!(e.contains("max_file_size") && e.contains("100 bytes"), "{e}");
+        assert!(validate_within(&dir, limited("100B")).unwrap().is_ok());
+        assert!(validate_within(&dir, file("big.csv")).unwrap().is_ok());
+        assert_eq!(DEFAULT_MAX_FILE_SIZE, 1_000_000_000);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
