@@ -174,10 +174,19 @@ fn names_that_sanitise_alike_never_share_a_file() {
         .collect();
     names.sort();
     names.dedup();
-    assert_eq!(names.len(), dirs.len(), "two directions share a file: {names:?}");
+    assert_eq!(
+        names.len(),
+        dirs.len(),
+        "two directions share a file: {names:?}"
+    );
     assert_eq!(
         names,
-        ["00_x_y_-_.pcap", "01_x_y_-_.pcap", "02_x_y_-_.pcap", "03_x_y_-_.pcap"]
+        [
+            "00_x_y__-_.pcap",
+            "01_x_y__-_.pcap",
+            "02_x_y__-_.pcap",
+            "03_x_y__-_.pcap"
+        ]
     );
     // Every file is a whole capture holding exactly its own direction's packets.
     for d in dirs {
@@ -201,8 +210,13 @@ fn an_existing_capture_file_is_an_error_naming_it() {
     let mut first = load(ALIKE, "alike.toml", None).unwrap();
     capture::attach(&mut first, &dir).unwrap().finish().unwrap();
     let mut second = load(ALIKE, "alike.toml", None).unwrap();
-    let e = capture::attach(&mut second, &dir).err().expect("overwrote a capture");
+    let e = capture::attach(&mut second, &dir)
+        .err()
+        .expect("overwrote a capture");
     let msg = e.to_string();
-    assert!(msg.contains("00_x_y_-_.pcap") && msg.contains("exists"), "{msg}");
+    assert!(
+        msg.contains("00_x_y__-_.pcap") && msg.contains("exists"),
+        "{msg}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
