@@ -27,6 +27,14 @@ status=0
 printf '%-18s %8s %14s %10s %8s\n' target seconds executions exec/s findings
 for t in "${targets[@]}"; do
     mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"
+    # The loader starts from every scenario in the repository.
+    if [ "$t" = scenario_load ] && [ -z "$(ls -A "fuzz/corpus/$t")" ]; then
+        i=0
+        while IFS= read -r f; do
+            cp "$f" "fuzz/corpus/$t/seed-$i.toml"
+            i=$((i + 1))
+        done < <(find scenarios -name '*.toml' | sort)
+    fi
     before=$(ls "fuzz/artifacts/$t" | wc -l)
     # -jobs=1, one process: the machine may be shared. -rss_limit_mb bounds memory.
     cargo +nightly fuzz run -s none --target-dir "$tdir" "$t" -- \
