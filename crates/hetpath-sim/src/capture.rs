@@ -25,13 +25,25 @@ pub struct Captures {
 /// width of the largest index, so that names sort in direction order. It alone makes the
 /// name unique: the link and node names only help a reader, with every character
 /// outside `A-Z a-z 0-9 - _ . +` replaced by `_` (so `λ` and `μ`, or `a/b` and `a_b`,
-/// read alike, and no name can leave the directory).
+/// read alike, and no name can leave the directory), each cut to 60 characters.
 pub fn file_name(sim: &Simulation, d: DirId) -> String {
-    let l = &sim.dir(d).params;
+    named(sim, d, index_width(sim))
+}
+
+/// The digits of the largest direction index, at least 2.
+fn index_width(sim: &Simulation) -> usize {
     let last = sim.dirs().count().saturating_sub(1);
-    let width = last.to_string().len().max(2);
+    last.to_string().len().max(2)
+}
+
+/// `file_name` with the index width computed once per run.
+fn named(sim: &Simulation, d: DirId, width: usize) -> String {
+    let l = &sim.dir(d).params;
+    // At most 60 characters of each name, so that a file name stays under the 255
+    // bytes file systems allow; the index keeps it unique.
     let clean = |s: &str| {
         s.chars()
+            .take(60)
             .map(|c| {
                 if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
                     c
@@ -61,9 +73,10 @@ fn wire_ctx(f: &Frame) -> WireCtx {
 pub fn attach(sim: &mut Simulation, dir: &Path) -> io::Result<Captures> {
     std::fs::create_dir_all(dir)?;
     let mut files = Vec::new();
+    let width = index_width(sim);
     let paths: Vec<(DirId, PathBuf)> = sim
         .dirs()
-        .map(|(d, _)| (d, dir.join(file_name(sim, d))))
+        .map(|(d, _)| (d, dir.join(named(sim, d, width))))
         .collect();
     // Look before creating any, so that a clash leaves no new files behind; opening
     // with `create_new` still refuses a file that appears in between.

@@ -221,3 +221,18 @@ fn an_existing_capture_file_is_an_error_naming_it() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn long_names_still_make_a_file_name_a_file_system_takes() {
+    let long = "n".repeat(300);
+    let text = ALIKE.replace("\"λ\"", &format!("\"{long}\""));
+    let mut sim = load(&text, "long.toml", None).unwrap();
+    let dir = scratch("long");
+    let paths = capture::attach(&mut sim, &dir).unwrap().finish().unwrap();
+    assert_eq!(paths.len(), 4);
+    for p in &paths {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.len() < 255, "{name}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
