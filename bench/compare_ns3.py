@@ -150,7 +150,11 @@ def hetpath_lost_indices(work: Path, scenario: str, link: str, frm: str, to: str
     """(transmissions, lost indices) on one link direction, from hetpath's pcap (one record
     per transmission, at its start) and its event trace (a `link.channel_loss` row at the
     end of the packet's serialisation)."""
-    starts = pcap_starts(work / "out" / scenario / f"{link}_{frm}-{to}.pcap")
+    # `<index>_<link>_<from>-<to>.pcap` (docs/guide.md 5.3): the index makes names unique
+    found = sorted((work / "out" / scenario).glob(f"[0-9]*_{link}_{frm}-{to}.pcap"))
+    if len(found) != 1:
+        raise SystemExit(f"expected one capture of {link} {frm} -> {to}, found {found}")
+    starts = pcap_starts(found[0])
     lost = []
     with open(work / f"{scenario}-trace.csv") as fh:
         for r in csv.DictReader(fh):

@@ -34,7 +34,7 @@ def run(
 
     ``scenario`` is a :class:`Scenario` or the path of a TOML file.  ``seed``
     overrides the scenario's seed.  ``pcap_dir`` (created if missing) receives
-    one ``<link>_<from>-<to>.pcap`` per link direction.  ``progress(sim_s,
+    one ``<index>_<link>_<from>-<to>.pcap`` per link direction.  ``progress(sim_s,
     end_s)`` is called at most every 50 ms of wall time; an exception it raises
     (e.g. KeyboardInterrupt) stops the run and propagates.  ``trace=True`` keeps
     the typed event trace (``Result.trace``).

@@ -110,7 +110,8 @@ def run(
             links.append(_record("link", name=ln["name"], **{"from": src, "to": dst}, rate_bps=1_000_000,
                                  utilization=0.5, max_queue_pkts=1, tx_packets=1))
             if pcap_dir is not None:
-                (Path(pcap_dir) / f"{ln['name']}_{src}-{dst}.pcap").write_bytes(b"\xd4\xc3\xb2\xa1")
+                (Path(pcap_dir) / f"{len(links) - 1:02}_{ln['name']}_{src}-{dst}.pcap").write_bytes(
+                    b"\xd4\xc3\xb2\xa1")
     seed = data["scenario"].get("seed", 1) if seed is None else seed
     legs = [_record("leg", flow=f["name"], **{"from": f["from"], "to": f["to"]}, cc=f["cc"], bottleneck=True,
                     srtt_s=None) for f in flows]

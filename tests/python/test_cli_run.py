@@ -70,7 +70,7 @@ def test_pcap_defaults_to_out_scenario_name(tmp_path: Path, small_toml: Path, mo
     assert result.exit_code == 0, result.stderr
     out = tmp_path / "out" / "small"
     pcaps = sorted(p.name for p in out.glob("*.pcap"))
-    assert pcaps == ["sat_dst-src.pcap", "sat_src-dst.pcap"]
+    assert pcaps == ["00_sat_src-dst.pcap", "01_sat_dst-src.pcap"]
     assert (out / "summary.json").is_file()
     for pcap in out.glob("*.pcap"):
         assert pcap.read_bytes()[:4] in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4",

@@ -4,7 +4,7 @@
 //! sender (a host, or a PEP's leg) would write it.
 
 use crate::link::Frame;
-use crate::sim::Simulation;
+use crate::sim::{DirId, Simulation};
 use hetpath_proto::wire::{PcapWriter, WireCtx};
 use hetpath_proto::Time;
 use std::fs::File;
@@ -19,10 +19,31 @@ pub struct Captures {
     files: Vec<(PathBuf, Writer)>,
 }
 
-/// File name of a link direction's capture: `<link>_<from>-<to>.pcap`.
-pub fn file_name(link: &str, from: &str, to: &str) -> String {
+/// File name of link direction `d`'s capture: `<index>_<link>_<from>-<to>.pcap`.
+///
+/// The index is the direction's (`DirId`), zero-padded to at least two digits and to the
+/// width of the largest index, so that names sort in direction order. It alone makes the
+/// name unique: the link and node names only help a reader, with every character
+/// outside `A-Z a-z 0-9 - _ . +` replaced by `_` (so `λ` and `μ`, or `a/b` and `a_b`,
+/// read alike, and no name can leave the directory), each cut to 60 characters.
+pub fn file_name(sim: &Simulation, d: DirId) -> String {
+    named(sim, d, index_width(sim))
+}
+
+/// The digits of the largest direction index, at least 2.
+fn index_width(sim: &Simulation) -> usize {
+    let last = sim.dirs().count().saturating_sub(1);
+    last.to_string().len().max(2)
+}
+
+/// `file_name` with the index width computed once per run.
+fn named(sim: &Simulation, d: DirId, width: usize) -> String {
+    let l = &sim.dir(d).params;
+    // At most 60 characters of each name, so that a file name stays under the 255
+    // bytes file systems allow; the index keeps it unique.
     let clean = |s: &str| {
         s.chars()
+            .take(60)
             .map(|c| {
                 if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
                     c
@@ -32,7 +53,13 @@ pub fn file_name(link: &str, from: &str, to: &str) -> String {
             })
             .collect::<String>()
     };
-    format!("{}_{}-{}.pcap", clean(link), clean(from), clean(to))
+    format!(
+        "{:0width$}_{}_{}-{}.pcap",
+        d.index(),
+        clean(&l.name),
+        clean(sim.node_name(l.from)),
+        clean(sim.node_name(l.to)),
+    )
 }
 
 /// The encoding context of one captured packet.
@@ -41,18 +68,35 @@ fn wire_ctx(f: &Frame) -> WireCtx {
     WireCtx::new(0, 0, wscale).with_ident(f.uid as u16)
 }
 
-/// Creates `dir` and attaches a pcap writer to every link direction of `sim`.
+/// Creates `dir` and attaches a pcap writer to every link direction of `sim`. A file is
+/// never overwritten: one that already exists is an error naming it.
 pub fn attach(sim: &mut Simulation, dir: &Path) -> io::Result<Captures> {
     std::fs::create_dir_all(dir)?;
     let mut files = Vec::new();
-    let dirs: Vec<_> = sim.dirs().map(|(d, l)| (d, l.params.clone())).collect();
-    for (d, l) in dirs {
-        let path = dir.join(file_name(
-            &l.name,
-            sim.node_name(l.from),
-            sim.node_name(l.to),
+    let width = index_width(sim);
+    let paths: Vec<(DirId, PathBuf)> = sim
+        .dirs()
+        .map(|(d, _)| (d, dir.join(named(sim, d, width))))
+        .collect();
+    // Look before creating any, so that a clash leaves no new files behind; opening
+    // with `create_new` still refuses a file that appears in between.
+    if let Some((_, p)) = paths.iter().find(|(_, p)| p.symlink_metadata().is_ok()) {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{}: exists; a capture is never overwritten", p.display()),
         ));
-        let w = PcapWriter::new(BufWriter::new(File::create(&path)?))?;
+    }
+    for (d, path) in paths {
+        let named = |e: io::Error| {
+            let what = if e.kind() == io::ErrorKind::AlreadyExists {
+                "exists; a capture is never overwritten".to_string()
+            } else {
+                e.to_string()
+            };
+            io::Error::new(e.kind(), format!("{}: {what}", path.display()))
+        };
+        let file = File::create_new(&path).map_err(named)?;
+        let w = PcapWriter::new(BufWriter::new(file)).map_err(named)?;
         let writer: Writer = Arc::new(Mutex::new((w, None)));
         let tap = writer.clone();
         sim.dir_mut(d).capture = Some(Box::new(move |t: Time, f: &Frame| {

@@ -49,6 +49,9 @@ pub enum UnitError {
         what: &'static str,
         units: String,
     },
+    /// Beyond what 64 bits hold: an error, never a clamp to the largest value.
+    #[error("'{text}' is too large: the limit is {limit}")]
+    TooLarge { text: String, limit: &'static str },
     #[error("'{0}' is below 1 bps; a link needs a positive rate")]
     BelowOneBps(String),
     #[error("'{0}': a queue in packets needs a whole number of at least 1")]
@@ -71,6 +74,21 @@ fn split(s: &str) -> Result<(f64, &str), UnitError> {
         return Err(UnitError::Negative(s.to_string()));
     }
     Ok((v, unit.trim()))
+}
+
+/// 2^64 as f64: the first value a u64 cannot hold.
+const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+
+/// `v` rounded to a u64, or `TooLarge` for `s` if it does not fit.
+fn whole(v: f64, s: &str, limit: &'static str) -> Result<u64, UnitError> {
+    let r = v.round();
+    if r >= TWO_64 {
+        return Err(UnitError::TooLarge {
+            text: s.trim().to_string(),
+            limit,
+        });
+    }
+    Ok(r as u64)
 }
 
 fn scaled(s: &str, units: &[(&'static str, f64)], what: &'static str) -> Result<f64, UnitError> {
@@ -110,7 +128,11 @@ impl std::str::FromStr for Rate {
         if v < 1.0 {
             return Err(UnitError::BelowOneBps(s.to_string()));
         }
-        Ok(Rate(v.round() as u64))
+        Ok(Rate(whole(
+            v,
+            s,
+            "18446744073709551615 bps (about 18.4 Ebps)",
+        )?))
     }
 }
 
@@ -128,7 +150,9 @@ impl std::str::FromStr for Duration {
             ],
             "duration",
         )?;
-        Ok(Duration(Dur::from_secs_f64(v)))
+        // In ns, as `Dur` holds it.
+        let ns = whole(v * 1e9, s, "2^64 - 1 ns (about 584 years)")?;
+        Ok(Duration(Dur(ns)))
     }
 }
 
@@ -145,7 +169,12 @@ impl std::str::FromStr for Bytes {
             ("MiB", 1048576.0),
             ("GiB", 1073741824.0),
         ];
-        Ok(Bytes(scaled(s, &units, "size")?.round() as u64))
+        let v = scaled(s, &units, "size")?;
+        Ok(Bytes(whole(
+            v,
+            s,
+            "18446744073709551615 B (about 18.4 EB)",
+        )?))
     }
 }
 
@@ -157,11 +186,17 @@ impl std::str::FromStr for QueueLimit {
             if v.fract() != 0.0 || v < 1.0 {
                 return Err(UnitError::NotWholePackets(s.to_string()));
             }
-            return Ok(QueueLimit::Packets(v as u64));
+            return Ok(QueueLimit::Packets(whole(
+                v,
+                s,
+                "18446744073709551615 packets",
+            )?));
         }
-        s.parse::<Bytes>()
-            .map(|b| QueueLimit::Bytes(b.0))
-            .map_err(|_| UnitError::NotAQueue(s.to_string()))
+        match s.parse::<Bytes>() {
+            Ok(b) => Ok(QueueLimit::Bytes(b.0)),
+            Err(e @ UnitError::TooLarge { .. }) => Err(e),
+            Err(_) => Err(UnitError::NotAQueue(s.to_string())),
+        }
     }
 }
 
@@ -223,5 +258,41 @@ mod tests {
         assert!(msg("10".parse::<Duration>().unwrap_err()).contains("no unit"));
         assert!(msg("fast".parse::<Rate>().unwrap_err()).contains("number"));
         assert!("0.5pkt".parse::<QueueLimit>().is_err());
+    }
+
+    #[test]
+    fn values_beyond_u64_are_errors_not_clamps() {
+        let huge = [
+            "20000000000Gbps".parse::<Rate>().map(|_| ()),
+            "18446744073709551616bps".parse::<Rate>().map(|_| ()),
+            "20000000000GB".parse::<Bytes>().map(|_| ()),
+            "100000000000000000000B".parse::<Bytes>().map(|_| ()),
+            "1000000000000s".parse::<Duration>().map(|_| ()),
+            "1000000000000000min".parse::<Duration>().map(|_| ()),
+            "100000000000000000000pkt".parse::<QueueLimit>().map(|_| ()),
+            "100000000000000000000B".parse::<QueueLimit>().map(|_| ()),
+        ];
+        for r in huge {
+            let e = r.expect_err("a huge value was clamped").to_string();
+            assert!(e.contains("too large"), "{e}");
+            assert!(
+                e.starts_with("'1") || e.starts_with("'2"),
+                "names the value: {e}"
+            );
+            assert!(!e.contains('\n'));
+        }
+        // The largest values that fit are still read.
+        assert_eq!(
+            "18000000000Gbps".parse::<Rate>(),
+            Ok(Rate(18_000_000_000_000_000_000))
+        );
+        assert_eq!(
+            "18000000000GB".parse::<Bytes>(),
+            Ok(Bytes(18_000_000_000_000_000_000))
+        );
+        assert_eq!(
+            "18000000000s".parse::<Duration>(),
+            Ok(Duration(Dur(18_000_000_000_000_000_000)))
+        );
     }
 }

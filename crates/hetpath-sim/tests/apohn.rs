@@ -40,7 +40,10 @@ fn the_receivers_tcp_acks_never_reach_the_medium() {
     let s = sim.summary(0.0);
     assert!(s.flows[0].bytes_delivered > 5_000_000, "{:?}", s.flows[0]);
     let read = |name: &str| {
-        let path = paths.iter().find(|p| p.ends_with(name)).unwrap();
+        let path = paths
+            .iter()
+            .find(|p| p.to_string_lossy().ends_with(&format!("_{name}")))
+            .unwrap();
         let bytes = std::fs::read(path).unwrap();
         PcapReader::new(&bytes)
             .unwrap()

@@ -82,7 +82,7 @@ fn the_window_field_decodes_to_the_senders_real_window() {
     }
     assert!(first.run(&mut |_, _| true));
     // Second run, identical: the captures.
-    let dir = std::env::temp_dir().join(format!("hetpath-capture-{}", std::process::id()));
+    let dir = scratch("pep");
     let mut second = sim();
     let files = capture::attach(&mut second, &dir).unwrap();
     assert!(second.run(&mut |_, _| true));
@@ -90,12 +90,7 @@ fn the_window_field_decodes_to_the_senders_real_window() {
     let real = real.lock().unwrap();
     let mut checked = 0;
     for (k, d) in SAT.into_iter().enumerate() {
-        let link = &second.dir(d).params;
-        let name = capture::file_name(
-            &link.name,
-            second.node_name(link.from),
-            second.node_name(link.to),
-        );
+        let name = capture::file_name(&second, d);
         let path = paths.iter().find(|p| p.ends_with(&name)).unwrap();
         let bytes = std::fs::read(path).unwrap();
         // Each sender's shift, from the SYN it sent (RFC 7323 section 2.2).
@@ -122,5 +117,122 @@ fn the_window_field_decodes_to_the_senders_real_window() {
         assert!(shift.values().all(|&s| s == 7), "{shift:?}");
     }
     assert!(checked > 1000);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A line of three nodes whose names (and link names) sanitise to the same text: `λ`,
+/// `μ` and `ν` are all one non-Latin character, and `x/y` and `x_y` differ only in a
+/// character a file name cannot hold.
+const ALIKE: &str = r#"
+[scenario]
+name = "alike"
+duration = "5s"
+stop_when_done = true
+[[node]]
+name = "λ"
+[[node]]
+name = "μ"
+[[node]]
+name = "ν"
+[[link]]
+name = "x/y"
+a = "λ"
+b = "μ"
+rate = "10Mbps"
+delay = "5ms"
+[[link]]
+name = "x_y"
+a = "μ"
+b = "ν"
+rate = "10Mbps"
+delay = "5ms"
+[[flow]]
+name = "f"
+from = "λ"
+to = "ν"
+size = "200KB"
+"#;
+
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("hetpath-capture-{tag}-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    dir
+}
+
+#[test]
+fn names_that_sanitise_alike_never_share_a_file() {
+    let mut sim = load(ALIKE, "alike.toml", None).unwrap();
+    let dir = scratch("alike");
+    let files = capture::attach(&mut sim, &dir).unwrap();
+    assert!(sim.run(&mut |_, _| true));
+    let paths = files.finish().unwrap();
+    let dirs: Vec<DirId> = sim.dirs().map(|(d, _)| d).collect();
+    assert_eq!(paths.len(), dirs.len());
+    let mut names: Vec<String> = paths
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(
+        names.len(),
+        dirs.len(),
+        "two directions share a file: {names:?}"
+    );
+    assert_eq!(
+        names,
+        [
+            "00_x_y__-_.pcap",
+            "01_x_y__-_.pcap",
+            "02_x_y__-_.pcap",
+            "03_x_y__-_.pcap"
+        ]
+    );
+    // Every file is a whole capture holding exactly its own direction's packets.
+    for d in dirs {
+        let name = capture::file_name(&sim, d);
+        let path = paths.iter().find(|p| p.ends_with(&name)).unwrap();
+        assert_eq!(path.parent(), Some(dir.as_path()));
+        let bytes = std::fs::read(path).unwrap();
+        let mut n = 0u64;
+        for r in PcapReader::new(&bytes).unwrap() {
+            PacketRepr::parse(r.unwrap().data).unwrap();
+            n += 1;
+        }
+        assert_eq!(n, sim.dir(d).stats.tx_packets, "{name}");
+        assert!(n > 0, "{name}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn an_existing_capture_file_is_an_error_naming_it() {
+    let dir = scratch("exists");
+    let mut first = load(ALIKE, "alike.toml", None).unwrap();
+    capture::attach(&mut first, &dir).unwrap().finish().unwrap();
+    let mut second = load(ALIKE, "alike.toml", None).unwrap();
+    let e = capture::attach(&mut second, &dir)
+        .err()
+        .expect("overwrote a capture");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("00_x_y__-_.pcap") && msg.contains("exists"),
+        "{msg}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn long_names_still_make_a_file_name_a_file_system_takes() {
+    let long = "n".repeat(300);
+    let text = ALIKE.replace("\"λ\"", &format!("\"{long}\""));
+    let mut sim = load(&text, "long.toml", None).unwrap();
+    let dir = scratch("long");
+    let paths = capture::attach(&mut sim, &dir).unwrap().finish().unwrap();
+    assert_eq!(paths.len(), 4);
+    for p in &paths {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.len() < 255, "{name}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -202,3 +202,27 @@ fn profile_and_controller_tables_are_checked_where_they_are_written() {
         assert!(e.contains(key), "expected '{key}' in: {e}");
     }
 }
+
+/// Values beyond u64 and hostile trace files: one line naming the key, never a clamp,
+/// never the file's content, never a hang or an unbounded read.
+#[test]
+fn huge_values_and_hostile_trace_files_are_one_line_errors() {
+    let link = |extra: &str| base(&format!("rate = \"10Mbps\"\ndelay = \"1ms\"\n{extra}"), "");
+    let cases = [
+        (base("rate = \"20000000000Gbps\"\ndelay = \"1ms\"", ""), "rate", "20000000000Gbps"),
+        (base("rate = \"10Mbps\"\ndelay = \"1ms\"", "size = \"100000000000000000000B\""), "size", "100000000000000000000B"),
+        (link("queue = \"100000000000000000000pkt\""), "queue", "100000000000000000000pkt"),
+        (base("rate = \"10Mbps\"\ndelay = \"1000000000000s\"", ""), "delay", "1000000000000s"),
+        (link("channel = { model = \"trace\", file = \"/dev/zero\" }"), "file", "not a regular file"),
+        (link("channel = { model = \"trace\", file = \"/etc/passwd\" }"), "file", "/etc/passwd:1"),
+        (link("channel = { model = \"markov\", alpha = 0.1, beta = 0.1, fec = { n = 300, k = 223 } }"), "fec.n", "1..=255"),
+    ];
+    for (text, key, what) in cases {
+        let msg = error(&text);
+        assert!(msg.starts_with("bad.toml: "), "{msg}");
+        assert!(msg.contains(key), "'{msg}' does not name '{key}'");
+        assert!(msg.contains(what), "'{msg}' does not say '{what}'");
+        assert!(!msg.contains('\n'), "not one line: {msg}");
+        assert!(!msg.contains("root:"), "echoes the file: {msg}");
+    }
+}

@@ -141,7 +141,7 @@ fn in_esp_every_packet_is_opaque_and_the_fullest_fill_the_mtu() {
         let paths = files.finish().unwrap();
         assert_complete(&sim.summary(0.0), 60_000, ipsec);
         let bytes =
-            std::fs::read(paths.iter().find(|p| p.ends_with("l_a-b.pcap")).unwrap()).unwrap();
+            std::fs::read(paths.iter().find(|p| p.ends_with("00_l_a-b.pcap")).unwrap()).unwrap();
         let mut max = 0;
         for rec in PcapReader::new(&bytes).unwrap() {
             let rec = rec.unwrap();

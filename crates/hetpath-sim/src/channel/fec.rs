@@ -75,23 +75,34 @@ pub enum FecInner {
     GilbertElliott(GilbertElliottSpec),
 }
 
+/// The longest codeword: a Reed-Solomon code over 8-bit symbols (GF(2^8)) has at most
+/// 2^8 - 1 = 255 symbols, as RS(255, 223).
+pub const MAX_CODEWORD: u32 = 255;
+
+/// An (n, k) block code's limits, shared by the `fec` model and `markov`'s `fec`:
+/// 1 <= n <= 255 and 0 < k < n. `prefix` is the table holding `n` and `k`.
+pub(super) fn check_code(prefix: &str, n: u32, k: u32) -> Result<(), ChannelError> {
+    if !(1..=MAX_CODEWORD).contains(&n) {
+        return Err(ChannelError::invalid(
+            format!("{prefix}.n"),
+            n,
+            "expected a codeword length in 1..=255 (8-bit symbols)",
+        ));
+    }
+    if k == 0 || k >= n {
+        return Err(ChannelError::invalid(
+            format!("{prefix}.k"),
+            k,
+            format!("expected 0 < k < n = {n}"),
+        ));
+    }
+    Ok(())
+}
+
 impl FecSpec {
     pub(super) fn validate(&self, prefix: &str) -> Result<(), ChannelError> {
-        let (n, k, d) = (self.n, self.k, self.depth);
-        if !(1..=255).contains(&n) {
-            return Err(ChannelError::invalid(
-                format!("{prefix}.n"),
-                n,
-                "expected a codeword length in 1..=255 (8-bit symbols)",
-            ));
-        }
-        if k == 0 || k >= n {
-            return Err(ChannelError::invalid(
-                format!("{prefix}.k"),
-                k,
-                format!("expected 0 < k < n = {n}"),
-            ));
-        }
+        let d = self.depth;
+        check_code(prefix, self.n, self.k)?;
         if !(1..=65535).contains(&d) {
             return Err(ChannelError::invalid(
                 format!("{prefix}.depth"),

@@ -59,7 +59,8 @@ pub struct MarkovSpec {
     pub fec: Option<BlockCode>,
 }
 
-/// `fec = { n = 255, k = 223 }`: n coded symbols carry k information symbols.
+/// `fec = { n = 255, k = 223 }`: n coded symbols carry k information symbols; the `fec`
+/// model's limits, 1 <= n <= 255 and 0 < k < n.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BlockCode {
@@ -84,13 +85,8 @@ impl MarkovSpec {
             check_positive(prefix, "slot", d)?;
         }
         if let Some(c) = self.fec {
-            if c.k == 0 || c.k > c.n {
-                return Err(ChannelError::invalid(
-                    format!("{prefix}.fec"),
-                    format!("{{ n = {}, k = {} }}", c.n, c.k),
-                    "expected 0 < k <= n",
-                ));
-            }
+            // The `fec` model's limits (a code over 8-bit symbols).
+            super::fec::check_code(&format!("{prefix}.fec"), c.n, c.k)?;
         }
         Ok(())
     }
@@ -380,6 +376,6 @@ mod tests {
             .validate("channel")
             .unwrap_err()
             .to_string()
-            .contains("0 < k <= n"));
+            .contains("channel.fec.k = 200: expected 0 < k < n = 100"));
     }
 }

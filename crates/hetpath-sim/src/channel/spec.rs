@@ -333,6 +333,26 @@ mod tests {
                 r#"{ model = "fec", n = 255, k = 223, inner = { model = "gilbert-elliott", t_good = "1s", t_bad = "0ms" } }"#,
                 "channel.inner.t_bad",
             ),
+            (
+                r#"{ model = "markov", alpha = 0.1, beta = 0.1, fec = { n = 300, k = 223 } }"#,
+                "channel.fec.n = 300: expected a codeword length in 1..=255",
+            ),
+            (
+                r#"{ model = "fec", n = 256, k = 223, ber = 0.1 }"#,
+                "channel.n = 256: expected a codeword length in 1..=255",
+            ),
+            (
+                r#"{ model = "markov", alpha = 0.1, beta = 0.1, fec = { n = 255, k = 255 } }"#,
+                "channel.fec.k = 255: expected 0 < k < n = 255",
+            ),
+            (
+                r#"{ model = "fec", n = 255, k = 255, ber = 0.1 }"#,
+                "channel.k = 255: expected 0 < k < n = 255",
+            ),
+            (
+                r#"{ model = "trace", file = "x.csv", max_file_size = "0B" }"#,
+                "channel.max_file_size",
+            ),
             (r#"{ model = "trace" }"#, "exactly one of"),
             (
                 r#"{ model = "trace", lost = [1], bad = [["1s", "2s"]] }"#,

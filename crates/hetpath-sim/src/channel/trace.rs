@@ -16,7 +16,7 @@
 //! so each transmission costs O(1) amortised (a cursor that only moves forward).
 
 use super::*;
-use crate::units::Duration;
+use crate::units::{Bytes, Duration};
 use serde::Deserialize;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -32,6 +32,8 @@ pub struct TraceSpec {
     pub bad: Option<Vec<(Duration, Duration)>>,
     /// A trace file, relative to the scenario file's directory.
     pub file: Option<String>,
+    /// The largest trace file read, in bytes (default 1 GB).
+    pub max_file_size: Option<Bytes>,
     /// The trace, loaded (and a file read) by `validate`.
     #[serde(skip)]
     loaded: OnceLock<Arc<TraceData>>,
@@ -39,7 +41,8 @@ pub struct TraceSpec {
 
 impl PartialEq for TraceSpec {
     fn eq(&self, o: &Self) -> bool {
-        (&self.lost, &self.bad, &self.file) == (&o.lost, &o.bad, &o.file)
+        (&self.lost, &self.bad, &self.file, self.max_file_size)
+            == (&o.lost, &o.bad, &o.file, o.max_file_size)
     }
 }
 
@@ -87,6 +90,12 @@ impl TraceSpec {
 
     /// Reads and normalises the trace (inline, or from `file` under `base_dir`).
     pub fn load(&self, prefix: &str, base_dir: &Path) -> Result<Arc<TraceData>, ChannelError> {
+        if self.max_file_size.is_some() && self.file.is_none() {
+            return Err(ChannelError::Shape {
+                table: prefix.to_string(),
+                what: "`max_file_size` applies only to a trace `file`",
+            });
+        }
         let data = match (&self.lost, &self.bad, &self.file) {
             (Some(v), None, None) => TraceData::lost(v.clone()),
             (None, Some(v), None) => {
@@ -104,9 +113,26 @@ impl TraceSpec {
                 }
                 TraceData::bad(ns)
             }
-            (None, None, Some(f)) => read_file(&base_dir.join(f)).map_err(|e| {
-                ChannelError::invalid(format!("{prefix}.file"), format!("\"{f}\""), e.to_string())
-            })?,
+            (None, None, Some(f)) => {
+                let max = match self.max_file_size {
+                    None => DEFAULT_MAX_FILE_SIZE,
+                    Some(Bytes(0)) => {
+                        return Err(ChannelError::invalid(
+                            format!("{prefix}.max_file_size"),
+                            "\"0B\"",
+                            "expected a positive size",
+                        ))
+                    }
+                    Some(Bytes(b)) => b,
+                };
+                read_file(&base_dir.join(f), max).map_err(|e| {
+                    ChannelError::invalid(
+                        format!("{prefix}.file"),
+                        format!("\"{f}\""),
+                        e.to_string(),
+                    )
+                })?
+            }
             _ => {
                 return Err(ChannelError::Shape {
                     table: prefix.to_string(),
@@ -135,51 +161,99 @@ impl TraceSpec {
     }
 }
 
-/// Why a trace file could not be read.
+/// The default `max_file_size`.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 1_000_000_000;
+
+/// Why a trace file could not be read. No message quotes the file's content: a trace
+/// path may name any file (`../../etc/passwd`), and its lines are not the user's to see
+/// through an error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TraceFileError {
     #[error("cannot read {path}: {reason}")]
     Read { path: String, reason: String },
+    /// A directory, a device, a FIFO or a socket: only regular files are read.
+    #[error("{path} is not a regular file")]
+    NotRegular { path: String },
+    #[error("{path} is {len} bytes, above max_file_size ({max} bytes)")]
+    TooLarge { path: String, len: u64, max: u64 },
+    #[error("{path} is not UTF-8 text")]
+    NotText { path: String },
     /// A bad line: `file:line: what`.
     #[error("{at}: {what}")]
-    Line { at: String, what: String },
+    Line { at: String, what: &'static str },
+}
+
+/// Reads a regular file of at most `max` bytes. The type is checked before the file is
+/// opened (opening a FIFO would block) and again on the open file.
+fn read_regular(path: &Path, max: u64) -> Result<String, TraceFileError> {
+    let p = || path.display().to_string();
+    let cannot = |e: std::io::Error| TraceFileError::Read {
+        path: p(),
+        reason: e.to_string(),
+    };
+    let check = |m: std::fs::Metadata| {
+        if !m.is_file() {
+            Err(TraceFileError::NotRegular { path: p() })
+        } else if m.len() > max {
+            Err(TraceFileError::TooLarge {
+                path: p(),
+                len: m.len(),
+                max,
+            })
+        } else {
+            Ok(())
+        }
+    };
+    check(std::fs::metadata(path).map_err(cannot)?)?;
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    check(file.metadata().map_err(cannot)?)?;
+    // A file that grows while it is read stops at one byte past the limit.
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, max.saturating_add(1)),
+        &mut bytes,
+    )
+    .map_err(cannot)?;
+    if bytes.len() as u64 > max {
+        return Err(TraceFileError::TooLarge {
+            path: p(),
+            len: bytes.len() as u64,
+            max,
+        });
+    }
+    String::from_utf8(bytes).map_err(|_| TraceFileError::NotText { path: p() })
 }
 
 /// Parses a trace file: indices, or `start,end` pairs in seconds, one per line.
-fn read_file(path: &Path) -> Result<TraceData, TraceFileError> {
-    let text = std::fs::read_to_string(path).map_err(|e| TraceFileError::Read {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })?;
+fn read_file(path: &Path, max: u64) -> Result<TraceData, TraceFileError> {
+    let text = read_regular(path, max)?;
     let (mut lost, mut bad) = (Vec::new(), Vec::new());
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let bad_line = |what: String| TraceFileError::Line {
+        let bad_line = |what: &'static str| TraceFileError::Line {
             at: format!("{}:{}", path.display(), i + 1),
             what,
         };
         if let Some((a, b)) = line.split_once(',') {
             let (a, b) = (seconds(a).map_err(bad_line)?, seconds(b).map_err(bad_line)?);
             if b <= a {
-                return Err(bad_line(format!(
-                    "'{line}': the end must be after the start"
-                )));
+                return Err(bad_line("the end must be after the start"));
             }
             bad.push((a, b));
         } else {
             let n = line.parse::<u64>().map_err(|_| {
-                bad_line(format!(
-                    "'{line}' is neither a packet index (a whole number >= 0) nor a 'start,end' pair in seconds"
-                ))
+                bad_line(
+                    "neither a packet index (a whole number >= 0) nor a 'start,end' pair in seconds",
+                )
             })?;
             lost.push(n);
         }
         if !lost.is_empty() && !bad.is_empty() {
             return Err(bad_line(
-                "mixes packet indices and time intervals; use one kind per file".into(),
+                "mixes packet indices and time intervals; use one kind per file",
             ));
         }
     }
@@ -191,16 +265,24 @@ fn read_file(path: &Path) -> Result<TraceData, TraceFileError> {
 }
 
 /// A time in a trace file, in ns: seconds ("1.5") or with a unit ("1500ms"); the error
-/// says why not.
-fn seconds(s: &str) -> Result<u64, String> {
+/// says why not, without quoting the text.
+fn seconds(s: &str) -> Result<u64, &'static str> {
+    const TOO_LARGE: &str = "a time too large (above 2^64 ns, about 584 years)";
     let s = s.trim();
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(Dur::from_secs_f64(v).as_nanos()),
-        Ok(_) => Err(format!("'{s}' is not a time (expected seconds >= 0)")),
-        Err(_) => s
-            .parse::<Duration>()
-            .map(|d| d.0.as_nanos())
-            .map_err(|e| format!("'{s}' is not a time in seconds: {e}")),
+        Ok(v) if v.is_finite() && v >= 0.0 => {
+            if v * 1e9 >= u64::MAX as f64 {
+                Err(TOO_LARGE)
+            } else {
+                Ok(Dur::from_secs_f64(v).as_nanos())
+            }
+        }
+        Ok(_) => Err("not a time (expected seconds >= 0)"),
+        Err(_) => match s.parse::<Duration>() {
+            Ok(d) => Ok(d.0.as_nanos()),
+            Err(crate::units::UnitError::TooLarge { .. }) => Err(TOO_LARGE),
+            Err(_) => Err("not a time in seconds (or with a unit such as '1500ms')"),
+        },
     }
 }
 
@@ -320,7 +402,7 @@ mod tests {
 
         let err = |f: &str| file(f).validate("channel", &dir).unwrap_err().to_string();
         let e = err("junk.csv");
-        assert!(e.contains("junk.csv:3") && e.contains("'three'"), "{e}");
+        assert!(e.contains("junk.csv:3") && !e.contains("three"), "{e}");
         assert!(e.starts_with("channel.file = \"junk.csv\""), "{e}");
         assert!(
             err("mixed.csv").contains("mixed.csv:2: mixes"),
@@ -337,6 +419,75 @@ mod tests {
             e.contains("cannot read") && e.contains("missing.csv"),
             "{e}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Reads `file` from `dir` on another thread; `None` if that did not return in 10 s.
+    fn validate_within(dir: &Path, spec: TraceSpec) -> Option<Result<(), String>> {
+        let dir = dir.to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(spec.validate("channel", &dir).map_err(|e| e.to_string()));
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(10)).ok()
+    }
+
+    #[test]
+    fn trace_files_must_be_regular_and_small_and_are_never_echoed() {
+        let dir =
+            std::env::temp_dir().join(format!("hetpath-trace-hostile-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |f: &str| TraceSpec {
+            file: Some(f.into()),
+            ..TraceSpec::default()
+        };
+        let err = |spec: TraceSpec| {
+            validate_within(&dir, spec)
+                .expect("reading the trace blocked")
+                .unwrap_err()
+        };
+        // Content is never echoed: a password file's first line, a bad time, a mix.
+        std::fs::write(dir.join("passwd"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+        std::fs::write(dir.join("times.csv"), "1,2\nsecret-token,3\n").unwrap();
+        std::fs::write(dir.join("back.csv"), "7s,1s\n").unwrap();
+        for (f, at) in [
+            ("passwd", "passwd:1"),
+            ("times.csv", "times.csv:2"),
+            ("back.csv", "back.csv:1"),
+        ] {
+            let e = err(file(f));
+            assert!(e.contains(at), "{e}");
+            for secret in ["root:x", "/bin/bash", "secret-token", "7s,1s"] {
+                assert!(!e.contains(secret), "echoes the file: {e}");
+            }
+        }
+        // Times beyond 2^64 ns are an error, not a clamp.
+        std::fs::write(dir.join("huge.csv"), "1,1e30\n").unwrap();
+        let e = err(file("huge.csv"));
+        assert!(e.contains("huge.csv:1") && e.contains("too large"), "{e}");
+        // Only regular files: not a directory, a device or a FIFO (which must not block).
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        for f in [".", "/dev/zero", "fifo"] {
+            let e = err(file(f));
+            assert!(e.contains("not a regular file"), "{f}: {e}");
+        }
+        // A size limit, `max_file_size` (default 1 GB).
+        std::fs::write(dir.join("big.csv"), "1\n".repeat(50)).unwrap();
+        let limited = |max: &str| TraceSpec {
+            max_file_size: Some(max.parse().unwrap()),
+            ..file("big.csv")
+        };
+        let e = err(limited("99B"));
+        assert!(
+            e.contains("max_file_size") && e.contains("100 bytes"),
+            "{e}"
+        );
+        assert!(validate_within(&dir, limited("100B")).unwrap().is_ok());
+        assert!(validate_within(&dir, file("big.csv")).unwrap().is_ok());
+        assert_eq!(DEFAULT_MAX_FILE_SIZE, 1_000_000_000);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
