@@ -17,7 +17,7 @@ FLOW = '[[flow]]\nname = "f"\nfrom = "a"\nto = "b"\ncc = "{cc}"\nsize = "10kB"\n
 @pytest.mark.parametrize(
     ("text", "key"),
     [
-        (HEAD.format(scenario='duration = "1000000000000s"') + LINK, "scenario.duration"),
+        (HEAD.format(scenario='duration = "10000000000s"') + LINK, "scenario.duration"),
         (HEAD.format(scenario='duration = "10000000s"') + LINK, "scenario.max_samples"),
         (HEAD.format(scenario='duration = "10s"\nmax_samples = 10') + LINK, "scenario.max_samples"),
         (HEAD.format(scenario='duration = "10s"') + LINK + FLOW.format(cc="xcp"), "flow[0] 'f'.cc"),
