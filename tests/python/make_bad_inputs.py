@@ -7,8 +7,8 @@ line naming the file (or option) and exit 2, with no traceback and no panic.
 The corpus is kept in the repository; ``test_bad_inputs.py`` runs every case. A case is
 ``{"id", "class", "args", "names", ...}`` in ``cases.json``: ``args`` is the command line
 (paths relative to the corpus directory, ``{tmp}`` a fresh temporary directory),
-``names`` what the error line must contain. Cases whose fix belongs to the engine
-(crates/) carry ``"xfail"``: the issue item they wait for; ``"check": "pcaps"`` means
+``names`` what the error line must contain. Cases whose fix was the engine's (crates/)
+carry ``"xfail"``: the issue item they were written for (they pass since it landed); ``"check": "pcaps"`` means
 "succeeds with one distinct pcap per link direction" instead of an error; ``"isolate"``
 cases (that could read forever or block) run in a subprocess with a time and memory
 limit; ``"forbid"`` lists text the message must not echo.
@@ -292,7 +292,7 @@ def command_lines() -> None:
     case("report-missing", "cli", ["report", "{tmp}/none"], ["none"])
 
 
-# ---------------------------------------------------------------- engine's share (xfail)
+# ---------------------------------------------------------------- engine's share
 ITEM = {
     "durations": "issue 17 item 2: durations and times that would overflow are a scenario error (engine)",
     "samples": "issue 17 item 2: a max_samples guard errors out up front (engine)",
@@ -360,7 +360,7 @@ def main() -> None:
     assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
     (OUT / "cases.json").write_text(json.dumps(cases, indent=1, ensure_ascii=False) + "\n")
     xfail = sum(1 for c in cases if "xfail" in c)
-    print(f"{len(cases)} cases ({xfail} expected to fail until the engine's fixes) in {OUT}")
+    print(f"{len(cases)} cases ({xfail} for the engine's fixes) in {OUT}")
 
 
 if __name__ == "__main__":
