@@ -104,7 +104,7 @@ impl NodeView for View<'_> {
         let d = &self.sim.dirs[id.index()];
         hetpath_proto::iface::Iface {
             rate_bps: d.ip_rate_bps(),
-            queue_pkts: self.sim.wlan_queued(id).unwrap_or(d.queue_len()) as u64,
+            queue_pkts: self.sim.queue_len(id) as u64,
             queue_bytes: d.queue_bytes(),
             tx_bytes: d.stats.tx_bytes,
             transmitting: d.transmitting(),

@@ -35,8 +35,7 @@ impl Simulation {
         }
         for (i, d) in self.dirs.iter().enumerate() {
             let id = DirId(i as u32);
-            let queued = self.wlan_queued(id).unwrap_or(d.queue_len());
-            series.push_link(now, id, d, queued);
+            series.push_link(now, id, d, self.queue_len(id));
         }
         self.series = series;
     }

@@ -97,10 +97,13 @@ impl Simulation {
         self.wlan_of.get(d.index()).is_some_and(|w| w.is_some())
     }
 
-    /// The packets in direction `d`'s interface queue, if it is over a WLAN.
-    pub(super) fn wlan_queued(&self, d: DirId) -> Option<usize> {
-        let wd = (*self.wlan_of.get(d.index())?)?;
-        Some(self.wlans[wd.w as usize].dcf.queued(wd.from as usize))
+    /// The packets in direction `d`'s interface queue: over a WLAN, the medium's queue of
+    /// its station, not the `LinkDir`'s (which a WLAN direction never fills).
+    pub(super) fn queue_len(&self, d: DirId) -> usize {
+        match self.wlan_of.get(d.index()).copied().flatten() {
+            Some(wd) => self.wlans[wd.w as usize].dcf.queued(wd.from as usize),
+            None => self.dirs[d.index()].queue_len(),
+        }
     }
 
     /// Whether direction `d`'s queue takes a packet of `size` bytes now.

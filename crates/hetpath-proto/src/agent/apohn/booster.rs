@@ -51,8 +51,6 @@ impl Default for BoosterConfig {
 pub struct BoosterStats {
     /// Datagrams taken from TCP.
     pub taken: u64,
-    /// ACKs generated toward TCP (one per datagram, plus the resumes).
-    pub local_acks: u64,
     /// Zero-window ACKs: TCP frozen.
     pub freezes: u64,
     /// Duplicate ACKs with a positive window: TCP resumed.
@@ -275,7 +273,6 @@ impl Booster {
         };
         self.to_tcp
             .push_back(Packet::tcp(flow.remote.addr, flow.local.addr, seg));
-        self.stats.local_acks += 1;
     }
 
     fn flow(&mut self, local: Endpoint, remote: Endpoint, seg: &TcpSegment) -> usize {

@@ -77,10 +77,6 @@ impl ApohnBridge {
         }
     }
 
-    pub fn stats(&self) -> BridgeStats {
-        self.stats
-    }
-
     /// Datagrams STP delivered go on toward their stations.
     fn read_datagrams(&mut self) {
         while let Some(payload) = self.stp.poll_deliver() {

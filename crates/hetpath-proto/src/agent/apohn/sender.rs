@@ -3,7 +3,7 @@
 //! router's reports come back over the reverse STP connection (the seed's second pair of
 //! STP agents) and release or resend the booster's datagrams.
 
-use super::booster::{Booster, BoosterConfig, BoosterStats};
+use super::booster::{Booster, BoosterConfig};
 use super::stp_end::StpEnd;
 use super::DATAGRAM_HEADER;
 use crate::esp::SecurityAssociation;
@@ -38,10 +38,6 @@ impl ApohnSender {
             stp: StpEnd::new(cfg.me, cfg.bridge, cfg.stp),
             cfg,
         }
-    }
-
-    pub fn booster(&self) -> BoosterStats {
-        self.booster.stats()
     }
 
     /// Hands the booster's datagrams to STP while its window has room.
@@ -106,8 +102,10 @@ impl Machine for ApohnSender {
             };
             return Verdict::Pass(p);
         }
-        match own_segment(&p) {
-            Some(seg) if p.ip.src == self.cfg.me && Booster::boosts(&seg) => {
+        // Only this node's own packets are opened (a forwarded one is not ours to read).
+        let seg = (p.ip.src == self.cfg.me).then(|| own_segment(&p)).flatten();
+        match seg {
+            Some(seg) if Booster::boosts(&seg) => {
                 self.booster.take(now, &seg, p);
                 Verdict::Consume
             }

@@ -22,10 +22,6 @@ impl LleSink {
             suppressed: 0,
         }
     }
-
-    pub fn suppressed(&self) -> u64 {
-        self.suppressed
-    }
 }
 
 impl Machine for LleSink {
