@@ -1,11 +1,13 @@
-"""The results store of a sweep: one JSON line per finished run, appended as runs finish.
+"""The results store of a sweep or a reproduction: one JSON line per finished run,
+appended as runs finish.
 
 A run is keyed by a hash of its complete scenario text and its seed, so a resumed sweep
 (``hetpath sweep FILE --out DIR --resume``) skips exactly the runs whose inputs are
-unchanged, whatever the grid point or protocol was called. Each line holds the engine's
-flow records as the engine gave them (JSON numbers round-trip exactly), so tables built
-from stored runs equal those of an uninterrupted sweep. A line cut short by a kill is
-ignored on reading: that run is simply run again.
+unchanged, whatever the grid point or protocol was called. Each line holds the run's
+result as its task function returned it (for a sweep, the engine's flow records); JSON
+numbers round-trip exactly, so tables built from stored runs equal those of an
+uninterrupted sweep. A line cut short by a kill is ignored on reading: that run is simply
+run again.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Optional, TextIO
+from typing import Any, Callable, Optional, Sequence, TextIO, TypeVar
 
+from .backends import Backend, LocalBackend, run_in_order
 from .outdir import naming
+
+T = TypeVar("T")
 
 FILE_NAME = "results.jsonl"
 
@@ -32,21 +37,21 @@ class ResultsStore:
         self.path = Path(path)
         self._file: Optional[TextIO] = None
 
-    def load(self) -> dict[str, list[dict[str, Any]]]:
-        """Stored runs: key -> the run's flow records."""
-        runs: dict[str, list[dict[str, Any]]] = {}
+    def load(self) -> dict[str, Any]:
+        """Stored runs: key -> the run's result."""
+        runs: dict[str, Any] = {}
         if not self.path.is_file():
             return runs
         with naming(self.path), open(self.path, encoding="utf-8") as f:
             for line in f:
                 try:
                     entry = json.loads(line)
-                    runs[entry["key"]] = entry["flows"]
+                    runs[entry["key"]] = entry["result"]
                 except (ValueError, KeyError, TypeError):
                     continue  # a line cut short by a kill: run it again
         return runs
 
-    def add(self, key: str, seed: int, flows: list[dict[str, Any]]) -> None:
+    def add(self, key: str, seed: int, result: Any) -> None:
         """Append one run and flush, so a finished run survives an interrupt."""
         with naming(self.path):
             if self._file is None:
@@ -55,7 +60,7 @@ class ResultsStore:
                     self._file.seek(self._file.tell() - 1)
                     if self._file.read(1) != "\n":
                         self._file.write("\n")
-            self._file.write(json.dumps({"key": key, "seed": seed, "flows": flows}) + "\n")
+            self._file.write(json.dumps({"key": key, "seed": seed, "result": result}) + "\n")
             self._file.flush()
 
     def close(self) -> None:
@@ -63,3 +68,36 @@ class ResultsStore:
             with naming(self.path):
                 self._file.close()
             self._file = None
+
+
+def run_stored(
+    fn: Callable[[T], Any],
+    tasks: Sequence[T],
+    keys: Sequence[str],
+    store: Optional[ResultsStore] = None,
+    backend: Optional[Backend] = None,
+    on_progress: Optional[Callable[[int, int], None]] = None,
+) -> list[Any]:
+    """``fn`` over ``tasks`` (all cores by default), its results in task order, skipping
+    tasks whose key ``store`` already holds and appending each new result to it as it
+    arrives, so an interrupt (KeyboardInterrupt) loses no finished run.
+
+    ``fn`` returns plain JSON values. Every result, new or stored, is handed back as it
+    reads from the store (a JSON round trip), so a resumed run and an uninterrupted one
+    give the caller the same values. Tasks with equal keys run once."""
+    done = store.load() if store is not None else {}
+    todo = sorted({k: i for i, k in reversed(list(enumerate(keys))) if k not in done}.values())
+    total, before = len(tasks), len(tasks) - len(todo)
+
+    def collect(j: int, result: Any) -> None:
+        i = todo[j]
+        text = json.dumps(result)  # what the store keeps, and what the caller gets
+        done[keys[i]] = json.loads(text)
+        if store is not None:
+            store.add(keys[i], getattr(tasks[i], "seed", None), done[keys[i]])
+
+    progress = (lambda k, _n: on_progress(before + k, total)) if on_progress else None
+    if before and on_progress:
+        on_progress(before, total)
+    run_in_order(backend or LocalBackend(), fn, [tasks[i] for i in todo], progress, collect)
+    return [done[k] for k in keys]

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 from . import _bridge, _toml
-from .backends import Backend, LocalBackend, run_in_order
+from .backends import Backend
 from .errors import ScenarioError
 from .stats import mean_ci95
 
@@ -363,25 +363,11 @@ def run(
     appended to it as it arrives, so an interrupt (KeyboardInterrupt) loses none."""
     import pandas as pd
 
-    from .store import run_key
+    from .store import run_key, run_stored
 
     tasks = list(tasks)
-    keys = [run_key(t.text, t.seed) for t in tasks]
-    done = store.load() if store is not None else {}
-    todo = sorted({k: i for i, k in reversed(list(enumerate(keys))) if k not in done}.values())
-    total, before = len(tasks), len(tasks) - len(todo)
-
-    def collect(j: int, flows: list[dict[str, Any]]) -> None:
-        i = todo[j]
-        done[keys[i]] = flows
-        if store is not None:
-            store.add(keys[i], tasks[i].seed, flows)
-
-    progress = (lambda k, _n: on_progress(before + k, total)) if on_progress else None
-    if before and on_progress:
-        on_progress(before, total)
-    run_in_order(backend or LocalBackend(), run_flows, [tasks[i] for i in todo], progress, collect)
-    return pd.DataFrame([r for t, k in zip(tasks, keys) for r in records(t, done[k])])
+    results = run_stored(run_flows, tasks, [run_key(t.text, t.seed) for t in tasks], store, backend, on_progress)
+    return pd.DataFrame([r for t, flows in zip(tasks, results) for r in records(t, flows)])
 
 
 def aggregate(raw: "pd.DataFrame", by: Sequence[str], metrics: Optional[Sequence[str]] = None) -> "pd.DataFrame":

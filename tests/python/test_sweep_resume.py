@@ -4,6 +4,7 @@ workers; output directories never mix two runs; write errors name the file."""
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from hetpath import outdir, sweep
+from hetpath.backends import LocalBackend
 from hetpath.commands import sweep as sweep_cmd
 from hetpath.store import ResultsStore, run_key
 from helpers import invoke
@@ -101,10 +103,10 @@ def test_store_keys_runs_by_text_and_seed_and_survives_a_cut_line(tmp_path: Path
 
 def test_sweep_run_with_a_store_matches_a_plain_run(tmp_path: Path) -> None:
     tasks = sweep.plan(sweep.load(write_sweep(tmp_path)))
-    plain = sweep.run(tasks, sweep.LocalBackend(1))
+    plain = sweep.run(tasks, LocalBackend(1))
     store = ResultsStore(tmp_path / "r.jsonl")
-    sweep.run(tasks[:4], sweep.LocalBackend(1), store=store)
-    pd.testing.assert_frame_equal(sweep.run(tasks, sweep.LocalBackend(1), store=store), plain)
+    sweep.run(tasks[:4], LocalBackend(1), store=store)
+    pd.testing.assert_frame_equal(sweep.run(tasks, LocalBackend(1), store=store), plain)
     store.close()
     assert len((tmp_path / "r.jsonl").read_text().splitlines()) == len(tasks)
 
@@ -276,9 +278,15 @@ def test_a_dead_worker_is_a_simulation_error_not_a_traceback() -> None:
         LocalBackend(2).run(_die, [1, 2, 3], lambda i, r: None)
 
 
-def test_interrupted_reproduce_resumes_to_the_same_findings(tmp_path: Path, monkeypatch) -> None:
-    repo = Path(__file__).resolve().parents[2] / "scenarios" / "rappep"
-    args = ["reproduce", "rappep", "--quick", "--seeds", "1", "--jobs", "1", "-q", "--scenarios", str(repo)]
+@pytest.mark.parametrize("paper, module, fn, files", [
+    ("rappep", "hetpath.sweep", "run_flows", ()),
+    ("lift", "hetpath.reproduce.lift", "run_pages", ("pages.csv",)),
+    ("apohn", "hetpath.reproduce.apohn", "run_one", ()),
+])
+def test_interrupted_reproduce_resumes_to_the_same_findings(tmp_path: Path, monkeypatch, paper, module, fn,
+                                                             files) -> None:
+    repo = Path(__file__).resolve().parents[2] / "scenarios" / paper
+    args = ["reproduce", paper, "--quick", "--seeds", "1", "--jobs", "1", "-q", "--scenarios", str(repo)]
     full, part = tmp_path / "full", tmp_path / "part"
     assert invoke([*args, "--out", str(full)]).exit_code == 0
     with monkeypatch.context() as m:
@@ -288,11 +296,12 @@ def test_interrupted_reproduce_resumes_to_the_same_findings(tmp_path: Path, monk
     line, = stopped.stderr.splitlines()
     assert "--resume" in line and not part.exists()
     ran = []
-    real = sweep.run_flows
-    monkeypatch.setattr(sweep, "run_flows", lambda t: ran.append(t) or real(t))
+    mod = importlib.import_module(module)
+    real = getattr(mod, fn)
+    monkeypatch.setattr(mod, fn, lambda t: ran.append(t) or real(t))
     resumed = invoke([*args, "--out", str(part), "--resume"])
     assert resumed.exit_code == 0, resumed.stderr
-    total = len(pd.read_csv(full / "runs.csv").groupby(["experiment", "protocol", "seed"]))
+    total = len((full / "results.jsonl").read_text().splitlines())
     assert 0 < len(ran) <= total - 2
-    for name in ("runs.csv", "findings.csv", "comparison.csv"):
+    for name in ("runs.csv", "findings.csv", "comparison.csv", *files):
         assert (part / name).read_bytes() == (full / name).read_bytes(), name

@@ -53,8 +53,7 @@ fn run(
     series: bool,
     trace: bool,
 ) -> PyResult<Py<PyDict>> {
-    let mut sim = scenario::load(text, path, seed).map_err(scenario_err)?;
-    sim.sampling = series;
+    let mut sim = scenario::load_with(text, path, seed, series).map_err(scenario_err)?;
     if trace {
         sim.enable_trace();
     }

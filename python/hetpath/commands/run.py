@@ -76,8 +76,10 @@ def run_command(
             trace_file = writable_file(trace_file, TRACE_FORMATS)
 
         with RunProgress(enabled=not (quiet or as_json)) as progress:
+            # The time series are written only with --out; without it they are not kept
+            # at all (a long run's samples can take gigabytes).
             result = run_text(text, source, seed=seed, pcap_dir=staging if pcap else None,
-                              progress=progress, trace=trace_file is not None)
+                              progress=progress, series=out_dir is not None, trace=trace_file is not None)
         if trace_file is not None:
             with outdir.naming(trace_file):
                 result.write_trace(trace_file)

@@ -27,10 +27,10 @@ import numpy as np
 import pandas as pd
 
 from .. import _bridge, _toml
-from ..backends import run_in_order
 from ..stats import mean_ci95
 from ..sweep import Task
 from ..outdir import write_csv
+from ..store import run_key, run_stored
 from .common import Context, Finding, attach, load_paper
 
 NAME = "apohn"
@@ -137,7 +137,8 @@ def jain(x: Any) -> float:
 
 def run_one(task: Task) -> dict[str, Any]:
     """One run: its record, and for the figures' run its compact time series (``series``,
-    else None). Top level so that workers can pickle it."""
+    else None), as plain JSON values for the results store (each series a dict of
+    columns). Top level so that workers can pickle it."""
     raw = _bridge.run_text(task.text, task.source, seed=task.seed, series=True)
     s = raw["summary"]
     flows = s["flows"]
@@ -170,8 +171,8 @@ def run_one(task: Task) -> dict[str, Any]:
         "sim_time_s": s["sim_time_s"],
         "events": s["events"],
     }
-    return {"run": run, "series": time_series(raw["series"]["flows"], q_t, q, s["sim_time_s"])
-            if is_figure_run(task) else None}
+    series = time_series(raw["series"]["flows"], q_t, q, s["sim_time_s"]) if is_figure_run(task) else None
+    return {"run": run, "series": series and {name: df.to_dict("list") for name, df in series.items()}}
 
 
 def time_series(fs: dict[str, list[Any]], q_t: np.ndarray, q: np.ndarray,
@@ -217,7 +218,8 @@ def reproduce(ctx: Context) -> list[Finding]:
     ctx.note(f"{NAME}: {len(tasks)} runs: {len(PROTOCOLS)} protocols x {len(ns)} flow counts "
              f"({', '.join(map(str, ns))}) x {seeds(ctx)} seeds, "
              f"{QUICK_DURATION_S if ctx.quick else DURATION_S:g} s each")
-    results = run_in_order(ctx.backend, run_one, tasks, ctx.progress)
+    results = run_stored(run_one, tasks, [run_key(t.text, t.seed) for t in tasks], ctx.store, ctx.backend,
+                         ctx.progress)
     runs = pd.DataFrame([r["run"] for r in results])
     found = findings(runs)
     if ctx.out_dir is not None:
@@ -225,7 +227,8 @@ def reproduce(ctx: Context) -> list[Finding]:
         write_csv(runs, ctx.out_dir / "runs.csv")
         from . import apohn_plots
 
-        series = {t.protocol: r["series"] for t, r in zip(tasks, results) if r["series"] is not None}
+        series = {t.protocol: {name: pd.DataFrame(cols) for name, cols in r["series"].items()}
+                  for t, r in zip(tasks, results) if r["series"] is not None}
         # The paper's values, for the figures' markers (the CLI attaches them again).
         attach(found, load_paper(ctx.scenarios / "paper.toml"), label_order(tasks))
         written = apohn_plots.write_all(series, found, ctx.out_dir, ctx.formats,

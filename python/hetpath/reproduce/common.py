@@ -39,8 +39,8 @@ class Context:
     note: Callable[[str], None] = lambda _msg: None
     #: Figure file formats, each figure written once per format (see :mod:`hetpath.plots`).
     formats: tuple[str, ...] = ("png",)
-    #: Where finished runs are kept as they arrive (``--resume``); papers whose runs are
-    #: sweep tasks pass it to :func:`hetpath.sweep.run`.
+    #: Where finished runs are kept as they arrive (``--resume``): every paper runs its
+    #: tasks through :func:`hetpath.store.run_stored` (sweep tasks via :func:`hetpath.sweep.run`).
     store: Optional["ResultsStore"] = None
 
 

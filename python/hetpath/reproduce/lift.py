@@ -27,17 +27,19 @@ from typing import Any, Optional
 import pandas as pd
 
 from .. import _bridge, _toml
-from ..backends import run_in_order
 from ..errors import ScenarioError
 from ..stats import mean_ci95
 from ..sweep import Task
 from ..outdir import write_csv
+from ..store import run_key, run_stored
 from .common import Context, Finding
 
 NAME = "lift"
 TITLE = "seed 001: LIFT, TCP Reno over the ESW SR-ARQ link with and without LIFT, and SCTP"
 TABLE_METRIC = "page_time_s"
 PROTOCOLS = ["reno-arq", "lift", "sctp"]
+#: A page's columns, as the engine reports them.
+PAGE_COLUMNS = ("page", "start_s", "time_s", "objects", "bytes", "timeouts", "up_bytes")
 METRICS = {"page_time_s": "time_s", "timeouts_per_page": "timeouts", "uplink_bytes_per_page": "up_bytes"}
 #: T_good and T_bad (seconds), section V: "the range 0.5 / 8.5 s has been chosen for both".
 GRID = ["0.5", "2.5", "4.5", "6.5", "8.5"]
@@ -103,22 +105,23 @@ def scenario_text(base: dict[str, Any], point: Point, protocol: str, pages: int)
     return _toml.dumps(doc)
 
 
-def run_pages(task: Task) -> tuple[dict[str, Any], pd.DataFrame]:
-    """One run: its own record (pages fetched, whether it got them all) and a frame of its
-    completed pages (a frame, not a dict per page: a full run has half a million pages).
-    Top level so workers can pickle it."""
+def run_pages(task: Task) -> dict[str, Any]:
+    """One run: its own record (pages fetched, whether it got them all) and its completed
+    pages as columns (not a dict per page: a full run has half a million pages), plain
+    JSON values for the results store. Top level so workers can pickle it."""
     raw = _bridge.run_text(task.text, task.source, seed=task.seed, series=False)
     s = raw["summary"]
-    key = {**dict(task.point), "protocol": task.protocol, "seed": task.seed}
     flow = s["flows"][0]
-    run = {**key, "pages": flow["pages"] or 0, "completed": flow["completion_s"] is not None,
+    run = {**_key(task), "pages": flow["pages"] or 0, "completed": flow["completion_s"] is not None,
            "sim_time_s": s["sim_time_s"], "events": s["events"]}
     for c in s["link_counters"]:
         if c["link"] == "sat":
             run[f"{c['counter']}_{c['from']}"] = c["value"]
-    cols = ("page", "start_s", "time_s", "objects", "bytes", "timeouts", "up_bytes")
-    pages = pd.DataFrame({c: [p[c] for p in s["pages"]] for c in cols})
-    return run, pages.assign(**key)[[*key, *cols]]
+    return {"run": run, "pages": {c: [p[c] for p in s["pages"]] for c in PAGE_COLUMNS}}
+
+
+def _key(task: Task) -> dict[str, Any]:
+    return {**dict(task.point), "protocol": task.protocol, "seed": task.seed}
 
 
 def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str, int]], pages: int) -> list[Task]:
@@ -130,9 +133,13 @@ def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str, int]]
 
 
 def _run(ctx: Context, tasks: list[Task]) -> tuple[list[dict[str, Any]], list[pd.DataFrame]]:
-    """(one record per run, one frame of pages per run) of ``tasks``, in task order."""
-    results = run_in_order(ctx.backend, run_pages, tasks, ctx.progress)
-    return [r for r, _ in results], [ps for _, ps in results]
+    """(one record per run, one frame of pages per run) of ``tasks``, in task order; runs
+    in the results store are not run again (``--resume``)."""
+    results = run_stored(run_pages, tasks, [run_key(t.text, t.seed) for t in tasks], ctx.store, ctx.backend,
+                         ctx.progress)
+    frames = [pd.DataFrame(r["pages"], columns=list(PAGE_COLUMNS)).assign(**_key(t))[[*_key(t), *PAGE_COLUMNS]]
+              for t, r in zip(tasks, results)]
+    return [r["run"] for r in results], frames
 
 
 def _pages_needed(g: pd.DataFrame) -> int:

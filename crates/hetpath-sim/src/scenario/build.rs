@@ -41,10 +41,27 @@ pub fn parse(text: &str, file: &str) -> Result<ScenarioFile, ScenarioError> {
 
 /// Parses, validates and builds a runnable simulation; `seed` overrides the file's seed.
 pub fn load(text: &str, file: &str, seed: Option<u64>) -> Result<Simulation, ScenarioError> {
-    build(&parse(text, file)?, file, seed)
+    load_with(text, file, seed, true)
 }
 
-pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulation, ScenarioError> {
+/// [`load`], choosing whether the run records its time series. Without them
+/// (`series = false`: sweeps, a summary alone) `max_samples` does not apply, as nothing
+/// is sampled.
+pub fn load_with(
+    text: &str,
+    file: &str,
+    seed: Option<u64>,
+    series: bool,
+) -> Result<Simulation, ScenarioError> {
+    build(&parse(text, file)?, file, seed, series)
+}
+
+pub fn build(
+    s: &ScenarioFile,
+    file: &str,
+    seed: Option<u64>,
+    series: bool,
+) -> Result<Simulation, ScenarioError> {
     let err = |place: String, msg: String| ScenarioError::new(file, place, msg);
     let at = |place: &str| {
         let place = place.to_string();
@@ -319,7 +336,10 @@ pub fn build(s: &ScenarioFile, file: &str, seed: Option<u64>) -> Result<Simulati
             .map_err(at(&format!("agent[{i}]")))?;
     }
     check_agents(s, file, &sim, &names, &tcp_flows)?;
-    check_samples(s, &sim, sample).map_err(at("scenario"))?;
+    sim.sampling = series;
+    if series {
+        check_samples(s, &sim, sample).map_err(at("scenario"))?;
+    }
     Ok(sim)
 }
 
