@@ -212,11 +212,13 @@ def _table(doc: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     return value
 
 
-def load(path: Union[str, Path]) -> Sweep:
-    """Read a sweep file; errors name the file and the key."""
+def load(path: Union[str, Path], text: Optional[str] = None) -> Sweep:
+    """Read a sweep file; errors name the file and the key. ``text`` is the file's
+    content if it is already in memory (``path`` then names it and anchors the base
+    scenario's relative path)."""
     path = Path(path)
     where = f"{path}: "
-    doc = _toml.loads(_toml.read_file(path), str(path))
+    doc = _toml.loads(_toml.read_file(path) if text is None else text, str(path))
     unknown = set(doc) - {"sweep", "grid", "protocol"}
     if unknown:
         raise ScenarioError(f"{where}unknown table(s) {', '.join(sorted(unknown))}; expected sweep, grid, protocol")
@@ -225,14 +227,15 @@ def load(path: Union[str, Path]) -> Sweep:
     return sweep
 
 
-def load_experiments(path: Union[str, Path]) -> dict[str, Sweep]:
+def load_experiments(path: Union[str, Path], text: Optional[str] = None) -> dict[str, Sweep]:
     """Read a family of sweeps over one base scenario: the ``[sweep]`` and ``[protocol.*]``
     tables of a sweep file, plus ``[experiment.<id>]`` tables, each with ``set`` (fixed
     overrides of the base) and ``grid`` (its axes, as in a sweep file). Other keys of an
-    experiment table (a title, a section) are left to the caller."""
+    experiment table (a title, a section) are left to the caller. ``text`` as in
+    :func:`load`."""
     path = Path(path)
     where = f"{path}: "
-    doc = _toml.loads(_toml.read_file(path), str(path))
+    doc = _toml.loads(_toml.read_file(path) if text is None else text, str(path))
     unknown = set(doc) - {"sweep", "protocol", "experiment"}
     if unknown:
         raise ScenarioError(f"{where}unknown table(s) {', '.join(sorted(unknown))}; expected sweep, protocol, experiment")
