@@ -55,7 +55,9 @@ class DaskBackend:
     one thread each, and stops it after the sweep. ``connect_timeout`` bounds both the
     connection and the wait for a first worker, in seconds (default
     :attr:`CONNECT_TIMEOUT_S`). Used as a context manager, it connects once for several
-    sweeps; otherwise each :meth:`run` connects and closes.
+    sweeps; otherwise each :meth:`run` connects and closes. A local cluster's workers are
+    started by ``multiprocessing``'s spawn, so a script that starts one needs the usual
+    ``if __name__ == "__main__":`` guard.
 
     Tasks go out in batches (:class:`~hetpath.backends.GuidedBatches`, up to
     ``largest_batch`` runs each: four times the local backend's, since each batch costs a
@@ -77,6 +79,10 @@ class DaskBackend:
         if address is not None and workers is not None:
             raise ClusterError(f"workers: the cluster at {address} has its own workers; "
                                "give workers only for a local cluster (address None)")
+        cores = cpu_count()
+        if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool)
+                                    or not 1 <= workers <= cores):
+            raise ClusterError(f"workers: expected 1 to {cores} (the cores of this machine), got {workers!r}")
         self.address = address
         self.workers = workers
         self.connect_timeout = self.CONNECT_TIMEOUT_S if connect_timeout is None else connect_timeout
@@ -165,8 +171,8 @@ class DaskBackend:
         checked = time.monotonic()
 
         def refill() -> None:
-            # pure=False: a new key per batch, so the scheduler never takes two batches
-            # (or a batch resubmitted after an interrupt) for one and the same result.
+            # pure=False: a fresh key per batch, not a hash of its arguments (scenario
+            # texts: costly to hash, and two equal batches would become one task).
             while batches and finished.count() < self.batches_per_thread * batches.workers:
                 finished.add(client.submit(run_batch, fn, batches.take(), pure=False))
 
