@@ -19,8 +19,8 @@ message is one line naming the file and key; :class:`SimulationError` (also a
 from __future__ import annotations
 
 from . import sweep
-from .errors import (CoreMissingError, HetpathError, InputFileError, MissingFileError, OutputError, ScenarioError,
-                     SimulationError)
+from .errors import (ClusterError, CoreMissingError, HetpathError, InputFileError, MissingFileError, OutputError,
+                     ScenarioError, SimulationError)
 from .result import Result
 from .runner import cc_names, run, validate
 from .scenario import Scenario
@@ -36,6 +36,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0+unknown"
 
 __all__ = [
+    "ClusterError",
     "CoreMissingError",
     "HetpathError",
     "InputFileError",

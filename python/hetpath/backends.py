@@ -82,8 +82,38 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_batch(fn: Callable[[T], R], batch: list[tuple[int, T]]) -> list[tuple[int, R]]:
+def run_batch(fn: Callable[[T], R], batch: list[tuple[int, T]]) -> list[tuple[int, R]]:
+    """What a worker runs: ``fn`` on each task of a batch, results tagged by index."""
     return [(i, fn(t)) for i, t in batch]
+
+
+class GuidedBatches:
+    """The tasks of a sweep in batches for ``workers`` workers, for any backend.
+
+    Batches, because runs can take milliseconds and one task per message would spend
+    more time pickling than simulating; sized from what is left (guided scheduling), so
+    the last ones are single tasks and no worker idles long at the end. Tasks go out in
+    an order that spreads neighbours apart: neighbouring tasks are often the same grid
+    point, and a batch of the slowest one alone would be a long tail. (Results go to
+    ``on_result`` by index, so the order changes nothing else.)"""
+
+    def __init__(self, tasks: Sequence[T], workers: int, largest: int = 32) -> None:
+        spread = max(1, math.isqrt(len(tasks)))
+        self._todo = [(k, tasks[k]) for r in range(spread) for k in range(r, len(tasks), spread)]
+        self._todo.reverse()  # taken from the end
+        self.workers = workers
+        self.largest = largest
+
+    def __bool__(self) -> bool:
+        return bool(self._todo)
+
+    def __len__(self) -> int:
+        return len(self._todo)
+
+    def take(self) -> list[tuple[int, T]]:
+        """The next batch: ``(index, task)`` pairs, at least one while any is left."""
+        size = max(1, min(self.largest, len(self._todo) // (self.workers * 4)))
+        return [self._todo.pop() for _ in range(size)]
 
 
 class LocalBackend:
@@ -101,27 +131,14 @@ class LocalBackend:
             for i, t in enumerate(tasks):
                 on_result(i, fn(t))
             return
-        # Batches, because runs can take milliseconds and one task per message would spend
-        # more time pickling than simulating; sized from what is left (guided scheduling),
-        # so the last ones are single tasks and no worker idles long at the end. Tasks go
-        # out in an order that spreads neighbours apart: neighbouring tasks are often the
-        # same grid point, and a batch of the slowest one alone would be a long tail.
-        # (Results go to `on_result` by index, so the order changes nothing else.)
-        spread = max(1, math.isqrt(len(tasks)))
-        todo = [(k, tasks[k]) for r in range(spread) for k in range(r, len(tasks), spread)]
-        todo.reverse()  # taken from the end
+        batches = GuidedBatches(tasks, self.jobs)
         in_flight = 2 * self.jobs
-
-        def next_batch() -> list[tuple[int, T]]:
-            size = max(1, min(32, len(todo) // (self.jobs * 4)))
-            return [todo.pop() for _ in range(size)]
-
         pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_worker_init)
         pending: set[Future[list[tuple[int, R]]]] = set()
         try:
-            while todo or pending:
-                while todo and len(pending) < in_flight:
-                    pending.add(pool.submit(_run_batch, fn, next_batch()))
+            while batches or pending:
+                while batches and len(pending) < in_flight:
+                    pending.add(pool.submit(run_batch, fn, batches.take()))
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
                     try:

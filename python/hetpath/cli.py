@@ -20,7 +20,7 @@ from typing import Any, Iterator, NoReturn, Optional
 import click
 
 from .commands import COMMANDS
-from .errors import CoreMissingError, HetpathError, OutputError, ScenarioError, SimulationError, Terminated
+from .errors import ClusterError, CoreMissingError, HetpathError, OutputError, ScenarioError, SimulationError, Terminated
 
 EXIT_RUNTIME = 1
 EXIT_INPUT = 2
@@ -89,7 +89,7 @@ class HetpathGroup(click.Group):
             return super().invoke(ctx)
         except click.UsageError as exc:
             raise _usage_line(exc) from None
-        except (ScenarioError, OutputError) as exc:
+        except (ScenarioError, OutputError, ClusterError) as exc:
             raise CliInputError(str(exc)) from None
         except SimulationError as exc:
             raise CliError(f"simulation failed: {exc}") from None

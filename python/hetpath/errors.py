@@ -36,6 +36,11 @@ class OutputError(HetpathError, ValueError):
     """An output path given by the user cannot be written (checked before any run)."""
 
 
+class ClusterError(HetpathError, ValueError):
+    """A cluster backend cannot be used as asked (its packages are not installed, the
+    scheduler's address does not answer, no worker joined): found before any run."""
+
+
 class SimulationError(HetpathError, RuntimeError):
     """The simulation failed after the scenario was accepted."""
 

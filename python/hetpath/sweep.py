@@ -420,5 +420,12 @@ class _CallableModule(types.ModuleType):
 
         return sweep(*args, **kwargs)
 
+    def __reduce__(self) -> Any:
+        """Pickled by name, as a plain module is: a function sent to a cluster worker
+        (cloudpickle) may refer to ``sweep``, and the worker imports its own."""
+        import importlib
+
+        return importlib.import_module, (self.__name__,)
+
 
 sys.modules[__name__].__class__ = _CallableModule

@@ -3,6 +3,7 @@ print the tidy summary (mean and 95% CI per grid point, protocol and flow)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import shutil
@@ -15,7 +16,7 @@ from rich.table import Table
 
 from .. import outdir
 from .. import sweep as sweep_mod
-from ..backends import LocalBackend, cpu_count
+from ..backends import Backend, LocalBackend, cpu_count
 from ..errors import Terminated
 from ..report import eng
 from ..result import json_safe
@@ -92,23 +93,67 @@ def jobs_option(_ctx: click.Context, _param: click.Parameter, value: Optional[in
 @click.option("--seeds", type=int, default=None, metavar="N", callback=seeds_option,
               help="Run seeds 1..N (overrides the file's sweep.seeds).")
 @click.option("--jobs", "-j", type=int, default=None, metavar="N", callback=jobs_option,
-              help="Worker processes, at most the number of cores (default: every core).")
+              help="Worker processes on this machine, at most the number of cores (default: every core); "
+                   "not with --address.")
+@click.option("--backend", "backend_name", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where runs execute: worker processes here, or a Dask cluster (pip install 'hetpath[cluster]'). "
+                   "dask without --address starts a local Dask cluster of --jobs worker processes.")
+@click.option("--address", default=None, metavar="tcp://HOST:PORT",
+              help="The Dask scheduler of the cluster to run on (with --backend dask).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="Write runs.csv (one row per run), summary.csv and results.jsonl (every finished run) here.")
 @click.option("--resume", is_flag=True,
               help="Continue an interrupted sweep with the same --out: runs already stored are not run again.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON lines on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
-def sweep_command(file: Path, seeds: Optional[int], jobs: Optional[int], out_dir: Optional[Path],
-                  resume: bool, as_json: bool, quiet: bool) -> None:
-    """Run the sweep described in FILE (see docs/guide.md, "Sweeps")."""
+def sweep_command(file: Path, seeds: Optional[int], jobs: Optional[int], backend_name: str, address: Optional[str],
+                  out_dir: Optional[Path], resume: bool, as_json: bool, quiet: bool) -> None:
+    """Run the sweep described in FILE (see docs/guide.md, "Sweeps" and "Sweeps on a cluster")."""
     if resume and out_dir is None:
         raise click.UsageError("--resume needs --out DIR: the directory of the interrupted sweep")
+    if address is not None and backend_name != "dask":
+        raise click.UsageError("--address is the Dask scheduler's: give it with --backend dask")
+    if address is not None and jobs is not None:
+        raise click.UsageError("--jobs sets worker processes on this machine; a cluster at --address has the "
+                               "workers started there (dask worker --nworkers N)")
     spec = sweep_mod.load(file)
     if seeds is not None:
         spec.seeds = list(range(1, seeds + 1))
     tasks = sweep_mod.plan(spec)
-    backend = LocalBackend(jobs)
+    resume_options = _options(seeds, jobs, backend_name, address)
+    with _backend(backend_name, address, jobs) as backend:
+        raw, staging = _run(file, tasks, backend, out_dir, resume, quiet, resume_options)
+    keys = [a.name for a in spec.axes] + ["protocol", "flow"]
+    summary = sweep_mod.aggregate(raw, keys)
+    if out_dir is not None and staging is not None:
+        outdir.write_csv(raw, staging / "runs.csv")
+        outdir.write_csv(summary, staging / "summary.csv")
+        outdir.commit(staging, out_dir)
+    if as_json:
+        for row in summary.to_dict(orient="records"):
+            click.echo(json.dumps(json_safe(row)))
+        return
+    console().print(summary_table(summary, keys))
+    if out_dir is not None and not quiet:
+        click.echo(f"wrote {out_dir}/runs.csv, {out_dir}/summary.csv and {out_dir}/{STORE_FILE}", err=True)
+
+
+@contextlib.contextmanager
+def _backend(name: str, address: Optional[str], jobs: Optional[int]) -> Any:
+    """The backend, connected: an unreachable cluster is reported before --out is made."""
+    if name == "local":
+        yield LocalBackend(jobs)
+        return
+    from ..backends_dask import DaskBackend
+
+    with DaskBackend(address, workers=jobs) as backend:
+        yield backend
+
+
+def _run(file: Path, tasks: list[sweep_mod.Task], backend: Backend, out_dir: Optional[Path], resume: bool,
+         quiet: bool, resume_options: str) -> tuple[Any, Optional[Path]]:
+    """Every run into the results store as it finishes; on an interrupt, the line that
+    says how to resume (``resume_options``: the options the command must repeat)."""
     staging = store = None
     if out_dir is not None:
         staging = outdir.prepare(out_dir, keep=resume, exists_ok=False)
@@ -123,24 +168,12 @@ def sweep_command(file: Path, seeds: Optional[int], jobs: Optional[int], out_dir
         if store is not None:
             store.close()
         # One line instead of the generic "interrupted": how far it got, how to go on.
-        click.echo(_resume_line(file, out_dir, counted.done, len(tasks), seeds, jobs), err=True)
+        click.echo(_resume_line(file, out_dir, counted.done, len(tasks), resume_options), err=True)
         raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None
     finally:
         if store is not None:
             store.close()
-    keys = [a.name for a in spec.axes] + ["protocol", "flow"]
-    summary = sweep_mod.aggregate(raw, keys)
-    if out_dir is not None and staging is not None:
-        outdir.write_csv(raw, staging / "runs.csv")
-        outdir.write_csv(summary, staging / "summary.csv")
-        outdir.commit(staging, out_dir)
-    if as_json:
-        for row in summary.to_dict(orient="records"):
-            click.echo(json.dumps(json_safe(row)))
-        return
-    console().print(summary_table(summary, keys))
-    if out_dir is not None and not quiet:
-        click.echo(f"wrote {out_dir}/runs.csv, {out_dir}/summary.csv and {out_dir}/{STORE_FILE}", err=True)
+    return raw, staging
 
 
 class _Counter:
@@ -157,11 +190,16 @@ class _Counter:
         return call
 
 
-def _resume_line(file: Path, out_dir: Optional[Path], done: int, total: int, seeds: Optional[int],
-                 jobs: Optional[int]) -> str:
+def _options(seeds: Optional[int], jobs: Optional[int], backend_name: str, address: Optional[str]) -> str:
+    """The options a resumed sweep repeats (the runs and where they execute)."""
+    return ((f" --seeds {seeds}" if seeds is not None else "") + (f" --jobs {jobs}" if jobs is not None else "")
+            + (f" --backend {backend_name}" if backend_name != "local" else "")
+            + (f" --address {shlex.quote(address)}" if address is not None else ""))
+
+
+def _resume_line(file: Path, out_dir: Optional[Path], done: int, total: int, extra: str) -> str:
     """One line: how far the sweep got and the command that continues it."""
     if out_dir is None:
         return f"hetpath: sweep interrupted after {done} of {total} runs; nothing kept (add --out DIR to keep finished runs)"
-    extra = (f" --seeds {seeds}" if seeds is not None else "") + (f" --jobs {jobs}" if jobs is not None else "")
     return (f"hetpath: sweep interrupted after {done} of {total} runs, kept in {outdir.staging_path(out_dir)}; "
             f"resume with: hetpath sweep {shlex.quote(str(file))} --out {shlex.quote(str(out_dir))}{extra} --resume")
