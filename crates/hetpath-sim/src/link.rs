@@ -57,9 +57,12 @@ pub struct LinkDir {
     /// Nanoseconds per byte at that rate when it is a whole number (most rates), which
     /// spares a 128-bit division per packet; `Dur::serialization` otherwise.
     ns_per_byte: Option<u64>,
-    /// How long the packet being serialised takes.
+    /// How long the packet being serialised takes, and its size.
     tx_dur: Dur,
-    queue: VecDeque<Frame>,
+    tx_size: u32,
+    /// Queued packets with their sizes, measured once on entry (`Packet::size` walks the
+    /// headers and was a tenth of a run when asked at every step).
+    queue: VecDeque<(Frame, u32)>,
     queue_bytes: u64,
     /// The packet being serialised, if any.
     transmitting: Option<Frame>,
@@ -107,6 +110,7 @@ impl LinkDir {
                 .is_multiple_of(ip_rate_bps)
                 .then(|| NS_BITS / ip_rate_bps),
             tx_dur: Dur::ZERO,
+            tx_size: 0,
             queue: VecDeque::new(),
             queue_bytes: 0,
             transmitting: None,
@@ -156,13 +160,13 @@ impl LinkDir {
     // The packet comes back by value on a drop: boxing it would allocate on a hot path.
     #[allow(clippy::result_large_err)]
     pub fn enqueue(&mut self, now: Time, p: Frame) -> Result<Wakeups, Frame> {
-        let size = p.packet.size() as u64;
-        if !self.has_room(size as u32) {
+        let size = p.packet.size();
+        if !self.has_room(size) {
             self.stats.drops += 1;
             return Err(p);
         }
-        self.queue.push_back(p);
-        self.queue_bytes += size;
+        self.queue.push_back((p, size));
+        self.queue_bytes += size as u64;
         self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u64);
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
         Ok(self.try_start(now))
@@ -173,13 +177,13 @@ impl LinkDir {
         if self.transmitting.is_some() || !self.up {
             return Wakeups::default();
         }
-        let Some(p) = self.queue.pop_front() else {
+        let Some((p, size)) = self.queue.pop_front() else {
             return Wakeups::default();
         };
-        let size = p.packet.size();
         self.queue_bytes -= size as u64;
         let dur = self.tx_time(size as u64);
         self.tx_dur = dur;
+        self.tx_size = size;
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += size as u64;
         self.stats.busy = self.stats.busy + dur;
@@ -199,8 +203,7 @@ impl LinkDir {
         let Some(p) = self.transmitting.take() else {
             return TxDone::default();
         };
-        let size = p.packet.size();
-        let dur = self.tx_dur;
+        let (size, dur) = (self.tx_size, self.tx_dur);
         let was_empty = self.wire.is_empty();
         let mut lost = None;
         if self.channel.transmit(now - dur, dur, size) {
@@ -231,7 +234,7 @@ impl LinkDir {
     /// returns the packets, counted as lost.
     pub fn flush(&mut self) -> Vec<Frame> {
         self.queue_bytes = 0;
-        let lost: Vec<Frame> = self.queue.drain(..).collect();
+        let lost: Vec<Frame> = self.queue.drain(..).map(|e| e.0).collect();
         self.stats.lost_packets += lost.len() as u64;
         lost
     }
