@@ -5,11 +5,16 @@
 //! Packets on the wire are kept in a FIFO: the delay is constant per direction, so they
 //! arrive in the order they left and the engine needs only one pending arrival event per
 //! direction. Memory is bounded by the queue limit plus the bandwidth-delay product.
+//!
+//! A link direction holds keys into the simulation's `Frames`, not the frames: a frame
+//! stays where it is from the moment it enters the network until a machine takes it, so
+//! a hop moves four bytes, not a 184-byte frame (memmove was a quarter of a run).
 
 use crate::channel::Channel;
 use crate::ids::NodeId;
 use hetpath_proto::{Dur, Packet, Time};
 use serde::Serialize;
+use slab::Slab;
 use std::collections::VecDeque;
 
 pub use crate::units::QueueLimit;
@@ -20,6 +25,36 @@ pub use crate::units::QueueLimit;
 pub struct Frame {
     pub uid: u64,
     pub packet: Packet,
+}
+
+/// A frame's place in `Frames` (docs/architecture.md, convention 7).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FrameKey(u32);
+
+/// The frames in the network, each where it was put until it is taken out.
+#[derive(Default)]
+pub struct Frames(Slab<Frame>);
+
+impl Frames {
+    pub fn insert(&mut self, f: Frame) -> FrameKey {
+        FrameKey(self.0.insert(f) as u32)
+    }
+    pub fn remove(&mut self, k: FrameKey) -> Frame {
+        self.0.remove(k.0 as usize)
+    }
+}
+
+impl std::ops::Index<FrameKey> for Frames {
+    type Output = Frame;
+    fn index(&self, k: FrameKey) -> &Frame {
+        &self.0[k.0 as usize]
+    }
+}
+
+impl std::ops::IndexMut<FrameKey> for Frames {
+    fn index_mut(&mut self, k: FrameKey) -> &mut Frame {
+        &mut self.0[k.0 as usize]
+    }
 }
 
 /// Where a link direction goes and how fast.
@@ -57,19 +92,23 @@ pub struct LinkDir {
     /// Nanoseconds per byte at that rate when it is a whole number (most rates), which
     /// spares a 128-bit division per packet; `Dur::serialization` otherwise.
     ns_per_byte: Option<u64>,
-    /// How long the packet being serialised takes.
+    /// How long the packet being serialised takes, and its size.
     tx_dur: Dur,
-    queue: VecDeque<Frame>,
+    tx_size: u32,
+    /// Queued packets with their sizes, measured once on entry (`Packet::size` walks the
+    /// headers and was a tenth of a run when asked at every step).
+    queue: VecDeque<(FrameKey, u32)>,
     queue_bytes: u64,
     /// The packet being serialised, if any.
-    transmitting: Option<Frame>,
+    transmitting: Option<FrameKey>,
     /// Packets propagating: (arrival time, packet).
-    wire: VecDeque<(Time, Frame)>,
+    wire: VecDeque<(Time, FrameKey)>,
     up: bool,
     /// Bumped when the link goes down, so pending events for lost packets are ignored.
     pub generation: u64,
     pub stats: LinkStats,
-    /// Sees every packet as its transmission starts (a tap on the interface).
+    /// Sees every packet as its transmission starts (a tap on the interface; called by
+    /// the simulation, which holds the frames, when `Wakeups::started` says so).
     pub capture: Option<CaptureTap>,
 }
 
@@ -83,6 +122,8 @@ pub struct Wakeups {
     pub tx_done: Option<Time>,
     /// The head of the wire FIFO arrives at this time.
     pub arrival: Option<Time>,
+    /// This packet's transmission started (for the capture tap).
+    pub started: Option<FrameKey>,
 }
 
 /// What finishing a transmission did.
@@ -90,7 +131,7 @@ pub struct Wakeups {
 pub struct TxDone {
     pub wake: Wakeups,
     /// The packet, if the channel lost it.
-    pub lost: Option<Frame>,
+    pub lost: Option<FrameKey>,
 }
 
 impl LinkDir {
@@ -107,6 +148,7 @@ impl LinkDir {
                 .is_multiple_of(ip_rate_bps)
                 .then(|| NS_BITS / ip_rate_bps),
             tx_dur: Dur::ZERO,
+            tx_size: 0,
             queue: VecDeque::new(),
             queue_bytes: 0,
             transmitting: None,
@@ -151,18 +193,16 @@ impl LinkDir {
         }
     }
 
-    /// Offers a packet to the interface. Gives it back (and counts a drop) if the queue is
-    /// full; the packet being serialised does not count against the limit.
-    // The packet comes back by value on a drop: boxing it would allocate on a hot path.
-    #[allow(clippy::result_large_err)]
-    pub fn enqueue(&mut self, now: Time, p: Frame) -> Result<Wakeups, Frame> {
-        let size = p.packet.size() as u64;
-        if !self.has_room(size as u32) {
+    /// Offers packet `p` of `size` bytes to the interface. Gives it back (and counts a
+    /// drop) if the queue is full; the packet being serialised does not count against the
+    /// limit.
+    pub fn enqueue(&mut self, now: Time, p: FrameKey, size: u32) -> Result<Wakeups, FrameKey> {
+        if !self.has_room(size) {
             self.stats.drops += 1;
             return Err(p);
         }
-        self.queue.push_back(p);
-        self.queue_bytes += size;
+        self.queue.push_back((p, size));
+        self.queue_bytes += size as u64;
         self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u64);
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
         Ok(self.try_start(now))
@@ -173,23 +213,21 @@ impl LinkDir {
         if self.transmitting.is_some() || !self.up {
             return Wakeups::default();
         }
-        let Some(p) = self.queue.pop_front() else {
+        let Some((p, size)) = self.queue.pop_front() else {
             return Wakeups::default();
         };
-        let size = p.packet.size();
         self.queue_bytes -= size as u64;
         let dur = self.tx_time(size as u64);
         self.tx_dur = dur;
+        self.tx_size = size;
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += size as u64;
         self.stats.busy = self.stats.busy + dur;
-        if let Some(c) = &mut self.capture {
-            c(now, &p);
-        }
         self.transmitting = Some(p);
         Wakeups {
             tx_done: Some(now + dur),
             arrival: None,
+            started: Some(p),
         }
     }
 
@@ -199,8 +237,7 @@ impl LinkDir {
         let Some(p) = self.transmitting.take() else {
             return TxDone::default();
         };
-        let size = p.packet.size();
-        let dur = self.tx_dur;
+        let (size, dur) = (self.tx_size, self.tx_dur);
         let was_empty = self.wire.is_empty();
         let mut lost = None;
         if self.channel.transmit(now - dur, dur, size) {
@@ -217,7 +254,7 @@ impl LinkDir {
     }
 
     /// The head of the wire FIFO arrives; returns it and the next arrival time.
-    pub fn on_arrival(&mut self, now: Time) -> (Option<Frame>, Option<Time>) {
+    pub fn on_arrival(&mut self, now: Time) -> (Option<FrameKey>, Option<Time>) {
         match self.wire.front() {
             Some((t, _)) if *t <= now => {
                 let (_, p) = self.wire.pop_front().unwrap();
@@ -229,9 +266,9 @@ impl LinkDir {
 
     /// Empties the queue (a wireless interface whose peer is gone drops what waits);
     /// returns the packets, counted as lost.
-    pub fn flush(&mut self) -> Vec<Frame> {
+    pub fn flush(&mut self) -> Vec<FrameKey> {
         self.queue_bytes = 0;
-        let lost: Vec<Frame> = self.queue.drain(..).collect();
+        let lost: Vec<FrameKey> = self.queue.drain(..).map(|e| e.0).collect();
         self.stats.lost_packets += lost.len() as u64;
         lost
     }
@@ -239,14 +276,14 @@ impl LinkDir {
     /// Takes the link direction down or up. Going down loses what is on the wire and
     /// being serialised (returned); the queue holds (DropTail still applies). Coming up
     /// resumes.
-    pub fn set_up(&mut self, now: Time, up: bool) -> (Wakeups, Vec<Frame>) {
+    pub fn set_up(&mut self, now: Time, up: bool) -> (Wakeups, Vec<FrameKey>) {
         if up == self.up {
             return (Wakeups::default(), Vec::new());
         }
         self.up = up;
         if !up {
             self.generation += 1;
-            let lost: Vec<Frame> = self
+            let lost: Vec<FrameKey> = self
                 .wire
                 .drain(..)
                 .map(|e| e.1)

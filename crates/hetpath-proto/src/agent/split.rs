@@ -27,7 +27,8 @@ use crate::rap::{
 };
 use crate::tcp::{self, Connection, State, TcpConfig};
 use crate::time::{Dur, Time};
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 
 #[derive(Clone, Debug)]
 pub struct SplitConfig {
@@ -104,7 +105,7 @@ impl SplitPep {
         SplitPep {
             cfg,
             splits: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             monitor,
             turn: 0,
             events: VecDeque::new(),

@@ -144,7 +144,8 @@ impl Simulation {
         }
         for (side, f) in out.delivered.drain(..) {
             let to = self.dirs[dirs[side].index()].params.to;
-            self.receive(to, f);
+            let k = self.frames.insert(f);
+            self.receive(to, k);
         }
         kept
     }

@@ -3,7 +3,7 @@
 
 use super::routes::Routes;
 use super::{DirId, MachineId, NodeId, Simulation};
-use crate::link::Frame;
+use crate::link::{Frame, FrameKey};
 use crate::trace::{Loss, TraceEvent};
 use hetpath_proto::machine::{At, Verdict, Via};
 use hetpath_proto::{Addr, Dur};
@@ -96,34 +96,39 @@ impl Simulation {
 
     /// A packet reaches `node`: its machines see it arrive; then it is delivered to them
     /// if it is addressed here, or forwarded.
-    pub(super) fn receive(&mut self, node: NodeId, mut f: Frame) {
+    pub(super) fn receive(&mut self, node: NodeId, mut k: FrameKey) {
         let n = node.index();
         if !self.nodes[n].arrival.is_empty() {
+            let mut f = self.frames.remove(k);
             self.frame_power = self.frame_power_at(node);
-            for k in 0..self.nodes[n].arrival.len() {
-                let m = self.nodes[n].arrival[k];
+            for i in 0..self.nodes[n].arrival.len() {
+                let m = self.nodes[n].arrival[i];
                 match self.show(m, At::Arrival, f.packet) {
                     Verdict::Pass(q) => f.packet = q,
                     Verdict::Consume => return self.frame_power = None,
                 }
             }
             self.frame_power = None;
+            k = self.frames.insert(f);
         }
-        if f.packet.ip.dst == node_addr(node) {
-            return self.deliver_local(node, f, None);
+        let p = &mut self.frames[k].packet;
+        if p.ip.dst == node_addr(node) {
+            return self.deliver_local(node, k, None);
         }
-        f.packet.ip.ttl = f.packet.ip.ttl.saturating_sub(1);
-        if f.packet.ip.ttl == 0 {
+        p.ip.ttl = p.ip.ttl.saturating_sub(1);
+        if p.ip.ttl == 0 {
+            self.frames.remove(k);
             self.no_route_drops += 1;
             return;
         }
-        self.forward(node, f);
+        self.forward(node, k);
     }
 
     /// A packet addressed to `node` goes to its machines (but the one that sent it).
-    fn deliver_local(&mut self, node: NodeId, mut f: Frame, from: Option<MachineId>) {
-        for k in 0..self.nodes[node.index()].local.len() {
-            let m = self.nodes[node.index()].local[k];
+    fn deliver_local(&mut self, node: NodeId, k: FrameKey, from: Option<MachineId>) {
+        let mut f = self.frames.remove(k);
+        for i in 0..self.nodes[node.index()].local.len() {
+            let m = self.nodes[node.index()].local[i];
             if Some(m) == from {
                 continue;
             }
@@ -137,29 +142,32 @@ impl Simulation {
 
     /// Routes a packet from `node` (it arrived there, or a machine there sent it).
     #[inline]
-    pub(super) fn forward(&mut self, node: NodeId, f: Frame) {
-        let Some(d) = self.next_hop_to(node, f.packet.ip.dst) else {
+    pub(super) fn forward(&mut self, node: NodeId, k: FrameKey) {
+        let Some(d) = self.next_hop_to(node, self.frames[k].packet.ip.dst) else {
+            self.frames.remove(k);
             self.no_route_drops += 1;
             return;
         };
-        self.depart(d, f);
+        self.depart(d, k);
     }
 
     /// A machine's packet leaves its node as it asked.
     #[inline]
     pub(super) fn send_from(&mut self, m: MachineId, via: Via, f: Frame) {
+        let dst = f.packet.ip.dst;
+        let k = self.frames.insert(f);
         match via {
             Via::Route => {
                 let node = self.machines[m.index()].node;
-                if f.packet.ip.dst == node_addr(node) {
+                if dst == node_addr(node) {
                     // between layers of one node (APOHN's booster answers its TCP)
-                    return self.deliver_local(node, f, Some(m));
+                    return self.deliver_local(node, k, Some(m));
                 }
-                self.forward(node, f)
+                self.forward(node, k)
             }
             Via::Iface(i) => {
                 let d = self.machines[m.index()].ifaces[i.index()];
-                self.depart(d, f);
+                self.depart(d, k);
             }
         }
     }
@@ -175,30 +183,50 @@ impl Simulation {
 
     /// The machines watching `d` see the packet; then it joins the queue.
     #[inline]
-    fn depart(&mut self, d: DirId, mut f: Frame) {
-        for k in 0..self.departure[d.index()].len() {
-            let (m, i) = self.departure[d.index()][k];
-            match self.show(m, At::Departure(i), f.packet) {
-                Verdict::Pass(q) => f.packet = q,
-                Verdict::Consume => return,
+    fn depart(&mut self, d: DirId, mut k: FrameKey) {
+        // Machines take packets by value: out of `frames` while they are shown.
+        if !self.departure[d.index()].is_empty() {
+            let mut f = self.frames.remove(k);
+            for i in 0..self.departure[d.index()].len() {
+                let (m, iface) = self.departure[d.index()][i];
+                match self.show(m, At::Departure(iface), f.packet) {
+                    Verdict::Pass(q) => f.packet = q,
+                    Verdict::Consume => return,
+                }
             }
+            k = self.frames.insert(f);
         }
-        self.send_on(d, f);
+        self.send_on(d, k);
     }
 
     /// Offers a packet to link direction `d`'s queue.
     #[inline]
-    pub(super) fn send_on(&mut self, d: DirId, f: Frame) {
+    fn send_on(&mut self, d: DirId, k: FrameKey) {
         if let Some(&Some((e, side))) = self.esw_of.get(d.index()) {
+            let f = self.frames.remove(k);
             return self.esw_offer(e, side, d, f);
         }
         if let Some(&Some(wd)) = self.wlan_of.get(d.index()) {
+            let f = self.frames.remove(k);
             return self.wlan_offer(wd, d, f);
         }
         let now = self.q.now();
-        match self.dirs[d.index()].enqueue(now, f) {
+        let size = self.frames[k].packet.size();
+        match self.dirs[d.index()].enqueue(now, k, size) {
             Ok(w) => self.wake_link(d, w),
-            Err(f) => self.lost(f, d, Loss::Queue),
+            Err(k) => {
+                let f = self.frames.remove(k);
+                self.lost(f, d, Loss::Queue)
+            }
+        }
+    }
+
+    /// Frames a link direction lost (an outage, a station gone): out of `frames`, to
+    /// the trace and the oracles.
+    pub(super) fn lost_keys(&mut self, keys: Vec<FrameKey>, d: DirId, why: Loss) {
+        for k in keys {
+            let f = self.frames.remove(k);
+            self.lost(f, d, why);
         }
     }
 

@@ -98,9 +98,7 @@ impl Simulation {
         for d in old_pair.into_iter().flatten() {
             let (_, mut lost) = self.dirs[d.index()].set_up(now, false);
             lost.extend(self.dirs[d.index()].flush());
-            for f in lost {
-                self.lost(f, d, Loss::Outage);
-            }
+            self.lost_keys(lost, d, Loss::Outage);
         }
         for d in new_pair.into_iter().flatten() {
             let (w, _) = self.dirs[d.index()].set_up(now, true);

@@ -39,7 +39,7 @@ pub use flows::{FlowParams, FlowTransport, Ipsec, TcpFlow};
 pub use forwarding::node_addr;
 
 use crate::engine::EventQueue;
-use crate::link::{LinkDir, Wakeups};
+use crate::link::{Frames, LinkDir, Wakeups};
 use crate::mobility::MobileHost;
 use crate::results::Series;
 use crate::trace::{Loss, Trace, TraceEvent};
@@ -100,6 +100,9 @@ pub struct Simulation {
     nodes: Vec<Node>,
     dirs: Vec<LinkDir>,
     links: Vec<[DirId; 2]>,
+    /// Every frame in a link direction or crossing a node without machines; taken out
+    /// when a machine or a link model that keeps its own frames (ESW, WLAN) gets it.
+    frames: Frames,
     /// ESW links, and per link direction the ESW link and side it runs over, if any.
     esw: Vec<esw::EswSlot>,
     esw_of: Vec<Option<(u32, u8)>>,
@@ -157,6 +160,7 @@ impl Simulation {
             nodes: Vec::new(),
             dirs: Vec::new(),
             links: Vec::new(),
+            frames: Frames::default(),
             esw: Vec::new(),
             esw_of: Vec::new(),
             wlans: Vec::new(),
@@ -313,7 +317,8 @@ impl Simulation {
                 }
                 let done = self.dirs[d.index()].on_tx_done(now);
                 self.wake_link(d, done.wake);
-                if let Some(f) = done.lost {
+                if let Some(k) = done.lost {
+                    let f = self.frames.remove(k);
                     self.lost(f, d, Loss::Channel);
                 }
                 self.wake_waiters(d, true);
@@ -322,12 +327,12 @@ impl Simulation {
                 if gen != self.dirs[d.index()].generation {
                     return;
                 }
-                let (f, next) = self.dirs[d.index()].on_arrival(now);
+                let (k, next) = self.dirs[d.index()].on_arrival(now);
                 if let Some(t) = next {
                     self.q.schedule(t, Ev::Arrive(d, gen));
                 }
-                if let Some(f) = f {
-                    self.receive(self.dirs[d.index()].params.to, f);
+                if let Some(k) = k {
+                    self.receive(self.dirs[d.index()].params.to, k);
                 }
             }
             Ev::Timer(m) => self.machine_timer(m, now),
@@ -343,9 +348,7 @@ impl Simulation {
                 self.record(state, node, None, Some(d));
                 let (w, lost) = self.dirs[d.index()].set_up(now, up);
                 self.wake_link(d, w);
-                for f in lost {
-                    self.lost(f, d, Loss::Outage);
-                }
+                self.lost_keys(lost, d, Loss::Outage);
                 self.wake_waiters(d, false);
             }
             Ev::Sample => {
@@ -364,8 +367,14 @@ impl Simulation {
         }
     }
 
+    /// Queues what link direction `d` asked for, and shows its capture tap the packet
+    /// whose transmission started.
     fn wake_link(&mut self, d: DirId, w: Wakeups) {
-        let gen = self.dirs[d.index()].generation;
+        let dir = &mut self.dirs[d.index()];
+        if let (Some(tap), Some(k)) = (&mut dir.capture, w.started) {
+            tap(self.q.now(), &self.frames[k]);
+        }
+        let gen = dir.generation;
         if let Some(t) = w.tx_done {
             self.q.schedule(t, Ev::TxDone(d, gen));
         }

@@ -28,7 +28,8 @@ use hetpath_proto::host::Listener;
 use hetpath_proto::machine::Event;
 use hetpath_proto::tcp::{self, SenderStats, TcpConfig};
 use hetpath_proto::{ConnId, Endpoint};
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 
 /// One channel's connection and what is in flight on it.
 struct Chan {
@@ -80,9 +81,9 @@ impl Simulation {
             hosts: None,
             port: None,
             chans: BTreeMap::new(),
-            by_client: HashMap::new(),
-            by_server: HashMap::new(),
-            accepting: HashMap::new(),
+            by_client: HashMap::default(),
+            by_server: HashMap::default(),
+            accepting: HashMap::default(),
             server_conns: Vec::new(),
             base: (0, 0),
             pages: Vec::new(),

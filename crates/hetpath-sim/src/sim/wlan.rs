@@ -168,7 +168,8 @@ impl Simulation {
                         let from = self.wlan_of[d.index()].expect("a WLAN direction").from;
                         self.wlans[w as usize].unacked[from as usize] = Some((d, f.packet.clone()));
                     }
-                    self.receive(to, f);
+                    let k = self.frames.insert(f);
+                    self.receive(to, k);
                 }
                 WlanEvent::Dropped {
                     station,

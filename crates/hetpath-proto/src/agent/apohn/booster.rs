@@ -19,7 +19,8 @@
 use super::window::{Window, WindowConfig};
 use crate::packet::{Endpoint, Packet, TcpFlags, TcpSegment, Timestamps};
 use crate::time::Time;
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BoosterConfig {
@@ -111,8 +112,8 @@ impl Booster {
             window: cfg.window.map(|w| Window::new(w, cfg.buffer as u32)),
             cfg,
             flows: Vec::new(),
-            index: HashMap::new(),
-            held: HashMap::new(),
+            index: HashMap::default(),
+            held: HashMap::default(),
             grants: 0,
             next_id: 0,
             to_tcp: VecDeque::new(),

@@ -19,7 +19,8 @@ use crate::machine::{At, Counter, Hooks, Machine, NodeView, Transmit, Verdict};
 use crate::packet::{Addr, Body, Packet, SbpPayload};
 use crate::stp::StpConfig;
 use crate::time::Time;
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 
 #[derive(Clone, Debug)]
 pub struct ApohnBridgeConfig {
@@ -69,7 +70,7 @@ impl ApohnBridge {
     pub fn new(cfg: ApohnBridgeConfig) -> ApohnBridge {
         ApohnBridge {
             stp: StpEnd::new(cfg.me, cfg.sender, cfg.stp),
-            on_air: HashMap::new(),
+            on_air: HashMap::default(),
             forward: VecDeque::new(),
             confirmed: Vec::new(),
             lost: Vec::new(),
