@@ -1,20 +1,48 @@
-//! The event queue: a binary heap keyed by (time, insertion sequence), so events at the
-//! same instant run in the order they were scheduled and every run is reproducible
+//! The event queue: events ordered by (time, insertion sequence), so events at the same
+//! instant run in the order they were scheduled and every run is reproducible
 //! (docs/architecture.md, convention 5). The queue jumps from event to event; nothing ticks.
+//!
+//! The clock and the sequence numbers (`Queue`) are kept apart from the store of pending
+//! entries (`Pending`), so that benches/event_queue can measure other stores behind the
+//! same logic. The engine's store is a binary heap: on the recorded event mixes nothing
+//! else beat it clearly (docs/performance.md, "Event queue (issue 19)").
 
 use hetpath_proto::Time;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+/// An entry's place in the queue: its time, then the order it was scheduled in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Key {
+    pub time: Time,
+    pub seq: u64,
+}
+
+/// Where a queue keeps its pending entries: any store that pops them in `Key` order.
+/// Keys are unique; a pushed key may come before keys already popped (a reserved sequence
+/// number queued late), and must then still come out first.
+pub trait Pending<E>: Default {
+    fn push(&mut self, key: Key, event: E);
+    /// The smallest key held.
+    fn peek(&self) -> Option<Key>;
+    fn pop(&mut self) -> Option<(Key, E)>;
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The engine's store: a binary heap of (key, event) entries.
+pub struct Heap<E>(BinaryHeap<Entry<E>>);
+
 struct Entry<E> {
-    time: Time,
-    seq: u64,
+    key: Key,
     event: E,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
-        (self.time, self.seq) == (o.time, o.seq)
+        self.key == o.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -26,37 +54,64 @@ impl<E> PartialOrd for Entry<E> {
 impl<E> Ord for Entry<E> {
     /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest entry.
     fn cmp(&self, o: &Self) -> Ordering {
-        (o.time, o.seq).cmp(&(self.time, self.seq))
+        o.key.cmp(&self.key)
     }
 }
 
-pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+impl<E> Default for Heap<E> {
+    fn default() -> Self {
+        Heap(BinaryHeap::new())
+    }
+}
+
+impl<E> Pending<E> for Heap<E> {
+    fn push(&mut self, key: Key, event: E) {
+        self.0.push(Entry { key, event });
+    }
+    fn peek(&self) -> Option<Key> {
+        self.0.peek().map(|e| e.key)
+    }
+    fn pop(&mut self) -> Option<(Key, E)> {
+        self.0.pop().map(|e| (e.key, e.event))
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// The engine's event queue.
+pub type EventQueue<E> = Queue<E, Heap<E>>;
+
+/// An event queue over the store `P`: the clock, the sequence numbers and the count of
+/// events run.
+pub struct Queue<E, P> {
+    pending: P,
     seq: u64,
     now: Time,
     executed: u64,
+    _event: std::marker::PhantomData<E>,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E, P: Pending<E>> Default for Queue<E, P> {
     fn default() -> Self {
-        EventQueue {
-            heap: BinaryHeap::new(),
+        Queue {
+            pending: P::default(),
             seq: 0,
             now: Time::ZERO,
             executed: 0,
+            _event: std::marker::PhantomData,
         }
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E, P: Pending<E>> Queue<E, P> {
     /// Schedules `event` at `time`; a time in the past is clamped to now.
     pub fn schedule(&mut self, time: Time, event: E) {
-        let time = time.max(self.now);
-        self.heap.push(Entry {
-            time,
+        let key = Key {
+            time: time.max(self.now),
             seq: self.seq,
-            event,
-        });
+        };
+        self.pending.push(key, event);
         self.seq += 1;
     }
 
@@ -70,22 +125,19 @@ impl<E> EventQueue<E> {
     /// Queues `event` at `time` with a sequence number from `reserve_seq`.
     pub fn schedule_reserved(&mut self, time: Time, seq: u64, event: E) {
         debug_assert!(seq < self.seq, "sequence number not reserved");
-        self.heap.push(Entry {
-            time: time.max(self.now),
-            seq,
-            event,
-        });
+        let time = time.max(self.now);
+        self.pending.push(Key { time, seq }, event);
     }
 
     /// Pops the next event if it is due at or before `limit`, advancing the clock.
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
-        if self.heap.peek()?.time > limit {
+        if self.pending.peek()?.time > limit {
             return None;
         }
-        let e = self.heap.pop()?;
-        self.now = e.time;
+        let (key, event) = self.pending.pop()?;
+        self.now = key.time;
         self.executed += 1;
-        Some((e.time, e.event))
+        Some((key.time, event))
     }
 
     /// Lets the caller run an event in place, without queuing it, when it is the one
@@ -95,12 +147,7 @@ impl<E> EventQueue<E> {
     /// whether it may.
     pub fn take_next(&mut self, time: Time, seq: u64, limit: Time) -> bool {
         let time = time.max(self.now);
-        if time > limit
-            || self
-                .heap
-                .peek()
-                .is_some_and(|e| (e.time, e.seq) < (time, seq))
-        {
+        if time > limit || self.pending.peek().is_some_and(|k| k < Key { time, seq }) {
             return false;
         }
         self.now = time;
@@ -110,7 +157,7 @@ impl<E> EventQueue<E> {
 
     /// The time of the next queued event, if any.
     pub fn next_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        self.pending.peek().map(|k| k.time)
     }
 
     /// Counts `n` events the caller ran in place, the last at `time` (`take_next`'s
@@ -132,7 +179,7 @@ impl<E> EventQueue<E> {
         self.executed
     }
     pub fn pending(&self) -> usize {
-        self.heap.len()
+        self.pending.len()
     }
 }
 
