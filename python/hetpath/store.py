@@ -15,12 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TextIO
 
 from .backends import Backend, LocalBackend, run_in_order
 from .outdir import naming
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from .sweep import Task
 
 FILE_NAME = "results.jsonl"
 
@@ -71,20 +72,21 @@ class ResultsStore:
 
 
 def run_stored(
-    fn: Callable[[T], Any],
-    tasks: Sequence[T],
-    keys: Sequence[str],
+    fn: Callable[["Task"], Any],
+    tasks: Sequence["Task"],
     store: Optional[ResultsStore] = None,
     backend: Optional[Backend] = None,
     on_progress: Optional[Callable[[int, int], None]] = None,
 ) -> list[Any]:
-    """``fn`` over ``tasks`` (all cores by default), its results in task order, skipping
-    tasks whose key ``store`` already holds and appending each new result to it as it
-    arrives, so an interrupt (KeyboardInterrupt) loses no finished run.
+    """``fn`` over ``tasks`` (all cores by default), its results in task order. Tasks whose
+    key (:func:`run_key` of their text and seed) ``store`` already holds are skipped; each
+    new result is appended to it as it arrives, so an interrupt (KeyboardInterrupt) loses
+    no finished run.
 
     ``fn`` returns plain JSON values. Every result, new or stored, is handed back as it
     reads from the store (a JSON round trip), so a resumed run and an uninterrupted one
     give the caller the same values. Tasks with equal keys run once."""
+    keys = [run_key(t.text, t.seed) for t in tasks]
     done = store.load() if store is not None else {}
     todo = sorted({k: i for i, k in reversed(list(enumerate(keys))) if k not in done}.values())
     total, before = len(tasks), len(tasks) - len(todo)
@@ -94,7 +96,7 @@ def run_stored(
         text = json.dumps(result)  # what the store keeps, and what the caller gets
         done[keys[i]] = json.loads(text)
         if store is not None:
-            store.add(keys[i], getattr(tasks[i], "seed", None), done[keys[i]])
+            store.add(keys[i], tasks[i].seed, done[keys[i]])
 
     progress = (lambda k, _n: on_progress(before + k, total)) if on_progress else None
     if before and on_progress:

@@ -366,10 +366,10 @@ def run(
     appended to it as it arrives, so an interrupt (KeyboardInterrupt) loses none."""
     import pandas as pd
 
-    from .store import run_key, run_stored
+    from .store import run_stored
 
     tasks = list(tasks)
-    results = run_stored(run_flows, tasks, [run_key(t.text, t.seed) for t in tasks], store, backend, on_progress)
+    results = run_stored(run_flows, tasks, store, backend, on_progress)
     return pd.DataFrame([r for t, flows in zip(tasks, results) for r in records(t, flows)])
 
 

@@ -132,42 +132,13 @@ fn a_plain_receiver_echoes_router_feedback_to_an_xcp_pep() {
 /// Three XCP flows through a 10 Mbit/s, 50 ms RTT bottleneck with an XCP router; the
 /// second and third join at 5 s and 10 s.
 fn xcp_dumbbell() -> String {
-    let flow = |name: &str, start: &str| {
-        format!("[[flow]]\nname = \"{name}\"\nfrom = \"a\"\nto = \"b\"\ncc = \"xcp\"\nstart = \"{start}\"\n")
-    };
-    format!(
-        r#"
-[scenario]
-name = "xcp"
-duration = "30s"
-[[node]]
-name = "a"
-[[node]]
-name = "r"
-[[node]]
-name = "b"
-[[link]]
-name = "in"
-a = "a"
-b = "r"
-rate = "100Mbps"
-delay = "1ms"
-queue = "1000pkt"
-[[link]]
-name = "bn"
-a = "r"
-b = "b"
-rate = "10Mbps"
-delay = "25ms"
-queue = "200pkt"
-[[agent]]
-kind = "xcp-router"
-node = "r"
-link = "bn"
-{}{}{}"#,
-        flow("x1", "0s"),
-        flow("x2", "5s"),
-        flow("x3", "10s")
+    let flow = |name: &str, start: &str| common::flow(name, "xcp", &format!("start = \"{start}\""));
+    let router = "[[agent]]\nkind = \"xcp-router\"\nnode = \"r\"\nlink = \"bn\"\n";
+    let flows = [flow("x1", "0s"), flow("x2", "5s"), flow("x3", "10s")].concat();
+    common::router_line(
+        "30s",
+        "delay = \"25ms\"\nqueue = \"200pkt\"",
+        &(router.to_string() + &flows),
     )
 }
 

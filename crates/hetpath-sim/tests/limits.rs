@@ -70,7 +70,13 @@ fn a_series_larger_than_max_samples_is_an_error_up_front() {
     )
     .unwrap();
     // A run without series (a sweep, a summary alone) samples nothing: no bound.
-    let mut sim = load_with(&scenario("duration = \"10000000s\""), "ok.toml", None, false).unwrap();
+    let mut sim = load_with(
+        &scenario("duration = \"10000000s\""),
+        "ok.toml",
+        None,
+        false,
+    )
+    .unwrap();
     assert!(sim.run(&mut |_, _| true));
     assert!(sim.series().links.time_s.is_empty());
 }

@@ -4,40 +4,12 @@
 
 use hetpath_sim::load;
 
+mod common;
+
 /// a - r - b, one flow a -> b with `cc`, and the given agents.
 fn line(cc: &str, agents: &str) -> String {
-    format!(
-        r#"
-[scenario]
-name = "x"
-duration = "5s"
-[[node]]
-name = "a"
-[[node]]
-name = "r"
-[[node]]
-name = "b"
-[[link]]
-name = "in"
-a = "a"
-b = "r"
-rate = "100Mbps"
-delay = "1ms"
-[[link]]
-name = "bn"
-a = "r"
-b = "b"
-rate = "10Mbps"
-delay = "20ms"
-[[flow]]
-name = "f"
-from = "a"
-to = "b"
-cc = "{cc}"
-size = "100kB"
-{agents}
-"#
-    )
+    let flow = common::flow("f", cc, "size = \"100kB\"");
+    common::router_line("5s", "delay = \"20ms\"", &(flow + agents))
 }
 
 fn agent(kind: &str, node: &str, link: &str) -> String {

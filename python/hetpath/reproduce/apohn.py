@@ -30,7 +30,7 @@ from .. import _bridge, _toml
 from ..stats import mean_ci95
 from ..sweep import Task
 from ..outdir import write_csv
-from ..store import run_key, run_stored
+from ..store import run_stored
 from .common import Context, Finding, attach, load_paper
 
 NAME = "apohn"
@@ -218,8 +218,7 @@ def reproduce(ctx: Context) -> list[Finding]:
     ctx.note(f"{NAME}: {len(tasks)} runs: {len(PROTOCOLS)} protocols x {len(ns)} flow counts "
              f"({', '.join(map(str, ns))}) x {seeds(ctx)} seeds, "
              f"{QUICK_DURATION_S if ctx.quick else DURATION_S:g} s each")
-    results = run_stored(run_one, tasks, [run_key(t.text, t.seed) for t in tasks], ctx.store, ctx.backend,
-                         ctx.progress)
+    results = run_stored(run_one, tasks, ctx.store, ctx.backend, ctx.progress)
     runs = pd.DataFrame([r["run"] for r in results])
     found = findings(runs)
     if ctx.out_dir is not None:

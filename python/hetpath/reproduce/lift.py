@@ -31,7 +31,7 @@ from ..errors import ScenarioError
 from ..stats import mean_ci95
 from ..sweep import Task
 from ..outdir import write_csv
-from ..store import run_key, run_stored
+from ..store import run_stored
 from .common import Context, Finding
 
 NAME = "lift"
@@ -135,11 +135,14 @@ def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str, int]]
 def _run(ctx: Context, tasks: list[Task]) -> tuple[list[dict[str, Any]], list[pd.DataFrame]]:
     """(one record per run, one frame of pages per run) of ``tasks``, in task order; runs
     in the results store are not run again (``--resume``)."""
-    results = run_stored(run_pages, tasks, [run_key(t.text, t.seed) for t in tasks], ctx.store, ctx.backend,
-                         ctx.progress)
-    frames = [pd.DataFrame(r["pages"], columns=list(PAGE_COLUMNS)).assign(**_key(t))[[*_key(t), *PAGE_COLUMNS]]
-              for t, r in zip(tasks, results)]
-    return [r["run"] for r in results], frames
+    results = run_stored(run_pages, tasks, ctx.store, ctx.backend, ctx.progress)
+    return [r["run"] for r in results], [_pages(t, r["pages"]) for t, r in zip(tasks, results)]
+
+
+def _pages(task: Task, columns: dict[str, list[Any]]) -> pd.DataFrame:
+    """A run's pages as a frame, each row led by the run's key."""
+    key = _key(task)
+    return pd.DataFrame(columns, columns=list(PAGE_COLUMNS)).assign(**key)[[*key, *PAGE_COLUMNS]]
 
 
 def _pages_needed(g: pd.DataFrame) -> int:

@@ -16,6 +16,8 @@ pub mod tcp;
 pub mod web;
 pub mod wlan;
 
-pub use build::{build, load, load_with, parse, DEFAULT_CC, DEFAULT_QUEUE, DEFAULT_SAMPLE_INTERVAL};
+pub use build::{
+    build, load, load_with, parse, DEFAULT_CC, DEFAULT_QUEUE, DEFAULT_SAMPLE_INTERVAL,
+};
 pub use error::{KeyError, ScenarioError};
 pub use tcp::tcp_config;

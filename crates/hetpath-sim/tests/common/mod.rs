@@ -26,6 +26,38 @@ b = "b"
     )
 }
 
+/// `a` -100 Mbit/s, 1 ms, 1000 packets- `r` -10 Mbit/s, `bottleneck` keys- `b`: a router
+/// `r` before a bottleneck `bn` (the first link is `in`), then `rest` (flows, agents).
+pub fn router_line(duration: &str, bottleneck: &str, rest: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "line"
+duration = "{duration}"
+[[node]]
+name = "a"
+[[node]]
+name = "r"
+[[node]]
+name = "b"
+[[link]]
+name = "in"
+a = "a"
+b = "r"
+rate = "100Mbps"
+delay = "1ms"
+queue = "1000pkt"
+[[link]]
+name = "bn"
+a = "r"
+b = "b"
+rate = "10Mbps"
+{bottleneck}
+{rest}
+"#
+    )
+}
+
 pub fn flow(name: &str, cc: &str, extra: &str) -> String {
     format!("[[flow]]\nname = \"{name}\"\nfrom = \"a\"\nto = \"b\"\ncc = \"{cc}\"\n{extra}\n")
 }
