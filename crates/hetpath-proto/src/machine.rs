@@ -4,8 +4,10 @@
 //!
 //! A machine is sans-IO. It lives on one node and is driven through these calls alone:
 //!
-//! - `handle_packet(now, at, packet, node)`: a packet passes one of its hooks (`At`); the
-//!   `Verdict` lets it go on (changed or not) or consumes it.
+//! - `handle_packet(now, at, &mut packet, node)`: a packet passes one of its hooks (`At`);
+//!   the machine may change it where it lies, and the `Verdict` lets it go on or consumes
+//!   it. Packets stay where the driver keeps them (the simulator's frame store): a machine
+//!   that keeps one it consumes moves it out with `Packet::take`.
 //! - `handle_signal(now, signal, node)`: another machine or a link layer of the node
 //!   reported a cross-layer `Signal`.
 //! - `handle_timeout(now, node)`: its deadline came; calling it early is a harmless no-op.
@@ -41,22 +43,24 @@ pub enum At {
     /// Routing chose one of the machine's interfaces for it; it is not queued yet.
     Departure(IfaceId),
     /// It was lost somewhere (channel, full queue, outage): the oracle that the ideal
-    /// protocol of seed 003 is allowed. The verdict is ignored.
+    /// protocol of seed 003 is allowed. The verdict is ignored, and the packet is left
+    /// as it is (every oracle sees the same one).
     Lost,
     /// The link layer of interface `i` confirmed the packet to the next node: an 802.11
-    /// MAC ACK (IEEE 802.11's MA-UNITDATA-STATUS.indication). The verdict is ignored.
+    /// MAC ACK (IEEE 802.11's MA-UNITDATA-STATUS.indication). The verdict is ignored and
+    /// the packet left as it is.
     LinkAcked(IfaceId),
     /// The link layer of interface `i` gave the packet up: its queue was full or its
-    /// retries ran out. The verdict is ignored.
+    /// retries ran out. The verdict is ignored and the packet left as it is.
     LinkDropped(IfaceId),
 }
 
 /// What becomes of a packet a machine was shown.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// Let it go on, changed or not (a router writes its feedback into it).
-    Pass(Packet),
-    /// The machine took it.
+    Pass,
+    /// The machine took it: the driver discards what is left in its place.
     Consume,
 }
 
@@ -165,7 +169,7 @@ pub trait Machine: Send {
     fn handle_full_queue(&mut self, _now: Time, _packet: &Packet) -> LocalQueue {
         LocalQueue::Wait
     }
-    fn handle_packet(&mut self, now: Time, at: At, p: Packet, node: &dyn NodeView) -> Verdict;
+    fn handle_packet(&mut self, now: Time, at: At, p: &mut Packet, node: &dyn NodeView) -> Verdict;
     fn handle_signal(&mut self, _now: Time, _signal: Signal, _node: &dyn NodeView) {}
     fn handle_timeout(&mut self, _now: Time, _node: &dyn NodeView) {}
     fn poll_transmit(&mut self, _now: Time, _node: &dyn NodeView) -> Option<Transmit> {

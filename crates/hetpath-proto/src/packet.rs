@@ -507,6 +507,12 @@ impl Packet {
             body,
         }
     }
+    /// Moves the packet out, leaving an empty one in its place: for a machine that keeps
+    /// a packet it was shown and consumes (the driver discards what is left).
+    pub fn take(&mut self) -> Packet {
+        let empty = Packet::new(self.ip.src, self.ip.dst, Body::Raw { proto: 0, len: 0 });
+        std::mem::replace(self, empty)
+    }
     pub fn as_tcp(&self) -> Option<&TcpSegment> {
         match &self.body {
             Body::Tcp(s) => Some(s),

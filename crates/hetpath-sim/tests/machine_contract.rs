@@ -29,13 +29,19 @@ impl Machine for AckCounter {
         }
     }
 
-    fn handle_packet(&mut self, _now: Time, at: At, p: Packet, node: &dyn NodeView) -> Verdict {
+    fn handle_packet(
+        &mut self,
+        _now: Time,
+        at: At,
+        p: &mut Packet,
+        node: &dyn NodeView,
+    ) -> Verdict {
         assert!(matches!(at, At::Departure(_)));
         assert!(node.iface(hetpath_proto::IfaceId(0)).up);
         if p.as_tcp().is_some_and(|s| s.len == 0) {
             self.acks.fetch_add(1, Ordering::Relaxed);
         }
-        Verdict::Pass(p)
+        Verdict::Pass
     }
 
     fn handle_signal(&mut self, _: Time, _: Signal, _: &dyn NodeView) {
@@ -96,8 +102,8 @@ impl Machine for Flooder {
     fn hooks(&self) -> Hooks {
         Hooks::default()
     }
-    fn handle_packet(&mut self, _: Time, _: At, p: Packet, _: &dyn NodeView) -> Verdict {
-        Verdict::Pass(p)
+    fn handle_packet(&mut self, _: Time, _: At, _: &mut Packet, _: &dyn NodeView) -> Verdict {
+        Verdict::Pass
     }
     fn handle_timeout(&mut self, _: Time, _: &dyn NodeView) {
         self.started = true;

@@ -16,8 +16,8 @@ impl Machine for Spinner {
     fn hooks(&self) -> Hooks {
         Hooks::default()
     }
-    fn handle_packet(&mut self, _: Time, _: At, p: Packet, _: &dyn NodeView) -> Verdict {
-        Verdict::Pass(p)
+    fn handle_packet(&mut self, _: Time, _: At, _: &mut Packet, _: &dyn NodeView) -> Verdict {
+        Verdict::Pass
     }
     fn handle_timeout(&mut self, now: Time, _: &dyn NodeView) {
         self.0 = now;

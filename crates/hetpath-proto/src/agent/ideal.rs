@@ -148,8 +148,8 @@ impl Machine for IdealSource {
         }
     }
 
-    fn handle_packet(&mut self, _now: Time, _at: At, p: Packet, _: &dyn NodeView) -> Verdict {
-        if let Some(seg) = of_stream(&p, self.src, self.dst) {
+    fn handle_packet(&mut self, _now: Time, _at: At, p: &mut Packet, _: &dyn NodeView) -> Verdict {
+        if let Some(seg) = of_stream(p, self.src, self.dst) {
             self.sender.handle_loss(seg.seq);
             self.events.push_back(Event::Lost { conn: STREAM });
         }
@@ -222,9 +222,9 @@ impl Machine for IdealSink {
         }
     }
 
-    fn handle_packet(&mut self, _now: Time, _at: At, p: Packet, _: &dyn NodeView) -> Verdict {
-        let Some(seg) = of_stream(&p, self.src, self.dst) else {
-            return Verdict::Pass(p);
+    fn handle_packet(&mut self, _now: Time, _at: At, p: &mut Packet, _: &dyn NodeView) -> Verdict {
+        let Some(seg) = of_stream(p, self.src, self.dst) else {
+            return Verdict::Pass;
         };
         let before = self.receiver.bytes_received();
         self.receiver.handle_segment(seg.seq, seg.len);

@@ -269,22 +269,31 @@ impl Machine for LiftBs {
         }
     }
 
-    fn handle_packet(&mut self, now: Time, at: At, p: Packet, _node: &dyn NodeView) -> Verdict {
+    fn handle_packet(
+        &mut self,
+        now: Time,
+        at: At,
+        p: &mut Packet,
+        _node: &dyn NodeView,
+    ) -> Verdict {
         if at != At::Arrival {
-            return Verdict::Pass(p);
+            return Verdict::Pass;
         }
-        let Packet { ip, body } = p;
-        match body {
+        match &p.body {
             Body::Esp(esp) => {
                 if self.sas.contains_key(&esp.spi) {
                     self.on_downlink(esp.spi, esp.seq);
                 }
-                Verdict::Pass(Packet {
-                    ip,
-                    body: Body::Esp(esp),
-                })
+                Verdict::Pass
             }
-            Body::Lift(h, esp) => {
+            Body::Lift(..) => {
+                let Packet {
+                    ip,
+                    body: Body::Lift(h, esp),
+                } = p.take()
+                else {
+                    unreachable!("matched above")
+                };
                 let key = (ip.src, h.flow());
                 match (h, esp) {
                     (LiftHeader::Setup { spi, .. }, _) => {
@@ -340,7 +349,7 @@ impl Machine for LiftBs {
                 }
                 Verdict::Consume
             }
-            body => Verdict::Pass(Packet { ip, body }),
+            _ => Verdict::Pass,
         }
     }
 

@@ -41,8 +41,10 @@ impl Gw {
         g
     }
 
-    fn show(&mut self, p: Packet) -> Seen {
-        let _ = self.bs.handle_packet(self.now, At::Arrival, p, &NoNode);
+    fn show(&mut self, mut p: Packet) -> Seen {
+        let _ = self
+            .bs
+            .handle_packet(self.now, At::Arrival, &mut p, &NoNode);
         self.drain()
     }
 

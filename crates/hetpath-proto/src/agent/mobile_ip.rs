@@ -122,14 +122,20 @@ impl Machine for StationAgent {
         }
     }
 
-    fn handle_packet(&mut self, _now: Time, _at: At, p: Packet, node: &dyn NodeView) -> Verdict {
+    fn handle_packet(
+        &mut self,
+        _now: Time,
+        _at: At,
+        p: &mut Packet,
+        node: &dyn NodeView,
+    ) -> Verdict {
         let mine = p.ip.dst == self.addr();
-        match p.body {
-            Body::Mip(msg) if mine => self.receive(msg, node),
+        match &p.body {
+            Body::Mip(msg) if mine => self.receive(*msg, node),
             // A tunnelled packet for a registered visitor: decapsulated and delivered;
             // otherwise lost.
-            Body::Tunnel(inner) if mine => {
-                if self.visitor {
+            Body::Tunnel(_) if mine => {
+                if let (true, Body::Tunnel(inner)) = (self.visitor, p.take().body) {
                     self.deliver(*inner, node);
                 }
             }
@@ -137,12 +143,12 @@ impl Machine for StationAgent {
             // care-of address, or delivered on the home link if the host is at home.
             _ if self.is_home() && p.ip.dst == self.cfg.home_addr => match self.binding {
                 Some(care_of) => {
-                    let outer = Packet::new(self.addr(), care_of, Body::Tunnel(Box::new(p)));
+                    let outer = Packet::new(self.addr(), care_of, Body::Tunnel(Box::new(p.take())));
                     self.out.push_back(Transmit::route(outer));
                 }
-                None => self.deliver(p, node),
+                None => self.deliver(p.take(), node),
             },
-            _ => return Verdict::Pass(p),
+            _ => return Verdict::Pass,
         }
         Verdict::Consume
     }
@@ -298,7 +304,13 @@ impl Machine for MobileNode {
         }
     }
 
-    fn handle_packet(&mut self, now: Time, _at: At, p: Packet, node: &dyn NodeView) -> Verdict {
+    fn handle_packet(
+        &mut self,
+        now: Time,
+        _at: At,
+        p: &mut Packet,
+        node: &dyn NodeView,
+    ) -> Verdict {
         self.on_frame(node.frame_power_w());
         match p.body {
             Body::Mip(MipMessage::Advertisement { agent }) => {
@@ -311,7 +323,7 @@ impl Machine for MobileNode {
                 self.on_reply(msg);
                 Verdict::Consume
             }
-            _ => Verdict::Pass(p),
+            _ => Verdict::Pass,
         }
     }
 

@@ -42,9 +42,9 @@ impl Machine for RapRouter {
         }
     }
 
-    fn handle_packet(&mut self, now: Time, at: At, mut p: Packet, node: &dyn NodeView) -> Verdict {
+    fn handle_packet(&mut self, now: Time, at: At, p: &mut Packet, node: &dyn NodeView) -> Verdict {
         let At::Departure(i) = at else {
-            return Verdict::Pass(p);
+            return Verdict::Pass;
         };
         let iface = node.iface(i);
         let size = p.size();
@@ -55,7 +55,7 @@ impl Machine for RapRouter {
             if let RouterKind::Xcp(r) = &mut self.kind {
                 r.on_unmarked(now, size, &iface);
             }
-            return Verdict::Pass(p);
+            return Verdict::Pass;
         };
         // Only data carries a request; an ACK's field is the echo on its way back.
         match (&mut self.kind, &mut seg.rap) {
@@ -72,7 +72,7 @@ impl Machine for RapRouter {
             }
             _ => {}
         }
-        Verdict::Pass(p)
+        Verdict::Pass
     }
 
     fn poll_timeout(&self) -> Option<Time> {

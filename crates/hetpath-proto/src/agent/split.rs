@@ -272,14 +272,14 @@ impl Machine for SplitPep {
         mode
     }
 
-    fn handle_packet(&mut self, now: Time, at: At, p: Packet, node: &dyn NodeView) -> Verdict {
+    fn handle_packet(&mut self, now: Time, at: At, p: &mut Packet, node: &dyn NodeView) -> Verdict {
         if let At::Departure(i) = at {
-            self.observe(now, &p, &node.iface(i));
-            return Verdict::Pass(p);
+            self.observe(now, p, &node.iface(i));
+            return Verdict::Pass;
         }
         // ESP, tunnels and anything else without a readable TCP header pass untouched.
         let Body::Tcp(seg) = &p.body else {
-            return Verdict::Pass(p);
+            return Verdict::Pass;
         };
         let (src, dst) = seg.endpoints(p.ip.src, p.ip.dst);
         if let Some(&(i, leg)) = self.index.get(&(src, dst)) {
@@ -298,7 +298,7 @@ impl Machine for SplitPep {
             return Verdict::Consume;
         }
         // A connection that began before the PEP did, or a stray segment: not ours.
-        Verdict::Pass(p)
+        Verdict::Pass
     }
 
     fn poll_transmit(&mut self, now: Time, node: &dyn NodeView) -> Option<Transmit> {

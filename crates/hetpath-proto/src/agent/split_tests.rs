@@ -161,10 +161,13 @@ fn esp_packets_pass_untouched() {
     };
     let esp = SecurityAssociation::new(0x1000).seal(1, seg);
     let p = Packet::new(Addr(1), Addr(3), Body::Esp(esp));
-    match pep.handle_packet(Time::ZERO, At::Arrival, p.clone(), &NoNode) {
-        Verdict::Pass(out) => assert_eq!(out, p),
-        Verdict::Consume => panic!("the PEP took an ESP packet"),
-    }
+    let mut out = p.clone();
+    let v = pep.handle_packet(Time::ZERO, At::Arrival, &mut out, &NoNode);
+    assert_eq!(
+        (v, out),
+        (Verdict::Pass, p),
+        "the PEP passes an ESP packet untouched"
+    );
     assert_eq!(pep.connections().count(), 0);
 }
 
@@ -280,7 +283,7 @@ impl Machine for Queued {
     fn hooks(&self) -> Hooks {
         self.pep.hooks()
     }
-    fn handle_packet(&mut self, now: Time, at: At, p: Packet, _: &dyn NodeView) -> Verdict {
+    fn handle_packet(&mut self, now: Time, at: At, p: &mut Packet, _: &dyn NodeView) -> Verdict {
         let view = self.view(now);
         self.pep.handle_packet(now, at, p, &view)
     }

@@ -101,8 +101,8 @@ impl Machine for StateManager {
         Hooks::default()
     }
 
-    fn handle_packet(&mut self, _: Time, _: At, p: Packet, _: &dyn NodeView) -> Verdict {
-        Verdict::Pass(p)
+    fn handle_packet(&mut self, _: Time, _: At, _: &mut Packet, _: &dyn NodeView) -> Verdict {
+        Verdict::Pass
     }
 
     /// A layer's notification. LINK_OK and IP_OK run `restore_if_needed` (Figure 7).

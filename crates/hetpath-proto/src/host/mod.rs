@@ -457,20 +457,23 @@ impl Machine for Host {
         mode
     }
 
-    fn handle_packet(&mut self, now: Time, _at: At, p: Packet, _node: &dyn NodeView) -> Verdict {
+    fn handle_packet(&mut self, now: Time, _at: At, p: &mut Packet, _: &dyn NodeView) -> Verdict {
         let (src, dst) = (p.ip.src, p.ip.dst);
         // A TCP segment, opened if it came in ESP under an SA held here; anything else
         // (another protocol, another host's SA) is not for the stack.
-        match p.body {
-            Body::Tcp(ref seg) => self.segment(now, src, dst, seg, None),
+        match &p.body {
+            Body::Tcp(seg) => self.segment(now, src, dst, seg, None),
             Body::Esp(esp) if self.sad.contains_key(&esp.spi) => {
+                let Body::Esp(esp) = p.take().body else {
+                    unreachable!("matched above")
+                };
                 let (spi, seq) = (esp.spi, esp.seq);
                 let seg = SecurityAssociation::new(spi)
                     .open(esp)
                     .expect("the SPI is the SA's");
                 self.segment(now, src, dst, &seg, Some((spi, seq)));
             }
-            body => return Verdict::Pass(Packet { body, ..p }),
+            _ => return Verdict::Pass,
         }
         Verdict::Consume
     }

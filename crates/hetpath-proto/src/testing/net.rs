@@ -293,11 +293,10 @@ impl Net {
             if !self.with_machine(k, m, |x| hooked(x)) {
                 continue;
             }
-            let v = self.with_machine(k, m, |x| x.handle_packet(now, at, p, &NoNode));
+            let v = self.with_machine(k, m, |x| x.handle_packet(now, at, &mut p, &NoNode));
             self.drive(k, m);
-            match v {
-                Verdict::Pass(q) => p = q,
-                Verdict::Consume => return None,
+            if v == Verdict::Consume {
+                return None;
             }
         }
         Some(p)

@@ -96,20 +96,18 @@ impl Simulation {
 
     /// A packet reaches `node`: its machines see it arrive; then it is delivered to them
     /// if it is addressed here, or forwarded.
-    pub(super) fn receive(&mut self, node: NodeId, mut k: FrameKey) {
+    pub(super) fn receive(&mut self, node: NodeId, k: FrameKey) {
         let n = node.index();
         if !self.nodes[n].arrival.is_empty() {
-            let mut f = self.frames.remove(k);
             self.frame_power = self.frame_power_at(node);
             for i in 0..self.nodes[n].arrival.len() {
                 let m = self.nodes[n].arrival[i];
-                match self.show(m, At::Arrival, f.packet) {
-                    Verdict::Pass(q) => f.packet = q,
-                    Verdict::Consume => return self.frame_power = None,
+                if self.show(m, At::Arrival, k) == Verdict::Consume {
+                    self.frames.remove(k);
+                    return self.frame_power = None;
                 }
             }
             self.frame_power = None;
-            k = self.frames.insert(f);
         }
         let p = &mut self.frames[k].packet;
         if p.ip.dst == node_addr(node) {
@@ -126,18 +124,14 @@ impl Simulation {
 
     /// A packet addressed to `node` goes to its machines (but the one that sent it).
     fn deliver_local(&mut self, node: NodeId, k: FrameKey, from: Option<MachineId>) {
-        let mut f = self.frames.remove(k);
         for i in 0..self.nodes[node.index()].local.len() {
             let m = self.nodes[node.index()].local[i];
-            if Some(m) == from {
-                continue;
-            }
-            match self.show(m, At::Local, f.packet) {
-                Verdict::Pass(q) => f.packet = q,
-                Verdict::Consume => return,
+            if Some(m) != from && self.show(m, At::Local, k) == Verdict::Consume {
+                break;
             }
         }
-        // nothing here takes it
+        // taken, or nothing here takes it
+        self.frames.remove(k);
     }
 
     /// Routes a packet from `node` (it arrived there, or a machine there sent it).
@@ -153,9 +147,8 @@ impl Simulation {
 
     /// A machine's packet leaves its node as it asked.
     #[inline]
-    pub(super) fn send_from(&mut self, m: MachineId, via: Via, f: Frame) {
-        let dst = f.packet.ip.dst;
-        let k = self.frames.insert(f);
+    pub(super) fn send_from(&mut self, m: MachineId, via: Via, k: FrameKey) {
+        let dst = self.frames[k].packet.ip.dst;
         match via {
             Via::Route => {
                 let node = self.machines[m.index()].node;
@@ -183,18 +176,13 @@ impl Simulation {
 
     /// The machines watching `d` see the packet; then it joins the queue.
     #[inline]
-    fn depart(&mut self, d: DirId, mut k: FrameKey) {
-        // Machines take packets by value: out of `frames` while they are shown.
-        if !self.departure[d.index()].is_empty() {
-            let mut f = self.frames.remove(k);
-            for i in 0..self.departure[d.index()].len() {
-                let (m, iface) = self.departure[d.index()][i];
-                match self.show(m, At::Departure(iface), f.packet) {
-                    Verdict::Pass(q) => f.packet = q,
-                    Verdict::Consume => return,
-                }
+    fn depart(&mut self, d: DirId, k: FrameKey) {
+        for i in 0..self.departure[d.index()].len() {
+            let (m, iface) = self.departure[d.index()][i];
+            if self.show(m, At::Departure(iface), k) == Verdict::Consume {
+                self.frames.remove(k);
+                return;
             }
-            k = self.frames.insert(f);
         }
         self.send_on(d, k);
     }
@@ -242,17 +230,14 @@ impl Simulation {
                 Some(d),
             );
         }
-        let n = self.oracles.len();
-        if n == 0 {
+        if self.oracles.is_empty() {
             return;
         }
-        let mut p = Some(f.packet);
-        for k in 0..n {
-            let m = self.oracles[k];
-            let copy = if k + 1 == n { p.take() } else { p.clone() };
-            if let Some(copy) = copy {
-                self.show(m, At::Lost, copy);
-            }
+        // In `frames` only while the oracles see it (they leave it as it is).
+        let k = self.frames.insert(f);
+        for i in 0..self.oracles.len() {
+            self.show(self.oracles[i], At::Lost, k);
         }
+        self.frames.remove(k);
     }
 }

@@ -9,12 +9,12 @@
 
 use super::conn_timers::ConnTimers;
 use super::{DirId, Ev, MachineId, NodeId, Simulation};
-use crate::link::Frame;
+use crate::link::{Frame, FrameKey};
 use crate::trace::TraceEvent;
 use hetpath_proto::crosslayer::Signal;
 use hetpath_proto::host::Host;
 use hetpath_proto::machine::{At, Event, LocalQueue, Machine, NodeView, Transmit, Verdict, Via};
-use hetpath_proto::{Addr, ConnId, IfaceId, Packet, Time};
+use hetpath_proto::{Addr, ConnId, IfaceId, Time};
 use std::cell::RefCell;
 
 /// A machine, owned by its slot. `Vacant` stands in while it is out being called.
@@ -42,9 +42,8 @@ pub(super) struct Slot {
     pub(super) ifaces: Vec<DirId>,
     /// The earliest timer entry pending in the event queue.
     timer: Option<Time>,
-    /// A packet its node's queue had no room for, waiting for that link (rare: boxed,
-    /// so that checking for it is cheap).
-    blocked: Option<Box<(DirId, Via, Frame)>>,
+    /// A packet its node's queue had no room for, waiting in `frames` for that link.
+    blocked: Option<(DirId, Via, FrameKey)>,
     /// Full queues it was told of when it last sent (woken when they drain).
     waiting: Vec<DirId>,
     /// Interfaces it asked to be woken on (`NodeView::wake_on`).
@@ -261,13 +260,22 @@ impl Simulation {
         }
     }
 
-    /// Shows machine `m` a packet at one of its hooks, then drives it.
-    pub(super) fn show(&mut self, m: MachineId, at: At, p: Packet) -> Verdict {
+    /// Shows machine `m` the packet of frame `k` where it lies, then drives it. On
+    /// `Consume` the caller takes the frame out.
+    pub(super) fn show(&mut self, m: MachineId, at: At, k: FrameKey) -> Verdict {
         let now = self.q.now();
         let v = match &mut self.machines[m.index()].machine {
             // The hot paths of a host are called directly (see `call`).
-            Owned::Host(h) => h.handle_packet(now, at, p, &BlindView),
-            _ => self.call(m, |x, view| x.handle_packet(now, at, p, view)),
+            Owned::Host(h) => h.handle_packet(now, at, &mut self.frames[k].packet, &BlindView),
+            _ => {
+                // The view borrows the whole simulation and never looks at `frames`: the
+                // store steps aside for the call (a move of its handle, not of frames).
+                let mut frames = std::mem::take(&mut self.frames);
+                let p = &mut frames[k].packet;
+                let v = self.call(m, |x, view| x.handle_packet(now, at, p, view));
+                self.frames = frames;
+                v
+            }
         };
         self.drive(m);
         v
@@ -349,31 +357,29 @@ impl Simulation {
         slot.watching.clear();
         slot.sending = true;
         loop {
-            let (via, f) = match self.machines[m.index()].blocked.take() {
-                Some(b) => (b.1, b.2),
+            // A frame goes into `frames` as soon as it is polled and stays there, waiting
+            // or not, until a machine is shown it or it leaves the network.
+            let (via, k) = match self.machines[m.index()].blocked.take() {
+                Some((_, via, k)) => (via, k),
                 None => match self.poll_transmit(m, now) {
                     Some(t) => {
                         let uid = self.next_uid;
                         self.next_uid += 1;
-                        (
-                            t.via,
-                            Frame {
-                                uid,
-                                packet: t.packet,
-                            },
-                        )
+                        let packet = t.packet;
+                        (t.via, self.frames.insert(Frame { uid, packet }))
                     }
                     None => break,
                 },
             };
-            if let Some(d) = self.hop_of(m, via, f.packet.ip.dst) {
-                if !self.has_room(d, f.packet.size()) && self.full_queue_holds(m, now, &f.packet) {
-                    self.machines[m.index()].blocked = Some(Box::new((d, via, f)));
+            let p = &self.frames[k].packet;
+            if let Some(d) = self.hop_of(m, via, p.ip.dst) {
+                if !self.has_room(d, p.size()) && self.full_queue_holds(m, now, k) {
+                    self.machines[m.index()].blocked = Some((d, via, k));
                     self.note_waits(m, &[(d, false)]);
                     break;
                 }
             }
-            self.send_from(m, via, f);
+            self.send_from(m, via, k);
         }
         self.machines[m.index()].sending = false;
         let slot = &mut self.machines[m.index()];
@@ -415,7 +421,8 @@ impl Simulation {
     }
 
     /// Machine `m`'s packet found its queue full: whether it waits there (or is dropped).
-    fn full_queue_holds(&mut self, m: MachineId, now: Time, p: &Packet) -> bool {
+    fn full_queue_holds(&mut self, m: MachineId, now: Time, k: FrameKey) -> bool {
+        let p = &self.frames[k].packet;
         let mode = match &mut self.machines[m.index()].machine {
             Owned::Host(h) => h.handle_full_queue(now, p),
             Owned::Other(x) => x.handle_full_queue(now, p),

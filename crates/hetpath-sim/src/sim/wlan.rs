@@ -9,7 +9,7 @@ use crate::link::{Frame, LinkDir};
 use crate::trace::Loss;
 use crate::wlan::{Dcf, StationStats, WlanEvent};
 use hetpath_proto::machine::At;
-use hetpath_proto::{Packet, Time};
+use hetpath_proto::Time;
 
 /// A WLAN medium and, per station, its node's link to the access point.
 pub(super) struct Wlan {
@@ -26,7 +26,7 @@ pub(super) struct Wlan {
     dirs: Vec<Vec<DirId>>,
     /// Per station, the frame handed up and awaiting its MAC ACK, kept only when a
     /// machine on its direction asked for the link status.
-    unacked: Vec<Option<(DirId, Packet)>>,
+    unacked: Vec<Option<(DirId, Frame)>>,
 }
 
 /// Where a link direction's packets go: WLAN `w`, from station `from` to station `to`.
@@ -123,7 +123,7 @@ impl Simulation {
         let wlan = &mut self.wlans[wd.w as usize];
         if wlan.dcf.queued(wd.from as usize) >= wlan.queue {
             self.dirs[d.index()].stats.drops += 1;
-            self.link_status(d, &f.packet, false);
+            self.link_status(d, &f, false);
             return self.lost(f, d, Loss::Queue);
         }
         let size = f.packet.size();
@@ -166,7 +166,7 @@ impl Simulation {
                     let to = dir.params.to;
                     if !self.link_status[d.index()].is_empty() {
                         let from = self.wlan_of[d.index()].expect("a WLAN direction").from;
-                        self.wlans[w as usize].unacked[from as usize] = Some((d, f.packet.clone()));
+                        self.wlans[w as usize].unacked[from as usize] = Some((d, f.clone()));
                     }
                     let k = self.frames.insert(f);
                     self.receive(to, k);
@@ -176,7 +176,7 @@ impl Simulation {
                     payload: (d, f),
                 } => {
                     self.dirs[d.index()].stats.lost_packets += 1;
-                    self.link_status(d, &f.packet, false);
+                    self.link_status(d, &f, false);
                     self.lost(f, d, Loss::Channel);
                     self.wlan_room(w, station);
                 }
@@ -191,16 +191,22 @@ impl Simulation {
     }
 
     /// The machines on direction `d` that asked learn what its MAC did with `p`.
-    fn link_status(&mut self, d: DirId, p: &Packet, acked: bool) {
-        for k in 0..self.link_status[d.index()].len() {
-            let (m, i) = self.link_status[d.index()][k];
+    fn link_status(&mut self, d: DirId, f: &Frame, acked: bool) {
+        if self.link_status[d.index()].is_empty() {
+            return;
+        }
+        // A copy, in `frames` only while the machines see it (they leave it as it is).
+        let k = self.frames.insert(f.clone());
+        for j in 0..self.link_status[d.index()].len() {
+            let (m, i) = self.link_status[d.index()][j];
             let at = if acked {
                 At::LinkAcked(i)
             } else {
                 At::LinkDropped(i)
             };
-            let _ = self.show(m, at, p.clone());
+            self.show(m, at, k);
         }
+        self.frames.remove(k);
     }
 
     /// A station's queue lost its head frame: machines waiting on its directions go on.

@@ -116,14 +116,12 @@ impl Machine for ApohnBridge {
         }
     }
 
-    fn handle_packet(&mut self, now: Time, at: At, p: Packet, _: &dyn NodeView) -> Verdict {
+    fn handle_packet(&mut self, now: Time, at: At, p: &mut Packet, _: &dyn NodeView) -> Verdict {
         match at {
-            At::LinkAcked(_) => self.outcome(&p, true),
-            At::LinkDropped(_) => self.outcome(&p, false),
-            _ => match self.stp.handle_packet(now, p) {
-                Some(p) => return Verdict::Pass(p),
-                None => self.read_datagrams(),
-            },
+            At::LinkAcked(_) => self.outcome(p, true),
+            At::LinkDropped(_) => self.outcome(p, false),
+            _ if self.stp.handle_packet(now, p) => self.read_datagrams(),
+            _ => return Verdict::Pass,
         }
         Verdict::Consume
     }

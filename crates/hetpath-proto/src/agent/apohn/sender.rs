@@ -94,22 +94,22 @@ impl Machine for ApohnSender {
         }
     }
 
-    fn handle_packet(&mut self, now: Time, at: At, p: Packet, _: &dyn NodeView) -> Verdict {
+    fn handle_packet(&mut self, now: Time, at: At, p: &mut Packet, _: &dyn NodeView) -> Verdict {
         if at == At::Local {
-            let Some(p) = self.stp.handle_packet(now, p) else {
-                self.read_reports(now);
-                return Verdict::Consume;
-            };
-            return Verdict::Pass(p);
+            if !self.stp.handle_packet(now, p) {
+                return Verdict::Pass;
+            }
+            self.read_reports(now);
+            return Verdict::Consume;
         }
         // Only this node's own packets are opened (a forwarded one is not ours to read).
-        let seg = (p.ip.src == self.cfg.me).then(|| own_segment(&p)).flatten();
+        let seg = (p.ip.src == self.cfg.me).then(|| own_segment(p)).flatten();
         match seg {
             Some(seg) if Booster::boosts(&seg) => {
-                self.booster.take(now, &seg, p);
+                self.booster.take(now, &seg, p.take());
                 Verdict::Consume
             }
-            _ => Verdict::Pass(p),
+            _ => Verdict::Pass,
         }
     }
 

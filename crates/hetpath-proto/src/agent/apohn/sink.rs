@@ -36,16 +36,16 @@ impl Machine for LleSink {
         }
     }
 
-    fn handle_packet(&mut self, _: Time, _: At, p: Packet, _: &dyn NodeView) -> Verdict {
+    fn handle_packet(&mut self, _: Time, _: At, p: &mut Packet, _: &dyn NodeView) -> Verdict {
         let pure_ack = |s: &TcpSegment| {
             let control = [TcpFlags::SYN, TcpFlags::FIN, TcpFlags::RST];
             s.len == 0 && !control.iter().any(|&f| s.flags.contains(f))
         };
-        if p.ip.dst == self.sender && own_segment(&p).is_some_and(|s| pure_ack(&s)) {
+        if p.ip.dst == self.sender && own_segment(p).is_some_and(|s| pure_ack(&s)) {
             self.suppressed += 1;
             return Verdict::Consume;
         }
-        Verdict::Pass(p)
+        Verdict::Pass
     }
 
     fn counters(&self, out: &mut Vec<Counter>) {

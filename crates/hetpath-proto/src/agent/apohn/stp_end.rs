@@ -25,18 +25,19 @@ impl StpEnd {
     }
 
     /// Takes `p` if it is an SBP PDU from the peer: data and POLLs go to the receiver,
-    /// STATs and USTATs to the sender. Anything else comes back.
-    pub(super) fn handle_packet(&mut self, now: Time, p: Packet) -> Option<Packet> {
-        match p.body {
-            Body::Sbp(pdu) if p.ip.src == self.peer => {
-                match *pdu {
-                    pdu @ (Pdu::Sd { .. } | Pdu::Poll { .. }) => self.rx.handle_pdu(now, pdu),
-                    pdu => self.tx.handle_pdu(now, pdu),
-                }
-                None
-            }
-            body => Some(Packet { body, ..p }),
+    /// STATs and USTATs to the sender. Returns whether it took it.
+    pub(super) fn handle_packet(&mut self, now: Time, p: &mut Packet) -> bool {
+        if !matches!(p.body, Body::Sbp(_)) || p.ip.src != self.peer {
+            return false;
         }
+        let Body::Sbp(pdu) = p.take().body else {
+            unreachable!("matched above")
+        };
+        match *pdu {
+            pdu @ (Pdu::Sd { .. } | Pdu::Poll { .. }) => self.rx.handle_pdu(now, pdu),
+            pdu => self.tx.handle_pdu(now, pdu),
+        }
+        true
     }
 
     /// What the peer sent, in order.

@@ -52,7 +52,12 @@ impl Bench {
             }),
             ..TcpSegment::default()
         };
-        host.handle_packet(now, At::Local, Packet::tcp(PEER.addr, ME, synack), &NoNode);
+        host.handle_packet(
+            now,
+            At::Local,
+            &mut Packet::tcp(PEER.addr, ME, synack),
+            &NoNode,
+        );
         host.write(conn, bytes);
         let booster = Booster::new(BoosterConfig {
             buffer,
@@ -79,9 +84,11 @@ impl Bench {
                     self.booster.take(self.now, &seg, t.packet);
                 }
             }
-            while let Some(ack) = self.booster.poll_tcp() {
+            while let Some(mut ack) = self.booster.poll_tcp() {
                 moved = true;
-                let v = self.host.handle_packet(self.now, At::Local, ack, &NoNode);
+                let v = self
+                    .host
+                    .handle_packet(self.now, At::Local, &mut ack, &NoNode);
                 assert!(matches!(v, Verdict::Consume));
             }
             while let Some(d) = self.booster.poll_subnet() {
