@@ -5,9 +5,9 @@
 #[path = "../benches/event_queue/candidates.rs"]
 mod candidates;
 
-use candidates::{KeysSlab, Radix, SortedDeque};
+use candidates::{DaryHeap, KeysSlab, MinOutside, Radix, SortedDeque};
 use hetpath_proto::Time;
-use hetpath_sim::engine::{Heap, Pending, Queue};
+use hetpath_sim::engine::{Heap, Key, PackedHeap, Pending, Queue};
 use proptest::prelude::*;
 
 /// One call on a queue; delays come from a few values so that many times are equal.
@@ -82,5 +82,17 @@ proptest! {
         prop_assert_eq!(&answers::<KeysSlab<u32>>(&calls), &heap);
         prop_assert_eq!(&answers::<Radix<u32>>(&calls), &heap);
         prop_assert_eq!(&answers::<SortedDeque<u32>>(&calls), &heap);
+        prop_assert_eq!(&answers::<PackedHeap<u32>>(&calls), &heap);
+        prop_assert_eq!(&answers::<DaryHeap<u32, 2, Key>>(&calls), &heap);
+        prop_assert_eq!(&answers::<DaryHeap<u32, 4, Key>>(&calls), &heap);
+        prop_assert_eq!(&answers::<DaryHeap<u32, 4, u128>>(&calls), &heap);
+        prop_assert_eq!(&answers::<DaryHeap<u32, 8, Key>>(&calls), &heap);
+        prop_assert_eq!(&answers::<DaryHeap<u32, 8, u128>>(&calls), &heap);
+        prop_assert_eq!(&answers::<DaryHeap<u32, 2, u128, true>>(&calls), &heap);
+        prop_assert_eq!(&answers::<DaryHeap<u32, 4, u128, true>>(&calls), &heap);
+        prop_assert_eq!(&answers::<DaryHeap<u32, 8, Key, true>>(&calls), &heap);
+        prop_assert_eq!(&answers::<MinOutside<u32, Heap<u32>>>(&calls), &heap);
+        prop_assert_eq!(&answers::<MinOutside<u32, PackedHeap<u32>>>(&calls), &heap);
+        prop_assert_eq!(&answers::<MinOutside<u32, DaryHeap<u32, 4, u128>>>(&calls), &heap);
     }
 }

@@ -1,5 +1,6 @@
-//! Stores the engine's `Heap` is measured against (benches/event_queue, issue 19). Each
-//! pops in `Key` order like the heap (tests/event_queue_candidates.rs).
+//! Stores the engine's `PackedHeap` and the std heap on `Key` (`Heap`) are measured
+//! against (benches/event_queue, issue 19). Each pops in `Key` order like the heap
+//! (tests/event_queue_candidates.rs).
 
 use hetpath_sim::engine::{Heap, Key, Pending};
 use std::cmp::Reverse;
@@ -66,17 +67,6 @@ pub struct Radix<E> {
     len: usize,
 }
 
-fn pack(k: Key) -> u128 {
-    (k.time.0 as u128) << 64 | k.seq as u128
-}
-
-fn unpack(k: u128) -> Key {
-    Key {
-        time: hetpath_proto::Time((k >> 64) as u64),
-        seq: k as u64,
-    }
-}
-
 impl<E> Default for Radix<E> {
     fn default() -> Self {
         Radix {
@@ -106,7 +96,7 @@ impl<E> Radix<E> {
 
 impl<E> Pending<E> for Radix<E> {
     fn push(&mut self, key: Key, event: E) {
-        let k = pack(key);
+        let k = key.packed();
         if k < self.last {
             self.early.push(key, event);
         } else {
@@ -120,10 +110,14 @@ impl<E> Pending<E> for Radix<E> {
             return Some(k);
         }
         if !self.buckets[0].is_empty() {
-            return Some(unpack(self.last));
+            return Some(Key::from_packed(self.last));
         }
         let b = self.lowest()?;
-        self.buckets[b].iter().map(|e| e.0).min().map(unpack)
+        self.buckets[b]
+            .iter()
+            .map(|e| e.0)
+            .min()
+            .map(Key::from_packed)
     }
 
     fn pop(&mut self) -> Option<(Key, E)> {
@@ -148,7 +142,7 @@ impl<E> Pending<E> for Radix<E> {
         }
         let (k, event) = self.buckets[0].pop()?;
         self.len -= 1;
-        Some((unpack(k), event))
+        Some((Key::from_packed(k), event))
     }
 
     fn len(&self) -> usize {
@@ -183,5 +177,186 @@ impl<E> Pending<E> for SortedDeque<E> {
     }
     fn len(&self) -> usize {
         self.0.len()
+    }
+}
+
+/// How a `DaryHeap` holds and compares a key: as the `Key` itself (time, then seq) or
+/// packed into one `u128`, to see which comparison is cheaper.
+///
+/// # Safety
+/// `cmp` must not panic: the heap moves entries through a hole while comparing.
+pub unsafe trait SortKey: Copy + Ord {
+    fn of(key: Key) -> Self;
+    fn key(self) -> Key;
+}
+
+// SAFETY: the derived lexicographic comparison of two integers does not panic.
+unsafe impl SortKey for Key {
+    fn of(key: Key) -> Self {
+        key
+    }
+    fn key(self) -> Key {
+        self
+    }
+}
+
+// SAFETY: comparing two integers does not panic.
+unsafe impl SortKey for u128 {
+    fn of(key: Key) -> Self {
+        key.packed()
+    }
+    fn key(self) -> Key {
+        Key::from_packed(self)
+    }
+}
+
+/// An implicit min-heap with `D` children per node: half (D = 4) or a third (D = 8) of a
+/// binary heap's depth, at the cost of choosing the least of up to `D` children per level.
+/// A pop moves the last entry into the root's place and sifts it down; with `TO_BOTTOM`
+/// (as std's `BinaryHeap` does) it first walks the hole down to a leaf without comparing
+/// that entry, which usually belongs near the bottom, then sifts it up from there.
+pub struct DaryHeap<E, const D: usize, K, const TO_BOTTOM: bool = false> {
+    entries: Vec<(K, E)>,
+}
+
+impl<E, const D: usize, K, const TO_BOTTOM: bool> Default for DaryHeap<E, D, K, TO_BOTTOM> {
+    fn default() -> Self {
+        DaryHeap {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<E, const D: usize, K: SortKey, const TO_BOTTOM: bool> DaryHeap<E, D, K, TO_BOTTOM> {
+    /// Moves the entry at `i` up past every parent with a larger key.
+    fn sift_up(&mut self, mut i: usize) {
+        let base = self.entries.as_mut_ptr();
+        // SAFETY: every index is below len; the entry read out is written back once, to
+        // the hole, after the moves (no comparison between them panics: `SortKey`).
+        unsafe {
+            let moving = std::ptr::read(base.add(i));
+            while i > 0 {
+                let parent = (i - 1) / D;
+                if moving.0 >= (*base.add(parent)).0 {
+                    break;
+                }
+                std::ptr::copy_nonoverlapping(base.add(parent), base.add(i), 1);
+                i = parent;
+            }
+            std::ptr::write(base.add(i), moving);
+        }
+    }
+
+    /// Moves the entry at `i` down past every least child with a smaller key (with
+    /// `TO_BOTTOM`, from the root only: the walk back up stops at the root).
+    fn sift_down(&mut self, mut i: usize) {
+        let len = self.entries.len();
+        let base = self.entries.as_mut_ptr();
+        // SAFETY: as in `sift_up`; children are read only below len.
+        unsafe {
+            let moving = std::ptr::read(base.add(i));
+            loop {
+                let first = D * i + 1;
+                let mut least = first;
+                if first + D <= len {
+                    for c in first + 1..first + D {
+                        if (*base.add(c)).0 < (*base.add(least)).0 {
+                            least = c;
+                        }
+                    }
+                } else if first < len {
+                    for c in first + 1..len {
+                        if (*base.add(c)).0 < (*base.add(least)).0 {
+                            least = c;
+                        }
+                    }
+                } else {
+                    break;
+                }
+                if !TO_BOTTOM && (*base.add(least)).0 >= moving.0 {
+                    break;
+                }
+                std::ptr::copy_nonoverlapping(base.add(least), base.add(i), 1);
+                i = least;
+            }
+            if TO_BOTTOM {
+                while i > 0 {
+                    let parent = (i - 1) / D;
+                    if moving.0 >= (*base.add(parent)).0 {
+                        break;
+                    }
+                    std::ptr::copy_nonoverlapping(base.add(parent), base.add(i), 1);
+                    i = parent;
+                }
+            }
+            std::ptr::write(base.add(i), moving);
+        }
+    }
+}
+
+impl<E, const D: usize, K: SortKey, const TO_BOTTOM: bool> Pending<E>
+    for DaryHeap<E, D, K, TO_BOTTOM>
+{
+    fn push(&mut self, key: Key, event: E) {
+        self.entries.push((K::of(key), event));
+        self.sift_up(self.entries.len() - 1);
+    }
+    fn peek(&self) -> Option<Key> {
+        self.entries.first().map(|e| e.0.key())
+    }
+    fn pop(&mut self) -> Option<(Key, E)> {
+        let mut last = self.entries.pop()?;
+        if !self.entries.is_empty() {
+            std::mem::swap(&mut last, &mut self.entries[0]);
+            self.sift_down(0);
+        }
+        Some((last.0.key(), last.1))
+    }
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// Any store with its minimum held outside it when that minimum was pushed while nothing
+/// earlier was pending: an event scheduled before all others and popped next never
+/// touches the store.
+pub struct MinOutside<E, P> {
+    /// When set, earlier than every key in `rest`.
+    front: Option<(Key, E)>,
+    rest: P,
+}
+
+impl<E, P: Default> Default for MinOutside<E, P> {
+    fn default() -> Self {
+        MinOutside {
+            front: None,
+            rest: P::default(),
+        }
+    }
+}
+
+impl<E, P: Pending<E>> Pending<E> for MinOutside<E, P> {
+    fn push(&mut self, key: Key, event: E) {
+        match &self.front {
+            Some((f, _)) if key < *f => {
+                let (k, e) = self.front.replace((key, event)).expect("a front entry");
+                self.rest.push(k, e);
+            }
+            Some(_) => self.rest.push(key, event),
+            None if self.rest.peek().is_none_or(|k| key < k) => self.front = Some((key, event)),
+            None => self.rest.push(key, event),
+        }
+    }
+    fn peek(&self) -> Option<Key> {
+        match &self.front {
+            Some((k, _)) => Some(*k),
+            None => self.rest.peek(),
+        }
+    }
+    fn pop(&mut self) -> Option<(Key, E)> {
+        self.front.take().or_else(|| self.rest.pop())
+    }
+    fn len(&self) -> usize {
+        self.rest.len() + usize::from(self.front.is_some())
     }
 }

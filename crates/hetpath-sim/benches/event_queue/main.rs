@@ -13,14 +13,21 @@
 
 mod candidates;
 
-use candidates::{KeysSlab, Radix, SortedDeque};
+use candidates::{DaryHeap, KeysSlab, MinOutside, Radix, SortedDeque};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use hetpath_proto::Time;
-use hetpath_sim::engine::{Heap, Pending, Queue};
+use hetpath_sim::engine::{Heap, Key, PackedHeap, Pending, Queue};
 use std::hint::black_box;
 
 /// The size of the engine's `Ev` (16 bytes, measured), so entries weigh the same.
 type Ev = [u64; 2];
+
+type Dary4Pair = DaryHeap<Ev, 4, Key>;
+type Dary4U128 = DaryHeap<Ev, 4, u128>;
+type Dary8Pair = DaryHeap<Ev, 8, Key>;
+type Dary8U128 = DaryHeap<Ev, 8, u128>;
+type Dary2U128Bottom = DaryHeap<Ev, 2, u128, true>;
+type Dary4U128Bottom = DaryHeap<Ev, 4, u128, true>;
 
 const MIXES: [&str; 5] = [
     "dumbbell",
@@ -160,12 +167,52 @@ fn mixes(c: &mut Criterion) {
             heap,
             "sorted deque on {name}"
         );
+        assert_eq!(order::<PackedHeap<Ev>>(&mix), heap, "u128 heap on {name}");
+        assert_eq!(order::<Dary4Pair>(&mix), heap, "4-ary on {name}");
+        assert_eq!(order::<Dary4U128>(&mix), heap, "4-ary u128 on {name}");
+        assert_eq!(order::<Dary8Pair>(&mix), heap, "8-ary on {name}");
+        assert_eq!(order::<Dary8U128>(&mix), heap, "8-ary u128 on {name}");
+        assert_eq!(
+            order::<Dary2U128Bottom>(&mix),
+            heap,
+            "2-ary to bottom on {name}"
+        );
+        assert_eq!(
+            order::<Dary4U128Bottom>(&mix),
+            heap,
+            "4-ary to bottom on {name}"
+        );
+        assert_eq!(
+            order::<MinOutside<Ev, PackedHeap<Ev>>>(&mix),
+            heap,
+            "min outside the u128 heap on {name}"
+        );
+        assert_eq!(
+            order::<MinOutside<Ev, Heap<Ev>>>(&mix),
+            heap,
+            "min outside the heap on {name}"
+        );
+        assert_eq!(
+            order::<MinOutside<Ev, Dary4U128>>(&mix),
+            heap,
+            "min outside a 4-ary heap on {name}"
+        );
         let mut g = c.benchmark_group(format!("event_mix/{name}"));
         g.throughput(Throughput::Elements(mix.pops));
         bench_one::<Heap<Ev>>(&mut g, "binary_heap", &mix);
         bench_one::<KeysSlab<Ev>>(&mut g, "keys_slab", &mix);
         bench_one::<Radix<Ev>>(&mut g, "radix", &mix);
         bench_one::<SortedDeque<Ev>>(&mut g, "sorted_deque", &mix);
+        bench_one::<PackedHeap<Ev>>(&mut g, "binary_heap_u128", &mix);
+        bench_one::<Dary4Pair>(&mut g, "dary4_pair", &mix);
+        bench_one::<Dary4U128>(&mut g, "dary4_u128", &mix);
+        bench_one::<Dary8Pair>(&mut g, "dary8_pair", &mix);
+        bench_one::<Dary8U128>(&mut g, "dary8_u128", &mix);
+        bench_one::<Dary2U128Bottom>(&mut g, "dary2_u128_bottom", &mix);
+        bench_one::<Dary4U128Bottom>(&mut g, "dary4_u128_bottom", &mix);
+        bench_one::<MinOutside<Ev, PackedHeap<Ev>>>(&mut g, "min_outside_binary_u128", &mix);
+        bench_one::<MinOutside<Ev, Heap<Ev>>>(&mut g, "min_outside_binary", &mix);
+        bench_one::<MinOutside<Ev, Dary4U128>>(&mut g, "min_outside_dary4_u128", &mix);
         g.finish();
     }
 }
