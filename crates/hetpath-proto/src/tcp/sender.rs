@@ -9,7 +9,7 @@ use super::prr::Prr;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use crate::cc::{CongestionControl, CongestionEvent, RecoveryStyle};
-use crate::time::{Dur, Time};
+use crate::time::{earliest, Dur, Time};
 
 /// Loss recovery as this connection runs it: the controller's published style, or
 /// RFC 6675 SACK-based recovery when SACK was negotiated.
@@ -396,14 +396,8 @@ impl Sender {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        [
-            self.rto_deadline,
-            self.persist_deadline,
-            self.pacer.and_then(|p| p.deadline()),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let pacer = self.pacer.and_then(|p| p.deadline());
+        earliest(earliest(self.rto_deadline, self.persist_deadline), pacer)
     }
 
     /// Handles expired timers.

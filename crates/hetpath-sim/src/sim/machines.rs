@@ -325,9 +325,11 @@ impl Simulation {
         if self.waiters[d.index()].is_empty() {
             return;
         }
-        let mut list = std::mem::take(&mut self.waiters[d.index()]);
+        // The list is swapped with a kept buffer, not taken: `waiters[d]` refills at once.
+        let mut list = std::mem::take(&mut self.woken);
+        std::mem::swap(&mut list, &mut self.waiters[d.index()]);
         list.sort_unstable();
-        for m in list {
+        for &m in &list {
             let s = &self.machines[m.index()];
             let held = s.blocked.as_ref().is_some_and(|b| b.0 == d) || s.waiting.contains(&d);
             if (tx_done && held) || s.watching.contains(&d) {
@@ -337,6 +339,8 @@ impl Simulation {
                 self.waiters[d.index()].push(m);
             }
         }
+        list.clear();
+        self.woken = list;
     }
 
     /// After any input to a machine: send what it sends, handle its events, and keep its

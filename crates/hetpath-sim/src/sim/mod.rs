@@ -125,6 +125,9 @@ pub struct Simulation {
     streams: Vec<Vec<Option<FlowId>>>,
     /// Events drained from a machine, reused from drive to drive.
     scratch: Vec<hetpath_proto::machine::Event>,
+    /// `wake_waiters`' list, kept to be reused (a machine at a full queue waits on it at
+    /// every packet).
+    woken: Vec<MachineId>,
     /// Server-side connections not yet accepted: (node, local, remote) -> flow.
     expected: HashMap<(NodeId, hetpath_proto::Endpoint, hetpath_proto::Endpoint), FlowId>,
     series: Series,
@@ -173,6 +176,7 @@ impl Simulation {
             flows: Vec::new(),
             streams: Vec::new(),
             scratch: Vec::new(),
+            woken: Vec::new(),
             expected: HashMap::new(),
             series: Series::default(),
             next_uid: 0,

@@ -87,13 +87,24 @@ impl Routes {
             _ => dst,
         };
         let (n, t) = (node as usize, dst as usize);
+        // The packet path: a column already built, one index.
+        if let Table::Dense(cols) = &self.table {
+            if let Some(&hop) = cols.get(t).and_then(OnceCell::get).and_then(|c| c.get(n)) {
+                return (hop != NONE).then_some(DirId(hop));
+            }
+        }
+        self.next_hop_cold(n, t)
+    }
+
+    #[cold]
+    fn next_hop_cold(&self, n: usize, t: usize) -> Option<DirId> {
         if n >= self.out.len() || t >= self.out.len() {
             return None;
         }
         let hop = match &self.table {
             Table::Dense(cols) => cols[t].get_or_init(|| self.column(t))[n],
             Table::Sparse(cache) => {
-                let hit = cache.borrow().get(&(node, dst)).copied();
+                let hit = cache.borrow().get(&(n as u32, t as u32)).copied();
                 hit.unwrap_or_else(|| self.fill_path(cache, n, t))
             }
         };
