@@ -222,7 +222,7 @@ impl CongestionControl for Cubic {
         };
         ep.est_rem += alpha as u128 * self.mss as u128 * ack.credit as u128;
         let den = self.alpha_den as u128 * cwnd as u128;
-        let inc = ep.est_rem / den;
+        let inc = div(ep.est_rem, den);
         ep.est_rem -= inc * den;
         ep.w_est = ep.w_est.saturating_add(inc.min(u64::MAX as u128) as u64);
 
@@ -242,7 +242,7 @@ impl CongestionControl for Cubic {
                 .min(1.5 * cwnd as f64);
             let target = (target.max(0.0) as u64).max(cwnd);
             ep.grow_rem += (target - cwnd) as u128 * ack.credit as u128;
-            let inc = ep.grow_rem / cwnd as u128;
+            let inc = div(ep.grow_rem, cwnd as u128);
             ep.grow_rem -= inc * cwnd as u128;
             self.cwnd = self.cwnd.saturating_add(inc.min(u64::MAX as u128) as u64);
         }
@@ -290,10 +290,29 @@ impl CongestionControl for Cubic {
     }
 }
 
+/// `a / b`, in 64-bit arithmetic when both fit (every window in practice): the
+/// remainders are 128-bit only so that no product can overflow, and this runs per ACK.
+#[inline]
+fn div(a: u128, b: u128) -> u128 {
+    if (a | b) >> 64 == 0 {
+        (a as u64 / b as u64) as u128
+    } else {
+        a / b
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::*;
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn the_64_bit_division_is_the_128_bit_one(a: u128, b in 1u128.., small: bool) {
+            let (a, b) = if small { (a >> 64, (b >> 64).max(1)) } else { (a, b) };
+            proptest::prop_assert_eq!(div(a, b), a / b);
+        }
+    }
 
     /// The RFC 9438 defaults the tests reason with.
     const C: f64 = 0.4;

@@ -451,8 +451,10 @@ impl Machine for Host {
             conn.handle_local_congestion(now);
         }
         if let Some(k) = self.dirty.iter().position(|&x| x == c) {
-            self.dirty.remove(k);
-            self.dirty.push_back(c);
+            if k + 1 < self.dirty.len() {
+                self.dirty.remove(k);
+                self.dirty.push_back(c);
+            }
         }
         mode
     }
