@@ -41,7 +41,10 @@ def old_binary(rev: str) -> Path:
     if not tree.exists():
         base.mkdir(parents=True, exist_ok=True)
         sh(["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), sha])
-    return build(tree, base / "target")
+    # A target directory per revision: Cargo names a workspace crate's artifacts by its
+    # path relative to the workspace, so two trees sharing one would overwrite each
+    # other's libraries and link one revision's engine against another's protocols.
+    return build(tree, base / f"target-{sha}")
 
 
 def wall(binary: Path, scenario: Path) -> tuple[float, int]:

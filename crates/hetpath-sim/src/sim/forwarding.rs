@@ -176,7 +176,7 @@ impl Simulation {
 
     /// The machines watching `d` see the packet; then it joins the queue.
     #[inline]
-    fn depart(&mut self, d: DirId, k: FrameKey) {
+    pub(super) fn depart(&mut self, d: DirId, k: FrameKey) {
         for i in 0..self.departure[d.index()].len() {
             let (m, iface) = self.departure[d.index()][i];
             if self.show(m, At::Departure(iface), k) == Verdict::Consume {
