@@ -325,7 +325,7 @@ impl Simulation {
         if self.waiters[d.index()].is_empty() {
             return;
         }
-        // The list is swapped with a kept buffer, not taken: `waiters[d]` refills at once.
+        // Swapped with a kept buffer, so that neither list is freed and grown again.
         let mut list = std::mem::take(&mut self.woken);
         std::mem::swap(&mut list, &mut self.waiters[d.index()]);
         list.sort_unstable();

@@ -125,8 +125,7 @@ pub struct Simulation {
     streams: Vec<Vec<Option<FlowId>>>,
     /// Events drained from a machine, reused from drive to drive.
     scratch: Vec<hetpath_proto::machine::Event>,
-    /// `wake_waiters`' list, kept to be reused (a machine at a full queue waits on it at
-    /// every packet).
+    /// `wake_waiters`' buffer, reused (a host at a full queue waits once per packet).
     woken: Vec<MachineId>,
     /// Server-side connections not yet accepted: (node, local, remote) -> flow.
     expected: HashMap<(NodeId, hetpath_proto::Endpoint, hetpath_proto::Endpoint), FlowId>,

@@ -96,6 +96,7 @@ impl Routes {
         self.next_hop_cold(n, t)
     }
 
+    /// A column not built yet, the sparse table, or a node out of range.
     #[cold]
     fn next_hop_cold(&self, n: usize, t: usize) -> Option<DirId> {
         if n >= self.out.len() || t >= self.out.len() {
