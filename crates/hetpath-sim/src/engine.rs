@@ -48,100 +48,83 @@ pub trait Pending<E>: Default {
     }
 }
 
-/// A binary heap of (key, event) entries, compared on `Key` (the engine's store until
-/// `PackedHeap`; the benchmark's reference).
-pub struct Heap<E>(BinaryHeap<Entry<E>>);
-
-struct Entry<E> {
-    key: Key,
-    event: E,
+/// How a heap entry holds its key: as `Key`, or packed into one `u128` (`Key::packed`),
+/// which orders the same and compares in one step.
+pub trait HeapKey: Copy + Ord {
+    fn of(key: Key) -> Self;
+    fn key(self) -> Key;
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
+impl HeapKey for Key {
+    fn of(key: Key) -> Self {
+        key
     }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Entry<E> {
-    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest entry.
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.key.cmp(&self.key)
+    fn key(self) -> Key {
+        self
     }
 }
 
-impl<E> Default for Heap<E> {
-    fn default() -> Self {
-        Heap(BinaryHeap::new())
+impl HeapKey for u128 {
+    fn of(key: Key) -> Self {
+        key.packed()
+    }
+    fn key(self) -> Key {
+        Key::from_packed(self)
     }
 }
 
-impl<E> Pending<E> for Heap<E> {
-    fn push(&mut self, key: Key, event: E) {
-        self.0.push(Entry { key, event });
-    }
-    fn peek(&self) -> Option<Key> {
-        self.0.peek().map(|e| e.key)
-    }
-    fn pop(&mut self) -> Option<(Key, E)> {
-        self.0.pop().map(|e| (e.key, e.event))
-    }
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-}
+/// A binary heap of (key, event) entries, the key held as `K`.
+pub struct BinaryStore<E, K>(BinaryHeap<Entry<E, K>>);
 
-/// The engine's store: a binary heap of (key, event) entries with the key packed
-/// (`Key::packed`), so that a sift step compares one `u128` rather than a time then a
+/// The engine's store: a sift step compares one `u128` rather than a time then a
 /// sequence number.
-pub struct PackedHeap<E>(BinaryHeap<PackedEntry<E>>);
+pub type PackedHeap<E> = BinaryStore<E, u128>;
 
-struct PackedEntry<E> {
-    key: u128,
+/// The same heap compared on `Key` (the engine's store until `PackedHeap`; the
+/// benchmark's reference).
+pub type Heap<E> = BinaryStore<E, Key>;
+
+struct Entry<E, K> {
+    key: K,
     event: E,
 }
 
-impl<E> PartialEq for PackedEntry<E> {
+impl<E, K: Ord> PartialEq for Entry<E, K> {
     fn eq(&self, o: &Self) -> bool {
         self.key == o.key
     }
 }
-impl<E> Eq for PackedEntry<E> {}
-impl<E> PartialOrd for PackedEntry<E> {
+impl<E, K: Ord> Eq for Entry<E, K> {}
+impl<E, K: Ord> PartialOrd for Entry<E, K> {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
-impl<E> Ord for PackedEntry<E> {
+impl<E, K: Ord> Ord for Entry<E, K> {
     /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest entry.
     fn cmp(&self, o: &Self) -> Ordering {
         o.key.cmp(&self.key)
     }
 }
 
-impl<E> Default for PackedHeap<E> {
+impl<E, K: HeapKey> Default for BinaryStore<E, K> {
     fn default() -> Self {
-        PackedHeap(BinaryHeap::new())
+        BinaryStore(BinaryHeap::new())
     }
 }
 
-impl<E> Pending<E> for PackedHeap<E> {
+impl<E, K: HeapKey> Pending<E> for BinaryStore<E, K> {
     fn push(&mut self, key: Key, event: E) {
-        self.0.push(PackedEntry {
-            key: key.packed(),
+        self.0.push(Entry {
+            key: K::of(key),
             event,
         });
     }
     fn peek(&self) -> Option<Key> {
-        self.0.peek().map(|e| Key::from_packed(e.key))
+        self.0.peek().map(|e| e.key.key())
     }
     fn pop(&mut self) -> Option<(Key, E)> {
-        self.0.pop().map(|e| (Key::from_packed(e.key), e.event))
+        self.0.pop().map(|e| (e.key.key(), e.event))
     }
     fn len(&self) -> usize {
         self.0.len()

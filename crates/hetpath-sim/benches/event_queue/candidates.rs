@@ -2,7 +2,7 @@
 //! against (benches/event_queue, issue 19). Each pops in `Key` order like the heap
 //! (tests/event_queue_candidates.rs).
 
-use hetpath_sim::engine::{Heap, Key, Pending};
+use hetpath_sim::engine::{Heap, HeapKey, Key, Pending};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -180,35 +180,18 @@ impl<E> Pending<E> for SortedDeque<E> {
     }
 }
 
-/// How a `DaryHeap` holds and compares a key: as the `Key` itself (time, then seq) or
-/// packed into one `u128`, to see which comparison is cheaper.
+/// A key a `DaryHeap` may hold (`HeapKey`: the `Key` itself, or packed into one `u128`)
+/// whose comparison the heap can rely on.
 ///
 /// # Safety
 /// `cmp` must not panic: the heap moves entries through a hole while comparing.
-pub unsafe trait SortKey: Copy + Ord {
-    fn of(key: Key) -> Self;
-    fn key(self) -> Key;
-}
+pub unsafe trait SortKey: HeapKey {}
 
 // SAFETY: the derived lexicographic comparison of two integers does not panic.
-unsafe impl SortKey for Key {
-    fn of(key: Key) -> Self {
-        key
-    }
-    fn key(self) -> Key {
-        self
-    }
-}
+unsafe impl SortKey for Key {}
 
 // SAFETY: comparing two integers does not panic.
-unsafe impl SortKey for u128 {
-    fn of(key: Key) -> Self {
-        key.packed()
-    }
-    fn key(self) -> Key {
-        Key::from_packed(self)
-    }
-}
+unsafe impl SortKey for u128 {}
 
 /// An implicit min-heap with `D` children per node: half (D = 4) or a third (D = 8) of a
 /// binary heap's depth, at the cost of choosing the least of up to `D` children per level.
@@ -279,17 +262,10 @@ impl<E, const D: usize, K: SortKey, const TO_BOTTOM: bool> DaryHeap<E, D, K, TO_
                 std::ptr::copy_nonoverlapping(base.add(least), base.add(i), 1);
                 i = least;
             }
-            if TO_BOTTOM {
-                while i > 0 {
-                    let parent = (i - 1) / D;
-                    if moving.0 >= (*base.add(parent)).0 {
-                        break;
-                    }
-                    std::ptr::copy_nonoverlapping(base.add(parent), base.add(i), 1);
-                    i = parent;
-                }
-            }
             std::ptr::write(base.add(i), moving);
+        }
+        if TO_BOTTOM {
+            self.sift_up(i);
         }
     }
 }
