@@ -37,12 +37,20 @@ class ResultsStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._file: Optional[TextIO] = None
+        #: What the file held when last read or written: (its size, its runs), the
+        #: results shared with what ``load`` returns (callers read them, never change
+        #: them). A reproduction in rounds loads the store once per round, and parsing
+        #: every run so far again took seconds of a full one.
+        self._known: Optional[tuple[int, dict[str, Any]]] = None
 
     def load(self) -> dict[str, Any]:
         """Stored runs: key -> the run's result."""
         runs: dict[str, Any] = {}
         if not self.path.is_file():
             return runs
+        size = self.path.stat().st_size
+        if self._known is not None and self._known[0] == size:
+            return dict(self._known[1])
         with naming(self.path), open(self.path, encoding="utf-8") as f:
             for line in f:
                 try:
@@ -50,6 +58,7 @@ class ResultsStore:
                     runs[entry["key"]] = entry["result"]
                 except (ValueError, KeyError, TypeError):
                     continue  # a line cut short by a kill: run it again
+        self._known = (size, dict(runs))
         return runs
 
     def add(self, key: str, seed: int, result: Any) -> None:
@@ -61,8 +70,15 @@ class ResultsStore:
                     self._file.seek(self._file.tell() - 1)
                     if self._file.read(1) != "\n":
                         self._file.write("\n")
+            before = self._file.tell()
             self._file.write(json.dumps({"key": key, "seed": seed, "result": result}) + "\n")
             self._file.flush()
+            # Keep what was read up to date, unless the file changed since (a line cut
+            # short, ended above): then the next load reads it again.
+            known, self._known = self._known, None
+            if known is not None and known[0] == before:
+                known[1][key] = result
+                self._known = (self._file.tell(), known[1])
 
     def close(self) -> None:
         if self._file is not None:

@@ -125,35 +125,58 @@ def _key(task: Task) -> dict[str, Any]:
 
 
 def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str, int]], pages: int) -> list[Task]:
+    # A point's seeds share one scenario text (the seed goes beside it): written once per
+    # point, not per run (a deep copy and a TOML dump, 2 ms each).
+    texts: dict[tuple[Point, str], str] = {}
     return [
         Task(point=tuple(pt.params().items()) + (("experiment", pt.experiment),), protocol=proto, seed=seed,
-             text=scenario_text(base, pt, proto, pages), source=source)
+             text=texts.get((pt, proto)) or texts.setdefault((pt, proto), scenario_text(base, pt, proto, pages)),
+             source=source)
         for pt, proto, seed in todo
     ]
 
 
-def _run(ctx: Context, tasks: list[Task]) -> tuple[list[dict[str, Any]], list[pd.DataFrame]]:
-    """(one record per run, one frame of pages per run) of ``tasks``, in task order; runs
-    in the results store are not run again (``--resume``)."""
-    results = run_stored(run_pages, tasks, ctx.store, ctx.backend, ctx.progress)
-    return [r["run"] for r in results], [_pages(t, r["pages"]) for t, r in zip(tasks, results)]
+def _run(ctx: Context, tasks: list[Task]) -> list[dict[str, Any]]:
+    """What ``run_pages`` returned for each of ``tasks``, in task order; runs in the
+    results store are not run again (``--resume``)."""
+    return run_stored(run_pages, tasks, ctx.store, ctx.backend, ctx.progress)
 
 
-def _pages(task: Task, columns: dict[str, list[Any]]) -> pd.DataFrame:
-    """A run's pages as a frame, each row led by the run's key."""
-    key = _key(task)
-    return pd.DataFrame(columns, columns=list(PAGE_COLUMNS)).assign(**key)[[*key, *PAGE_COLUMNS]]
+class Pages:
+    """A point's pages as columns that grow run by run, each row led by its run's key.
+    One frame per point, built when read: a frame per run cost 2 ms each, 4-5 s of a full
+    reproduction in the parent while the workers wait for the next round."""
+
+    def __init__(self) -> None:
+        self._cols: dict[str, list[Any]] = {}
+
+    def add(self, task: Task, columns: dict[str, list[Any]]) -> None:
+        n = len(columns["page"])
+        for k, v in _key(task).items():
+            self._cols.setdefault(k, []).extend([v] * n)
+        for c in PAGE_COLUMNS:
+            self._cols.setdefault(c, []).extend(columns[c])
+
+    def __len__(self) -> int:
+        return len(self._cols.get("page", ()))
+
+    def times(self) -> pd.Series:
+        """The page times alone (what a round's CI needs), without building the frame."""
+        return pd.Series(self._cols.get("time_s", []), dtype=float)
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self._cols)
 
 
-def _pages_needed(g: pd.DataFrame) -> int:
-    """Pages for a 95% CI of the page time within MAX_RELATIVE_ERROR, from those so far
-    (normal approximation: n = (1.96 s / (e mean))^2); 0 when they already do."""
-    mean, ci, n = mean_ci95(g["time_s"])
+def _pages_needed(times: pd.Series) -> int:
+    """Pages for a 95% CI of the page time within MAX_RELATIVE_ERROR, from the page times
+    so far (normal approximation: n = (1.96 s / (e mean))^2); 0 when they already do."""
+    mean, ci, n = mean_ci95(times)
     if mean is None or ci is None or n < 2:
         return MAX_PAGES
     if ci <= MAX_RELATIVE_ERROR * mean:
         return 0
-    return math.ceil((1.96 * g["time_s"].std() / (MAX_RELATIVE_ERROR * mean)) ** 2)
+    return math.ceil((1.96 * times.std() / (MAX_RELATIVE_ERROR * mean)) ** 2)
 
 
 def reproduce(ctx: Context) -> list[Finding]:
@@ -169,20 +192,20 @@ def reproduce(ctx: Context) -> list[Finding]:
     # Each point's runs and pages, kept apart: the rounds and the findings read them per
     # point, and masking one frame of half a million pages per point would be slow.
     runs_of: dict[tuple[Point, str], list[dict[str, Any]]] = defaultdict(list)
-    pages_of: dict[tuple[Point, str], list[pd.DataFrame]] = defaultdict(list)
+    pages_of: dict[tuple[Point, str], Pages] = defaultdict(Pages)
     for r in range(rounds):
         batch = [(pt, proto, seed) for pt, proto, seeds in todo for seed in seeds]
-        more_runs, more_pages = _run(ctx, _tasks(base, str(path), batch, pages))
-        for (pt, proto, _), run, pgs in zip(batch, more_runs, more_pages):
-            runs_of[pt, proto].append(run)
-            pages_of[pt, proto].append(pgs)
+        tasks = _tasks(base, str(path), batch, pages)
+        for (pt, proto, _), task, result in zip(batch, tasks, _run(ctx, tasks)):
+            runs_of[pt, proto].append(result["run"])
+            pages_of[pt, proto].add(task, result["pages"])
         if r + 1 == rounds:
             break
         # More seeds where the CI is still too wide: as many as the spread so far asks for.
         short = []
         for pt, proto, seeds in todo:
-            g = pd.concat(pages_of[pt, proto], ignore_index=True)
-            want = min(_pages_needed(g), MAX_PAGES) - len(g)
+            times = pages_of[pt, proto].times()
+            want = min(_pages_needed(times), MAX_PAGES) - len(times)
             if want > 0:
                 n = math.ceil(want / pages)
                 short.append((pt, proto, range(seeds.stop, seeds.stop + n)))
@@ -191,12 +214,12 @@ def reproduce(ctx: Context) -> list[Finding]:
             break
         ctx.note(f"{NAME}: {len(todo)} points short of 6% relative error: "
                  f"{sum(len(t[2]) for t in todo)} more runs")
-    if not any(len(g) for gs in pages_of.values() for g in gs):
+    if not any(len(p) for p in pages_of.values()):
         raise ScenarioError(f"{path}: no run completed a page")
     found = findings(pages_of, runs_of, points(ctx))
     if ctx.out_dir is not None:
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
-        frame = pd.concat([g for gs in pages_of.values() for g in gs], ignore_index=True)
+        frame = pd.concat([p.frame() for p in pages_of.values()], ignore_index=True)
         write_csv(frame, ctx.out_dir / "pages.csv")
         write_csv(pd.DataFrame([r for rs in runs_of.values() for r in rs]), ctx.out_dir / "runs.csv")
         from . import lift_plots
@@ -206,12 +229,12 @@ def reproduce(ctx: Context) -> list[Finding]:
     return found
 
 
-def findings(pages_of: dict[tuple[Point, str], list[pd.DataFrame]],
+def findings(pages_of: dict[tuple[Point, str], Pages],
              runs_of: dict[tuple[Point, str], list[dict[str, Any]]], pts: list[Point]) -> list[Finding]:
     out = []
     for pt in pts:
         for proto in protocols(pt):
-            g = pd.concat(pages_of[pt, proto], ignore_index=True)
+            g = pages_of[pt, proto].frame()
             r = pd.DataFrame(runs_of[pt, proto])
             # A run that ends before its pages are fetched (the horizon) is "not completed";
             # its completed pages still count.
