@@ -19,6 +19,7 @@ its figures (``scenarios/lift/paper.toml``); :func:`compare` checks each one.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -127,11 +128,13 @@ def _key(task: Task) -> dict[str, Any]:
 def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str, int]], pages: int) -> list[Task]:
     # A point's seeds share one scenario text (the seed goes beside it): written once per
     # point, not per run (a deep copy and a TOML dump, 2 ms each).
-    texts: dict[tuple[Point, str], str] = {}
+    @functools.cache
+    def text(pt: Point, proto: str) -> str:
+        return scenario_text(base, pt, proto, pages)
+
     return [
         Task(point=tuple(pt.params().items()) + (("experiment", pt.experiment),), protocol=proto, seed=seed,
-             text=texts.get((pt, proto)) or texts.setdefault((pt, proto), scenario_text(base, pt, proto, pages)),
-             source=source)
+             text=text(pt, proto), source=source)
         for pt, proto, seed in todo
     ]
 
