@@ -26,7 +26,7 @@ use crate::rap::{
     Feedback, Iface, LoadConfig, LoadMonitor, RateMeasure, XcpRouter, XcpRouterConfig,
 };
 use crate::tcp::{self, Connection, State, TcpConfig};
-use crate::time::{Dur, Time};
+use crate::time::{earliest, Dur, Time};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
 
@@ -331,12 +331,10 @@ impl Machine for SplitPep {
             Some(Monitor::Load(m)) => m.poll_timeout(),
             None => None,
         };
-        self.splits
-            .iter()
-            .flat_map(|s| [s.near.poll_timeout(), s.far.poll_timeout()])
-            .chain([monitor])
-            .flatten()
-            .min()
+        // A plain fold: asked after every event the PEP sees, over every leg.
+        self.splits.iter().fold(monitor, |t, s| {
+            earliest(earliest(t, s.near.poll_timeout()), s.far.poll_timeout())
+        })
     }
 
     fn handle_timeout(&mut self, now: Time, node: &dyn NodeView) {
