@@ -110,10 +110,8 @@ class DaskBackend:
     def run(self, fn: Callable[[T], R], tasks: Sequence[T], on_result: Callable[[int, R], None]) -> None:
         if not tasks:
             return
-        if self._client is None:
-            with self:
-                self._run_on(self._client, fn, tasks, on_result)
-        else:
+        # Connected for this call alone unless already (``with DaskBackend(...)``).
+        with self if self._client is None else contextlib.nullcontext():
             self._run_on(self._client, fn, tasks, on_result)
 
     @contextlib.contextmanager

@@ -137,7 +137,14 @@ impl Simulation {
     /// Routes a packet from `node` (it arrived there, or a machine there sent it).
     #[inline]
     pub(super) fn forward(&mut self, node: NodeId, k: FrameKey) {
-        let Some(d) = self.next_hop_to(node, self.frames[k].packet.ip.dst) else {
+        let hop = self.next_hop_to(node, self.frames[k].packet.ip.dst);
+        self.leave_by(hop, k);
+    }
+
+    /// The packet leaves by `hop`, or is dropped for want of a route.
+    #[inline]
+    fn leave_by(&mut self, hop: Option<DirId>, k: FrameKey) {
+        let Some(d) = hop else {
             self.frames.remove(k);
             self.no_route_drops += 1;
             return;
@@ -145,24 +152,15 @@ impl Simulation {
         self.depart(d, k);
     }
 
-    /// A machine's packet leaves its node as it asked.
+    /// A machine's packet leaves its node as it asked, by `hop` (`hop_of` its `via`).
     #[inline]
-    pub(super) fn send_from(&mut self, m: MachineId, via: Via, k: FrameKey) {
-        let dst = self.frames[k].packet.ip.dst;
-        match via {
-            Via::Route => {
-                let node = self.machines[m.index()].node;
-                if dst == node_addr(node) {
-                    // between layers of one node (APOHN's booster answers its TCP)
-                    return self.deliver_local(node, k, Some(m));
-                }
-                self.forward(node, k)
-            }
-            Via::Iface(i) => {
-                let d = self.machines[m.index()].ifaces[i.index()];
-                self.depart(d, k);
-            }
+    pub(super) fn send_from(&mut self, m: MachineId, via: Via, k: FrameKey, hop: Option<DirId>) {
+        let node = self.machines[m.index()].node;
+        if via == Via::Route && self.frames[k].packet.ip.dst == node_addr(node) {
+            // between layers of one node (APOHN's booster answers its TCP)
+            return self.deliver_local(node, k, Some(m));
         }
+        self.leave_by(hop, k);
     }
 
     /// The link direction `via` a packet would leave by (for a machine's flow control).
@@ -176,7 +174,7 @@ impl Simulation {
 
     /// The machines watching `d` see the packet; then it joins the queue.
     #[inline]
-    pub(super) fn depart(&mut self, d: DirId, k: FrameKey) {
+    fn depart(&mut self, d: DirId, k: FrameKey) {
         for i in 0..self.departure[d.index()].len() {
             let (m, iface) = self.departure[d.index()][i];
             if self.show(m, At::Departure(iface), k) == Verdict::Consume {
@@ -230,13 +228,24 @@ impl Simulation {
                 Some(d),
             );
         }
-        if self.oracles.is_empty() {
-            return;
+        if !self.oracles.is_empty() {
+            self.show_aside(f, self.oracles.len(), |s, j| (s.oracles[j], At::Lost));
         }
-        // In `frames` only while the oracles see it (they leave it as it is).
+    }
+
+    /// Shows a frame the network no longer carries (a lost one, a copy for a link layer's
+    /// report) to `n` machines, the j-th and its hook being `who(j)`: it is in `frames`
+    /// only while they see it, and they leave it as it is (their verdicts are ignored).
+    pub(super) fn show_aside(
+        &mut self,
+        f: Frame,
+        n: usize,
+        who: impl Fn(&Self, usize) -> (MachineId, At),
+    ) {
         let k = self.frames.insert(f);
-        for i in 0..self.oracles.len() {
-            self.show(self.oracles[i], At::Lost, k);
+        for j in 0..n {
+            let (m, at) = who(self, j);
+            self.show(m, at, k);
         }
         self.frames.remove(k);
     }

@@ -376,18 +376,15 @@ impl Simulation {
                 },
             };
             let p = &self.frames[k].packet;
-            let to_self =
-                via == Via::Route && p.ip.dst == super::node_addr(self.machines[m.index()].node);
-            match self.hop_of(m, via, p.ip.dst) {
-                Some(d) if !self.has_room(d, p.size()) && self.full_queue_holds(m, now, k) => {
+            let hop = self.hop_of(m, via, p.ip.dst);
+            if let Some(d) = hop {
+                if !self.has_room(d, p.size()) && self.full_queue_holds(m, now, k) {
                     self.machines[m.index()].blocked = Some((d, via, k));
                     self.note_waits(m, &[(d, false)]);
                     break;
                 }
-                // The hop `send_from` would find again.
-                Some(d) if !to_self => self.depart(d, k),
-                _ => self.send_from(m, via, k),
             }
+            self.send_from(m, via, k, hop);
         }
         self.machines[m.index()].sending = false;
         let slot = &mut self.machines[m.index()];

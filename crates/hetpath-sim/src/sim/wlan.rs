@@ -192,21 +192,20 @@ impl Simulation {
 
     /// The machines on direction `d` that asked learn what its MAC did with `p`.
     fn link_status(&mut self, d: DirId, f: &Frame, acked: bool) {
-        if self.link_status[d.index()].is_empty() {
-            return;
+        let n = self.link_status[d.index()].len();
+        if n > 0 {
+            self.show_aside(f.clone(), n, |s, j| {
+                let (m, i) = s.link_status[d.index()][j];
+                (
+                    m,
+                    if acked {
+                        At::LinkAcked(i)
+                    } else {
+                        At::LinkDropped(i)
+                    },
+                )
+            });
         }
-        // A copy, in `frames` only while the machines see it (they leave it as it is).
-        let k = self.frames.insert(f.clone());
-        for j in 0..self.link_status[d.index()].len() {
-            let (m, i) = self.link_status[d.index()][j];
-            let at = if acked {
-                At::LinkAcked(i)
-            } else {
-                At::LinkDropped(i)
-            };
-            self.show(m, at, k);
-        }
-        self.frames.remove(k);
     }
 
     /// A station's queue lost its head frame: machines waiting on its directions go on.
