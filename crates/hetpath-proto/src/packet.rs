@@ -167,7 +167,8 @@ pub struct TcpSegment {
     /// The timestamps option (RFC 7323), on every segment once both SYNs carried it.
     pub ts: Option<Timestamps>,
     /// Router-assisted congestion control: the request on data, the echo on ACKs.
-    pub rap: Option<RouterFeedback>,
+    /// Boxed: only router-assisted runs carry it, and inline it would double the segment.
+    pub rap: Option<Box<RouterFeedback>>,
     /// The window-scale shift its sender applies to `window` on the wire (RFC 7323
     /// section 2.3): the sender's own announced shift once both ends offered scaling, else
     /// 0. Stamped by the sending connection, so a capture writes the window field exactly
@@ -208,7 +209,7 @@ impl TcpSegment {
         n.div_ceil(4) * 4
     }
     pub fn header_len(&self) -> u32 {
-        let shim = match self.rap {
+        let shim = match self.rap.as_deref() {
             Some(RouterFeedback::Xcp(_)) => XCP_HEADER_LEN,
             _ => 0, // load-factor codes ride in the IP header's ECN bits
         };
@@ -246,24 +247,55 @@ pub enum RouterFeedback {
 }
 
 /// A fixed-capacity list of SACK blocks (no allocation on the hot path).
-#[derive(Clone, Copy, PartialEq, Eq, Default)]
+///
+/// Kept small because segments are moved whole through the engine: a block is stored as
+/// its two edges' 32-bit offsets from `base`, the lowest edge in the list, as the wire
+/// carries edges in 32 bits (RFC 2018 section 3). Blocks of one ACK lie within the
+/// receive window (at most 2^30 bytes, RFC 7323 section 2.3) and edges read off the wire
+/// within 2^32 of its ACK number, so every block of a real segment fits exactly.
+#[derive(Clone, Copy, Default)]
 pub struct SackList {
-    blocks: [SackBlock; MAX_SACK_BLOCKS],
+    base: u64,
+    edges: [(u32, u32); MAX_SACK_BLOCKS],
     len: u8,
 }
 
 impl SackList {
+    /// Appends `b`; false when the list is full, or when `b` lies 2^32 bytes or more
+    /// from the blocks already held (see the type's doc: no segment carries such).
     pub fn push(&mut self, b: SackBlock) -> bool {
-        if (self.len as usize) < MAX_SACK_BLOCKS {
-            self.blocks[self.len as usize] = b;
-            self.len += 1;
-            true
-        } else {
-            false
+        let n = self.len as usize;
+        if n == MAX_SACK_BLOCKS {
+            return false;
         }
+        let lowest = if n == 0 {
+            b.start.min(b.end)
+        } else {
+            self.base.min(b.start).min(b.end)
+        };
+        let highest = self
+            .iter()
+            .fold(b.start.max(b.end), |h, x| h.max(x.start).max(x.end));
+        if highest - lowest > u32::MAX as u64 {
+            return false;
+        }
+        let shift = (self.base - lowest.min(self.base)) as u32;
+        for e in &mut self.edges[..n] {
+            *e = (e.0 + shift, e.1 + shift);
+        }
+        self.base = lowest;
+        self.edges[n] = ((b.start - lowest) as u32, (b.end - lowest) as u32);
+        self.len += 1;
+        true
     }
-    pub fn as_slice(&self) -> &[SackBlock] {
-        &self.blocks[..self.len as usize]
+    /// The blocks in the order they were pushed.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = SackBlock> + '_ {
+        self.edges[..self.len as usize]
+            .iter()
+            .map(|&(s, e)| SackBlock {
+                start: self.base + s as u64,
+                end: self.base + e as u64,
+            })
     }
     /// Keeps the first `n` blocks (the most recent, RFC 2018 section 4).
     pub fn truncate(&mut self, n: usize) {
@@ -277,9 +309,30 @@ impl SackList {
     }
 }
 
+/// Two lists are equal when they hold the same blocks in the same order, whatever their
+/// `base` (truncation leaves it at an edge no longer held).
+impl PartialEq for SackList {
+    fn eq(&self, other: &SackList) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for SackList {}
+
+/// Pushes the blocks in order, keeping those that fit (see `push`).
+impl FromIterator<SackBlock> for SackList {
+    fn from_iter<I: IntoIterator<Item = SackBlock>>(blocks: I) -> SackList {
+        let mut list = SackList::default();
+        for b in blocks {
+            list.push(b);
+        }
+        list
+    }
+}
+
 impl fmt::Debug for SackList {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.as_slice()).finish()
+        f.debug_list().entries(self.iter()).finish()
     }
 }
 
@@ -528,6 +581,55 @@ impl Packet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn block() -> impl Strategy<Value = SackBlock> {
+        // Edges spread over 2^32 bytes, the widest a wire segment's blocks can span.
+        let edge = (1u64 << 40)..(1u64 << 40) + u32::MAX as u64;
+        (edge.clone(), edge).prop_map(|(start, end)| SackBlock { start, end })
+    }
+
+    proptest! {
+        /// The compact list gives back exactly the blocks pushed, in order, and equality
+        /// sees the blocks only (not the base a truncation leaves behind).
+        #[test]
+        fn sack_list_keeps_what_it_is_given(
+            blocks in proptest::collection::vec(block(), 0..=MAX_SACK_BLOCKS + 1),
+            keep in 0..=MAX_SACK_BLOCKS,
+        ) {
+            let mut list = SackList::default();
+            let pushed: Vec<bool> = blocks.iter().map(|&b| list.push(b)).collect();
+            let n = blocks.len().min(MAX_SACK_BLOCKS);
+            prop_assert!(pushed[..n].iter().all(|&p| p) && pushed[n..].iter().all(|&p| !p));
+            prop_assert_eq!(list.iter().collect::<Vec<_>>(), blocks[..n].to_vec());
+            list.truncate(keep);
+            let kept: SackList = blocks[..n.min(keep)].iter().copied().collect();
+            prop_assert_eq!(list, kept);
+        }
+    }
+
+    #[test]
+    fn sack_list_refuses_blocks_it_cannot_hold_exactly() {
+        let mut list = SackList::default();
+        assert!(list.push(SackBlock { start: 10, end: 20 }));
+        let far = 10 + (1u64 << 32);
+        assert!(!list.push(SackBlock {
+            start: far,
+            end: far + 1
+        }));
+        assert_eq!(list.len(), 1);
+    }
+
+    /// Packets are moved whole through the engine's frame store; at 128 bytes or less
+    /// the compiler copies them inline rather than calling `memcpy` (docs/performance.md).
+    #[test]
+    fn a_packet_is_small_enough_to_copy_inline() {
+        assert!(
+            std::mem::size_of::<Packet>() <= 128,
+            "{}",
+            std::mem::size_of::<Packet>()
+        );
+    }
 
     #[test]
     fn sizes_include_options() {

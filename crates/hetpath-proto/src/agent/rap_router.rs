@@ -58,7 +58,7 @@ impl Machine for RapRouter {
             return Verdict::Pass;
         };
         // Only data carries a request; an ACK's field is the echo on its way back.
-        match (&mut self.kind, &mut seg.rap) {
+        match (&mut self.kind, seg.rap.as_deref_mut()) {
             (RouterKind::Xcp(r), Some(RouterFeedback::Xcp(h))) if seg.len > 0 => {
                 self.stamped += 1;
                 r.on_packet(now, size, h, &iface)

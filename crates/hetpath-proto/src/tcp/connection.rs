@@ -336,7 +336,7 @@ impl Connection {
                 self.ts_recent = ts.val;
             }
         }
-        if let Some(fb) = &seg.rap {
+        if let Some(fb) = seg.rap.as_deref() {
             if seg.len > 0 {
                 // Router-assisted control: data carries the routers' feedback forward...
                 self.echo.on_segment(seg.seq, self.cfg.mss, fb);
@@ -360,7 +360,7 @@ impl Connection {
             let input = AckInput {
                 ack: seg.ack,
                 window: seg.window,
-                sack: seg.sack.as_slice(),
+                sack: &seg.sack,
                 carries_data: seg.len > 0 || syn || seg.flags.contains(TcpFlags::FIN),
                 echoed_rtt: seg.ts.filter(|_| self.ts_on).map(|ts| {
                     let ticks = Self::ts_clock(now).wrapping_sub(ts.ecr) as u64;
@@ -534,7 +534,7 @@ impl Connection {
                 let mut s = self.segment(TcpFlags::ACK, seq);
                 s.len = len;
                 let srtt = self.sender.rtt.srtt().unwrap_or(Dur::ZERO);
-                s.rap = self.sender.cc.request(srtt);
+                s.rap = self.sender.cc.request(srtt).map(Box::new);
                 s
             }
             Some(Outgoing::Fin { seq, .. }) => self.segment(TcpFlags::ACK | TcpFlags::FIN, seq),
@@ -557,7 +557,7 @@ impl Connection {
         s.window = window;
         s.sack = sack;
         if s.len == 0 {
-            s.rap = self.echo.take();
+            s.rap = self.echo.take().map(Box::new);
         }
         Some(s)
     }

@@ -209,7 +209,7 @@ impl Receiver {
             let i = self.ooo.partition_point(|r| r.1 <= seq);
             if let Some(&(s, e)) = self.ooo.get(i).filter(|r| r.0 <= seq) {
                 let b = SackBlock { start: s, end: e };
-                if !list.as_slice().contains(&b) && !list.push(b) {
+                if !list.iter().any(|x| x == b) && !list.push(b) {
                     break;
                 }
             }
@@ -293,8 +293,8 @@ mod tests {
         let (ack, _, sack) = r.on_ack_sent();
         assert_eq!(ack, 1);
         assert_eq!(
-            sack.as_slice(),
-            &[
+            sack.iter().collect::<Vec<_>>(),
+            [
                 SackBlock {
                     start: 3001,
                     end: 4001
@@ -309,8 +309,8 @@ mod tests {
         let (ack, _, sack) = r.on_ack_sent();
         assert_eq!(ack, 2001);
         assert_eq!(
-            sack.as_slice(),
-            &[SackBlock {
+            sack.iter().collect::<Vec<_>>(),
+            [SackBlock {
                 start: 3001,
                 end: 4001
             }]

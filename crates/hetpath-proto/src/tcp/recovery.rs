@@ -6,7 +6,7 @@ use super::config::{AbcCounts, ExitCredit};
 use super::prr::Prr;
 use super::sender::{RecoveryMode, Sender};
 use crate::cc::AckSample;
-use crate::packet::SackBlock;
+use crate::packet::SackList;
 use crate::time::Dur;
 use crate::time::Time;
 
@@ -15,7 +15,7 @@ use crate::time::Time;
 pub struct AckInput<'a> {
     pub ack: u64,
     pub window: u64,
-    pub sack: &'a [SackBlock],
+    pub sack: &'a SackList,
     /// The segment carried data, SYN or FIN (then it is not a duplicate ACK).
     pub carries_data: bool,
     /// The RTT its timestamp echo measures (RFC 7323 section 4), if timestamps are on.
@@ -39,7 +39,7 @@ impl Sender {
         let (una0, sacked0) = (self.snd_una, self.board.sacked_bytes());
         self.on_window_update(a.window);
         let newly_sacked = if self.mode == RecoveryMode::Sack || self.mode == RecoveryMode::Tahoe {
-            self.board.on_sack(a.sack)
+            self.board.on_sack(a.sack.iter())
         } else {
             0
         };

@@ -216,7 +216,7 @@ impl Scoreboard {
 
     /// Applies SACK blocks; returns the bytes newly SACKed. Only the parts of a block not
     /// already known are walked, so a large block repeated on every ACK costs little.
-    pub fn on_sack(&mut self, blocks: &[SackBlock]) -> u64 {
+    pub fn on_sack(&mut self, blocks: impl IntoIterator<Item = SackBlock>) -> u64 {
         let mut newly = 0;
         for b in blocks {
             let mut from = b.start;
@@ -228,7 +228,7 @@ impl Scoreboard {
                     Some(&(s, _)) => (s.min(b.end), s),
                     None => (b.end, b.end),
                 };
-                newly += self.mark_sacked(from, gap_end, b);
+                newly += self.mark_sacked(from, gap_end, &b);
                 from = next_from.max(gap_end);
             }
             self.remember_sacked(b.start, b.end);
@@ -322,7 +322,7 @@ mod tests {
     fn pipe_follows_sack_loss_and_resend() {
         let mut b = board(10);
         assert_eq!(b.pipe(), 1000);
-        b.on_sack(&[SackBlock {
+        b.on_sack([SackBlock {
             start: 101,
             end: 401,
         }]);
@@ -346,12 +346,12 @@ mod tests {
     #[test]
     fn two_sacked_segments_do_not_mark_loss_with_dupthresh_3() {
         let mut b = board(5);
-        b.on_sack(&[SackBlock {
+        b.on_sack([SackBlock {
             start: 101,
             end: 301,
         }]);
         assert!(!b.mark_lost_by_sack(3, 100));
-        b.on_sack(&[SackBlock {
+        b.on_sack([SackBlock {
             start: 301,
             end: 401,
         }]);
@@ -361,7 +361,7 @@ mod tests {
     #[test]
     fn timeout_marks_unsacked_lost_in_order() {
         let mut b = board(4);
-        b.on_sack(&[SackBlock {
+        b.on_sack([SackBlock {
             start: 201,
             end: 301,
         }]);

@@ -8,7 +8,7 @@ use crate::cc::{self, Algorithm};
 use crate::crosslayer::Signal;
 use crate::host::Listener;
 use crate::ids::ConnId;
-use crate::packet::{Addr, Packet, SackBlock, TcpFlags, TcpSegment};
+use crate::packet::{Addr, Packet, SackBlock, SackList, TcpFlags, TcpSegment};
 use crate::testing::Net;
 use crate::time::{Dur, Time};
 
@@ -162,7 +162,7 @@ fn fast_retransmits_after_bare_duplicate_acks(sack: bool) -> u64 {
         let input = AckInput {
             ack: 1,
             window: 65_535,
-            sack: &[],
+            sack: &SackList::default(),
             carries_data: false,
             echoed_rtt: None,
         };
@@ -193,7 +193,7 @@ fn ack_at(s: &mut Sender, now: Time, ack: u64, sack: &[SackBlock]) {
     let input = AckInput {
         ack,
         window: 1 << 20,
-        sack,
+        sack: &sack.iter().copied().collect(),
         carries_data: false,
         echoed_rtt: None,
     };
@@ -720,7 +720,7 @@ fn zero_window_in_flight(mode: ZeroWindow) -> (SenderStats, Option<Time>) {
     let close = AckInput {
         ack: 1 + 5 * m,
         window: 0,
-        sack: &[],
+        sack: &SackList::default(),
         carries_data: false,
         echoed_rtt: None,
     };

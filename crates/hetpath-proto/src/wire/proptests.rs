@@ -119,7 +119,7 @@ fn expected(p: &Packet, ctx: &WireCtx) -> Packet {
             ctx.window_shift()
         };
         let mut sack = SackList::default();
-        for b in s.sack.as_slice() {
+        for b in s.sack.iter() {
             sack.push(SackBlock {
                 start: b.start & m,
                 end: b.end & m,

@@ -261,7 +261,7 @@ impl TcpRepr {
             options.sack_permitted = o.sack_permitted;
             options.window_scale = (o.window_scale > 0).then_some(o.window_scale);
         }
-        for b in seg.sack.as_slice() {
+        for b in seg.sack.iter() {
             options.sack.push(ctx.rcv_seq(b.start), ctx.rcv_seq(b.end));
         }
         options.timestamps = seg.ts.map(|t| (t.val, t.ecr));
