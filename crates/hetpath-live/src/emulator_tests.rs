@@ -295,3 +295,38 @@ channel = { model = "gilbert-elliott", t_good = "20ms", t_bad = "5ms", loss_bad 
     let replay = crate::scenario::load_link(&replay_text, "x.toml", None, "l").unwrap();
     assert_eq!(run(replay.dirs), live);
 }
+
+/// Outages and the mobile host's association reach the core as the simulation has them.
+#[test]
+fn a_detached_link_brings_its_outages() {
+    let text = r#"
+[scenario]
+name = "x"
+duration = "10s"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+name = "l"
+a = "a"
+b = "b"
+rate = "1Mbps"
+delay = "5ms"
+[[link.ab.outages]]
+down = "1s"
+up = "2s"
+"#;
+    let link = crate::scenario::load_link(text, "x.toml", None, "l").unwrap();
+    let s = 1_000_000_000;
+    assert_eq!(
+        link.dirs[0].changes,
+        [(Time(s), StateChange::Down), (Time(2 * s), StateChange::Up)]
+    );
+    assert!(link.dirs[1].changes.is_empty());
+    assert_eq!(link.nodes, ["a", "b"]);
+    let e = crate::scenario::load_link(text, "x.toml", None, "m")
+        .err()
+        .unwrap();
+    assert_eq!(e.to_string(), "x.toml: link: no link named 'm'; links: l");
+}

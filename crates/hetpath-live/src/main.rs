@@ -107,6 +107,9 @@ mod linux {
     }
 
     pub fn main(args: Vec<String>) -> i32 {
+        // Stop (cleanly: SIGTERM is the loop's stop signal) if the parent dies first.
+        // SAFETY: prctl with a valid option and signal number.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
         let a = match parse(args) {
             Ok(a) => a,
             Err(e) => {
