@@ -45,6 +45,15 @@ say "upgrading pip"
 say "building the Rust extension (release) and installing hetpath[test]; the first build takes a few minutes"
 "$venv/bin/python" -m pip install --quiet --progress-bar off "$repo[test]"
 
+if [ "$(uname -s)" = Linux ]; then
+    # The link emulator behind `hetpath emulate` (crates/hetpath-live): a plain binary,
+    # built like the extension and put beside it in the virtual environment.
+    say "building the link emulator hetpath-live (release) into $venv/bin"
+    cargo build --quiet --release --locked -p hetpath-live
+    target="$(cargo metadata --format-version 1 --no-deps | "$venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+    install -m 0755 "$target/release/hetpath-live" "$venv/bin/hetpath-live"
+fi
+
 say "checking the installation"
 "$venv/bin/hetpath" --version
 

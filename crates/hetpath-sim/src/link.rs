@@ -84,7 +84,10 @@ pub struct LinkStats {
     pub busy: Dur,
 }
 
-pub struct LinkDir {
+/// Generic over what it queues (`K`): the simulation's `FrameKey`s, or a live driver's
+/// own buffer handles (`hetpath-live`), so both run the same queue, transmitter, channel
+/// and wire.
+pub struct LinkDir<K = FrameKey> {
     pub params: LinkParams,
     channel: Box<dyn Channel>,
     /// Effective rate seen by IP: nominal rate times the channel's rate factor.
@@ -97,12 +100,12 @@ pub struct LinkDir {
     tx_size: u32,
     /// Queued packets with their sizes, measured once on entry (`Packet::size` walks the
     /// headers and was a tenth of a run when asked at every step).
-    queue: VecDeque<(FrameKey, u32)>,
+    queue: VecDeque<(K, u32)>,
     queue_bytes: u64,
     /// The packet being serialised, if any.
-    transmitting: Option<FrameKey>,
+    transmitting: Option<K>,
     /// Packets propagating: (arrival time, packet).
-    wire: VecDeque<(Time, FrameKey)>,
+    wire: VecDeque<(Time, K)>,
     up: bool,
     /// Bumped when the link goes down, so pending events for lost packets are ignored.
     pub generation: u64,
@@ -116,26 +119,45 @@ pub struct LinkDir {
 pub type CaptureTap = Box<dyn FnMut(Time, &Frame) + Send>;
 
 /// What the caller must schedule after an operation on a link direction.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Wakeups {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wakeups<K = FrameKey> {
     /// Transmission completes at this time.
     pub tx_done: Option<Time>,
     /// The head of the wire FIFO arrives at this time.
     pub arrival: Option<Time>,
     /// This packet's transmission started (for the capture tap).
-    pub started: Option<FrameKey>,
+    pub started: Option<K>,
+}
+
+impl<K> Default for Wakeups<K> {
+    fn default() -> Self {
+        Wakeups {
+            tx_done: None,
+            arrival: None,
+            started: None,
+        }
+    }
 }
 
 /// What finishing a transmission did.
-#[derive(Debug, Default)]
-pub struct TxDone {
-    pub wake: Wakeups,
+#[derive(Debug)]
+pub struct TxDone<K = FrameKey> {
+    pub wake: Wakeups<K>,
     /// The packet, if the channel lost it.
-    pub lost: Option<FrameKey>,
+    pub lost: Option<K>,
 }
 
-impl LinkDir {
-    pub fn new(params: LinkParams, channel: Box<dyn Channel>) -> LinkDir {
+impl<K> Default for TxDone<K> {
+    fn default() -> Self {
+        TxDone {
+            wake: Wakeups::default(),
+            lost: None,
+        }
+    }
+}
+
+impl<K: Copy> LinkDir<K> {
+    pub fn new(params: LinkParams, channel: Box<dyn Channel>) -> LinkDir<K> {
         let ip_rate_bps = ((params.rate_bps as f64) * channel.rate_factor())
             .round()
             .max(1.0) as u64;
@@ -196,7 +218,7 @@ impl LinkDir {
     /// Offers packet `p` of `size` bytes to the interface. Gives it back (and counts a
     /// drop) if the queue is full; the packet being serialised does not count against the
     /// limit.
-    pub fn enqueue(&mut self, now: Time, p: FrameKey, size: u32) -> Result<Wakeups, FrameKey> {
+    pub fn enqueue(&mut self, now: Time, p: K, size: u32) -> Result<Wakeups<K>, K> {
         if !self.has_room(size) {
             self.stats.drops += 1;
             return Err(p);
@@ -209,7 +231,7 @@ impl LinkDir {
     }
 
     /// Starts serialising the head of the queue if the transmitter is idle and up.
-    fn try_start(&mut self, now: Time) -> Wakeups {
+    fn try_start(&mut self, now: Time) -> Wakeups<K> {
         if self.transmitting.is_some() || !self.up {
             return Wakeups::default();
         }
@@ -233,7 +255,7 @@ impl LinkDir {
 
     /// The packet being serialised has left the transmitter: the channel decides its fate
     /// and, if it survives, it propagates.
-    pub fn on_tx_done(&mut self, now: Time) -> TxDone {
+    pub fn on_tx_done(&mut self, now: Time) -> TxDone<K> {
         let Some(p) = self.transmitting.take() else {
             return TxDone::default();
         };
@@ -254,7 +276,7 @@ impl LinkDir {
     }
 
     /// The head of the wire FIFO arrives; returns it and the next arrival time.
-    pub fn on_arrival(&mut self, now: Time) -> (Option<FrameKey>, Option<Time>) {
+    pub fn on_arrival(&mut self, now: Time) -> (Option<K>, Option<Time>) {
         match self.wire.front() {
             Some((t, _)) if *t <= now => {
                 let (_, p) = self.wire.pop_front().unwrap();
@@ -266,9 +288,9 @@ impl LinkDir {
 
     /// Empties the queue (a wireless interface whose peer is gone drops what waits);
     /// returns the packets, counted as lost.
-    pub fn flush(&mut self) -> Vec<FrameKey> {
+    pub fn flush(&mut self) -> Vec<K> {
         self.queue_bytes = 0;
-        let lost: Vec<FrameKey> = self.queue.drain(..).map(|e| e.0).collect();
+        let lost: Vec<K> = self.queue.drain(..).map(|e| e.0).collect();
         self.stats.lost_packets += lost.len() as u64;
         lost
     }
@@ -276,14 +298,14 @@ impl LinkDir {
     /// Takes the link direction down or up. Going down loses what is on the wire and
     /// being serialised (returned); the queue holds (DropTail still applies). Coming up
     /// resumes.
-    pub fn set_up(&mut self, now: Time, up: bool) -> (Wakeups, Vec<FrameKey>) {
+    pub fn set_up(&mut self, now: Time, up: bool) -> (Wakeups<K>, Vec<K>) {
         if up == self.up {
             return (Wakeups::default(), Vec::new());
         }
         self.up = up;
         if !up {
             self.generation += 1;
-            let lost: Vec<FrameKey> = self
+            let lost: Vec<K> = self
                 .wire
                 .drain(..)
                 .map(|e| e.1)
@@ -294,5 +316,11 @@ impl LinkDir {
         } else {
             (self.try_start(now), Vec::new())
         }
+    }
+
+    /// Its parameters and channel, for a driver that builds its own direction from a
+    /// loaded scenario's (`sim::Simulation::detach_link`); only meaningful before use.
+    pub fn into_parts(self) -> (LinkParams, Box<dyn Channel>) {
+        (self.params, self.channel)
     }
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import click
 
+from .emulate import emulate_command
 from .list_ import list_group
 from .report import report_command
 from .reproduce import reproduce_command
@@ -18,4 +19,4 @@ from .sweep import sweep_command
 from .validate import validate_command
 
 COMMANDS: list[click.Command] = [run_command, sweep_command, reproduce_command, report_command, validate_command,
-                                 list_group]
+                                 list_group, emulate_command]

@@ -18,9 +18,12 @@
 //! - `tracing.rs`: what the event trace records of machines' events and lost packets;
 //! - `web.rs`: web flows: a browser's pages over the hosts' TCP connections;
 //! - `web_sctp.rs`: web flows over the streams of one SCTP association (reached through
-//!   the machine contract's `MessagePort`).
+//!   the machine contract's `MessagePort`);
+//! - `detach.rs`: a link taken out whole, with its outage schedule, for a driver on its
+//!   own clock (the live emulator).
 
 mod conn_timers;
+mod detach;
 mod esw;
 mod flows;
 mod forwarding;
@@ -35,6 +38,7 @@ mod web_sctp;
 mod wlan;
 
 pub use crate::ids::{DirId, FlowId, LinkId, MachineId, NodeId};
+pub use detach::{DetachError, DetachedDir, StateChange};
 pub use flows::{FlowParams, FlowTransport, Ipsec, TcpFlow};
 pub use forwarding::node_addr;
 
@@ -149,6 +153,8 @@ pub struct Simulation {
     /// connections' (source, destination), to name the flow of a lost packet.
     trace: Option<Box<Trace>>,
     trace_flows: HashMap<(hetpath_proto::Endpoint, hetpath_proto::Endpoint), FlowId>,
+    /// Every outage scheduled, (direction, down, up), for `detach_link`.
+    outages: Vec<(DirId, Time, Time)>,
 }
 
 impl Simulation {
@@ -189,6 +195,7 @@ impl Simulation {
             frame_power: None,
             trace: None,
             trace_flows: HashMap::new(),
+            outages: Vec::new(),
         }
     }
 
@@ -270,6 +277,7 @@ impl Simulation {
     pub fn add_outage(&mut self, d: DirId, down: Time, up: Time) {
         self.q.schedule(down, Ev::LinkState(d, false));
         self.q.schedule(up, Ev::LinkState(d, true));
+        self.outages.push((d, down, up));
     }
 
     fn start(&mut self) {

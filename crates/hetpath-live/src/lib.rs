@@ -1,0 +1,17 @@
+//! `hetpath-live`: the simulator's link and channel models on real packets. A sans-IO
+//! core (`emulator`) runs both directions of one scenario link as `hetpath_sim::link::
+//! LinkDir`s over a preallocated slab of packet buffers (`buffers`), reporting each
+//! packet's fate (`fate`); `scenario` detaches the link from a loaded scenario; `output`
+//! writes the pcaps, fates and replayable loss traces; `sys` (Linux) drives the core
+//! from TUN devices with epoll and an absolute timerfd. See docs/live.md.
+
+pub mod buffers;
+pub mod emulator;
+pub mod fate;
+pub mod output;
+pub mod scenario;
+#[cfg(target_os = "linux")]
+pub mod sys;
+
+pub use emulator::Emulator;
+pub use fate::{Dir, Fate, Observer, Outcome};

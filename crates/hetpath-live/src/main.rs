@@ -1,0 +1,211 @@
+//! `hetpath-live emulate`: runs one scenario link between two TUN devices until SIGINT or
+//! SIGTERM (or `--duration`), then writes the run's files. `hetpath emulate` (Python)
+//! starts it with the devices inside the namespaces it made; it prints `ready` on stdout
+//! once the devices exist. Exit status: 0 done, 2 bad input, 1 a failure while running.
+
+#[cfg(target_os = "linux")]
+fn main() {
+    std::process::exit(linux::main(std::env::args().skip(1).collect()));
+}
+
+#[cfg(not(target_os = "linux"))]
+fn main() {
+    eprintln!("hetpath-live: error: the link emulator runs on Linux only");
+    std::process::exit(1);
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use hetpath_live::emulator::Emulator;
+    use hetpath_live::fate::Dir;
+    use hetpath_live::output::Files;
+    use hetpath_live::scenario::load_link;
+    use hetpath_live::sys::event_loop::{run, LoopOptions};
+    use hetpath_live::sys::tun::Tun;
+    use hetpath_proto::Dur;
+    use hetpath_sim::results::LinkResult;
+    use std::io::Write;
+    use std::path::PathBuf;
+
+    const USAGE: &str = "usage: hetpath-live emulate --scenario FILE --link NAME --tun-a DEV --tun-b DEV \
+[--netns-a PATH] [--netns-b PATH] [--seed N] [--out DIR] [--no-pcap] [--duration SECONDS] [--no-realtime]";
+
+    #[derive(Default)]
+    struct Args {
+        scenario: String,
+        link: String,
+        tun: [String; 2],
+        netns: [Option<PathBuf>; 2],
+        seed: Option<u64>,
+        out: Option<PathBuf>,
+        pcap: bool,
+        duration: Option<Dur>,
+        realtime: bool,
+    }
+
+    fn parse(args: Vec<String>) -> Result<Args, String> {
+        let mut it = args.into_iter();
+        if it.next().as_deref() != Some("emulate") {
+            return Err(USAGE.into());
+        }
+        let mut a = Args {
+            pcap: true,
+            realtime: true,
+            ..Args::default()
+        };
+        while let Some(flag) = it.next() {
+            let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+            match flag.as_str() {
+                "--scenario" => a.scenario = value()?,
+                "--link" => a.link = value()?,
+                "--tun-a" => a.tun[0] = value()?,
+                "--tun-b" => a.tun[1] = value()?,
+                "--netns-a" => a.netns[0] = Some(value()?.into()),
+                "--netns-b" => a.netns[1] = Some(value()?.into()),
+                "--seed" => {
+                    let v = value()?;
+                    a.seed = Some(v.parse().map_err(|_| {
+                        format!("--seed: expected a non-negative integer, got '{v}'")
+                    })?);
+                }
+                "--out" => a.out = Some(value()?.into()),
+                "--no-pcap" => a.pcap = false,
+                "--no-realtime" => a.realtime = false,
+                "--duration" => {
+                    let v = value()?;
+                    let s: f64 = v
+                        .parse()
+                        .map_err(|_| format!("--duration: expected seconds, got '{v}'"))?;
+                    if !(s > 0.0 && s < 1e9) {
+                        return Err(format!(
+                            "--duration: expected a positive number of seconds, got '{v}'"
+                        ));
+                    }
+                    a.duration = Some(Dur::from_secs_f64(s));
+                }
+                _ => return Err(format!("unknown option '{flag}'\n{USAGE}")),
+            }
+        }
+        for (v, name) in [
+            (&a.scenario, "--scenario"),
+            (&a.link, "--link"),
+            (&a.tun[0], "--tun-a"),
+            (&a.tun[1], "--tun-b"),
+        ] {
+            if v.is_empty() {
+                return Err(format!("{name} is required\n{USAGE}"));
+            }
+        }
+        Ok(a)
+    }
+
+    fn open(name: &str, netns: &Option<PathBuf>) -> std::io::Result<Tun> {
+        match netns {
+            Some(ns) => Tun::open_in(name, ns),
+            None => Tun::open(name),
+        }
+    }
+
+    pub fn main(args: Vec<String>) -> i32 {
+        // Stop (cleanly: SIGTERM is the loop's stop signal) if the parent dies first.
+        // SAFETY: prctl with a valid option and signal number.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
+        let a = match parse(args) {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("hetpath-live: error: {e}");
+                return 2;
+            }
+        };
+        let text = match std::fs::read_to_string(&a.scenario) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("hetpath-live: error: {}: {e}", a.scenario);
+                return 2;
+            }
+        };
+        let link = match load_link(&text, &a.scenario, a.seed, &a.link) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("hetpath-live: error: {e}");
+                return 2;
+            }
+        };
+        let out = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
+        let files = match Files::create(&out, a.pcap.then_some(&link.pcap_names)) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("hetpath-live: error: {e}");
+                return 1;
+            }
+        };
+        let tuns = (open(&a.tun[0], &a.netns[0]), open(&a.tun[1], &a.netns[1]));
+        let (ta, tb) = match tuns {
+            (Ok(x), Ok(y)) => (x, y),
+            (Err(e), _) | (_, Err(e)) => {
+                eprintln!("hetpath-live: error: cannot open the TUN devices: {e}");
+                return 1;
+            }
+        };
+        let params = [link.dirs[0].params.clone(), link.dirs[1].params.clone()];
+        let mut emu = Emulator::new(link.dirs, files);
+        println!("ready");
+        let _ = std::io::stdout().flush();
+        let opts = LoopOptions {
+            realtime: a.realtime,
+            duration: a.duration,
+            ..LoopOptions::default()
+        };
+        let report = match run(&mut emu, &ta, &tb, &opts) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("hetpath-live: error: the link loop failed: {e}");
+                return 1;
+            }
+        };
+        emu.finish();
+        let links: Vec<LinkResult> = Dir::BOTH
+            .iter()
+            .map(|&d| {
+                let p = &params[d.index()];
+                let stats = *emu.stats(d);
+                let (from, to) = match d {
+                    Dir::Ab => (&link.nodes[0], &link.nodes[1]),
+                    Dir::Ba => (&link.nodes[1], &link.nodes[0]),
+                };
+                LinkResult {
+                    name: p.name.clone(),
+                    from: from.clone(),
+                    to: to.clone(),
+                    rate_bps: p.rate_bps,
+                    utilization: stats.busy.as_secs_f64() / report.elapsed.as_secs_f64().max(1e-9),
+                    stats,
+                }
+            })
+            .collect();
+        let summary = serde_json::json!({
+            "scenario": a.scenario,
+            "link": a.link,
+            "seed": link.seed,
+            "elapsed_s": report.elapsed.as_secs_f64(),
+            "realtime": report.realtime,
+            "wakeups": report.wakeups,
+            "write_drops": report.write_drops,
+            "no_buffer": [emu.no_buffer(Dir::Ab), emu.no_buffer(Dir::Ba)],
+            "slots": emu.slots(),
+            "links": links,
+        });
+        let files = emu.into_observer();
+        if let Err(e) = files.finish() {
+            eprintln!("hetpath-live: error: {e}");
+            return 1;
+        }
+        let path = out.join("summary.json");
+        let text = serde_json::to_string_pretty(&summary).expect("plain values") + "\n";
+        if let Err(e) = std::fs::write(&path, text) {
+            eprintln!("hetpath-live: error: {}: {e}", path.display());
+            return 1;
+        }
+        0
+    }
+}

@@ -1,0 +1,64 @@
+"""``hetpath emulate FILE --link NAME [-- CMD ...]``: real programs over an emulated link.
+
+Side a's namespace runs CMD (or an interactive shell), side b's runs each ``--b``
+command in the background; the emulator stops when CMD ends, or at Ctrl-C, and its
+files (pcaps, fates.csv, loss traces, summary.json) are in ``--out``. See docs/live.md.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from .. import _bridge, _toml
+from ..live import ADDR_A, ADDR_B, Emulation
+from ._io import safe_dirname, scenario_name, writable_dir
+from .run import _check_seed
+
+
+@click.command("emulate", short_help="Run real programs over an emulated scenario link (Linux, root).",
+               context_settings={"ignore_unknown_options": False})
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--link", "link", required=True, metavar="NAME",
+              help="The scenario link joining the two namespaces (a [[link]] name, or air/STATION).")
+@click.option("--seed", type=int, default=None, metavar="N", callback=_check_seed,
+              help="Override the scenario's seed (0 to 2^64-1).")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
+              help="Write pcaps, fates.csv, the loss traces and summary.json here "
+                   "(default out/<scenario-name>-emulate).")
+@click.option("--no-pcap", is_flag=True, help="Do not capture packets.")
+@click.option("--b", "b_cmds", multiple=True, metavar="CMD",
+              help=f"A shell command to run in side b's namespace ({ADDR_B}) while CMD runs; repeatable.")
+@click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
+def emulate_command(file: Path, link: str, seed: Optional[int], out_dir: Optional[Path], no_pcap: bool,
+                    b_cmds: tuple[str, ...], cmd: tuple[str, ...]) -> None:
+    """Join two network namespaces by link NAME of scenario FILE, with the simulator's own
+    queue, rate, delay, channel and outages, and run CMD (after --) in side a's namespace
+    ($HETPATH_ADDR_A = 10.77.0.1; the far side is $HETPATH_ADDR_B = 10.77.0.2), or a shell."""
+    text = _toml.read_file(file)
+    _bridge.validate_text(text, str(file))
+    out = writable_dir(out_dir or Path("out") / f"{safe_dirname(scenario_name(text, file))}-emulate")
+    argv = list(cmd) or [os.environ.get("SHELL", "/bin/sh")]
+    status = 0
+    with Emulation(file, link, seed=seed, out=out, pcap=not no_pcap) as emu:
+        click.echo(f"hetpath: link '{link}' up between {emu.ns['a']} ({ADDR_A}) and {emu.ns['b']} ({ADDR_B})",
+                   err=True)
+        for c in b_cmds:
+            emu.popen("b", ["sh", "-c", c])
+        status = emu.run("a", argv).returncode
+    _report(emu.summary, out)
+    if status:
+        click.echo(f"hetpath: {shlex.join(argv)} exited with status {status}", err=True)
+        raise SystemExit(status if 0 < status < 256 else 1)
+
+
+def _report(summary: Optional[dict], out: Path) -> None:
+    if summary:
+        for d in summary.get("links", []):
+            click.echo(f"{d['from']} -> {d['to']}: {d['tx_packets']} packets sent, "
+                       f"{d['lost_packets']} lost, {d['drops']} dropped at the queue", err=True)
+    click.echo(f"hetpath: wrote {out}", err=True)

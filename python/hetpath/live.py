@@ -1,0 +1,216 @@
+"""Live mode: a scenario link emulated between two network namespaces.
+
+:class:`Emulation` makes two namespaces (``hp-<pid>-a`` and ``hp-<pid>-b``), starts the
+``hetpath-live`` link core with one TUN device in each (``hpa`` and ``hpb``, addresses
+:data:`ADDR_A` and :data:`ADDR_B` on a /24), runs commands on either side, and on exit
+stops the core (which then writes its files) and deletes both namespaces, whatever
+happened. The link's behaviour is the simulator's own (docs/live.md); this module only
+sets up and tears down. Linux, as root.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from .errors import HetpathError, ScenarioError
+
+ADDR_A = "10.77.0.1"
+ADDR_B = "10.77.0.2"
+DEVICE = {"a": "hpa", "b": "hpb"}
+#: How long the core may take to load the scenario and open its devices.
+READY_TIMEOUT_S = 20.0
+_counter = itertools.count()
+
+
+class LiveError(HetpathError, RuntimeError):
+    """Live mode cannot run here (not root, no ``ip``, no TUN) or its core failed."""
+
+
+def find_binary() -> str:
+    """The ``hetpath-live`` binary: ``$HETPATH_LIVE``, beside this interpreter (the
+    virtual environment scripts/setup.sh builds), or on PATH."""
+    env = os.environ.get("HETPATH_LIVE")
+    if env:
+        return env
+    here = Path(sys.executable).parent / "hetpath-live"
+    if here.is_file():
+        return str(here)
+    found = shutil.which("hetpath-live")
+    if found:
+        return found
+    raise LiveError("the link core hetpath-live is not installed; run scripts/setup.sh")
+
+
+def unavailable() -> Optional[str]:
+    """Why live mode cannot run on this machine, or ``None`` if it can."""
+    if not sys.platform.startswith("linux"):
+        return "live mode runs on Linux only"
+    if os.geteuid() != 0:
+        return "live mode needs root (it creates network namespaces and TUN devices)"
+    if shutil.which("ip") is None:
+        return "the 'ip' command (iproute2) is not installed"
+    if not os.path.exists("/dev/net/tun"):
+        return "/dev/net/tun does not exist"
+    return None
+
+
+def _ip(*args: str) -> None:
+    res = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise LiveError(f"ip {' '.join(args)}: {res.stderr.strip()}")
+
+
+class Emulation:
+    """Two namespaces joined by one emulated scenario link; a context manager."""
+
+    def __init__(self, scenario: Path, link: str, *, seed: Optional[int] = None,
+                 out: Path, pcap: bool = True, realtime: bool = True) -> None:
+        self.scenario, self.link, self.seed = Path(scenario), link, seed
+        self.out, self.pcap, self.realtime = Path(out), pcap, realtime
+        n = next(_counter)
+        tag = f"{os.getpid()}" if n == 0 else f"{os.getpid()}-{n}"
+        self.ns = {"a": f"hp-{tag}-a", "b": f"hp-{tag}-b"}
+        self.addr = {"a": ADDR_A, "b": ADDR_B}
+        self._core: Optional[subprocess.Popen] = None
+        self._children: list[subprocess.Popen] = []
+        self._made: list[str] = []
+        self.summary: Optional[dict] = None
+
+    # -- setting up ------------------------------------------------------------------
+
+    def __enter__(self) -> "Emulation":
+        why = unavailable()
+        if why:
+            raise LiveError(why)
+        binary = find_binary()
+        try:
+            self._start(binary)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _start(self, binary: str) -> None:
+        for side in "ab":
+            _ip("netns", "add", self.ns[side])
+            self._made.append(self.ns[side])
+            _ip("-n", self.ns[side], "link", "set", "lo", "up")
+        cmd = [binary, "emulate", "--scenario", str(self.scenario), "--link", self.link,
+               "--tun-a", DEVICE["a"], "--tun-b", DEVICE["b"],
+               "--netns-a", f"/run/netns/{self.ns['a']}", "--netns-b", f"/run/netns/{self.ns['b']}",
+               "--out", str(self.out)]
+        if self.seed is not None:
+            cmd += ["--seed", str(self.seed)]
+        if not self.pcap:
+            cmd.append("--no-pcap")
+        if not self.realtime:
+            cmd.append("--no-realtime")
+        # Its own session: Ctrl-C at the terminal reaches the user's command, and the
+        # core is stopped by close(), after the command, so its files are complete.
+        self._core = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+        self._wait_ready()
+        for side in "ab":
+            dev, ns = DEVICE[side], self.ns[side]
+            _ip("-n", ns, "addr", "add", f"{self.addr[side]}/24", "dev", dev)
+            _ip("-n", ns, "link", "set", dev, "up")
+
+    def _wait_ready(self) -> None:
+        core = self._core
+        assert core is not None and core.stdout is not None
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([core.stdout], [], [], 0.2)
+            if not ready:
+                continue
+            line = core.stdout.readline()
+            if line.strip() == "ready":
+                return
+            if line == "":  # it exited: say why (and close() has nothing left to stop)
+                core.wait()
+                err = self._core_error()
+                self._core = None
+                raise err
+        _stop(core)
+        raise LiveError(f"the link core did not start within {READY_TIMEOUT_S:.0f} s")
+
+    def _core_error(self) -> HetpathError:
+        core = self._core
+        assert core is not None and core.stderr is not None
+        err = core.stderr.read().strip().removeprefix("hetpath-live: error: ")
+        if core.returncode == 2:
+            return ScenarioError(err)
+        return LiveError(f"the link core failed (exit {core.returncode}): {err or 'no message'}")
+
+    # -- running commands -----------------------------------------------------------
+
+    def env(self) -> dict[str, str]:
+        """The environment commands get: the two addresses and namespaces."""
+        return {**os.environ, "HETPATH_ADDR_A": ADDR_A, "HETPATH_ADDR_B": ADDR_B,
+                "HETPATH_NS_A": self.ns["a"], "HETPATH_NS_B": self.ns["b"]}
+
+    def popen(self, side: str, argv: Sequence[str], **kw: Any) -> subprocess.Popen:
+        """Starts ``argv`` inside side ``side``'s namespace; stopped by :meth:`close`."""
+        kw.setdefault("env", self.env())
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns[side], *argv], **kw)
+        self._children.append(p)
+        return p
+
+    def run(self, side: str, argv: Sequence[str], **kw: Any) -> subprocess.CompletedProcess:
+        """Runs ``argv`` inside side ``side``'s namespace to completion."""
+        kw.setdefault("env", self.env())
+        return subprocess.run(["ip", "netns", "exec", self.ns[side], *argv], **kw)
+
+    # -- tearing down ---------------------------------------------------------------
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stops the commands and the core, reads its summary, deletes the namespaces.
+        Safe to call twice; every step runs even if an earlier one failed."""
+        for p in self._children:
+            _stop(p)
+        self._children.clear()
+        core, self._core = self._core, None
+        failure = None
+        if core is not None:
+            _stop(core, timeout=10)
+            if core.returncode not in (0, -signal.SIGTERM, -signal.SIGKILL):
+                failure = self._core_error_from(core)
+        for ns in reversed(self._made):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        self._made.clear()
+        summary = self.out / "summary.json"
+        if summary.is_file():
+            self.summary = json.loads(summary.read_text())
+        if failure is not None:
+            raise failure
+
+    def _core_error_from(self, core: subprocess.Popen) -> HetpathError:
+        self._core = core
+        try:
+            return self._core_error()
+        finally:
+            self._core = None
+
+
+def _stop(p: subprocess.Popen, timeout: float = 5.0) -> None:
+    """SIGTERM, then SIGKILL if it lingers (this process only, never a group or a name)."""
+    if p.poll() is None:
+        try:
+            p.terminate()
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
