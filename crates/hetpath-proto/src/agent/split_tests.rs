@@ -220,6 +220,8 @@ struct Queued {
     /// Polls every leg and relays every split at every call, as the PEP did before its
     /// legs with work (`poll_every_leg`).
     every_leg: bool,
+    /// The addresses the PEP asked its node about (`NodeView::ready`), in order.
+    asked: Vec<Addr>,
 }
 
 /// Gives every leg work and every split a relay due: the PEP then polls and relays as it
@@ -245,9 +247,11 @@ fn check_deadline(pep: &SplitPep) {
     assert_eq!(pep.poll_timeout(), earliest(fold, monitor));
 }
 
-/// What the PEP sees of its node: the queue toward the server has room or not.
+/// What the PEP sees of its node: the queue toward the server has room or not. It keeps
+/// the questions asked (in the simulator a question notes a full queue for a wake-up).
 struct QueueView {
     room: bool,
+    asked: std::cell::RefCell<Vec<Addr>>,
 }
 
 impl NodeView for QueueView {
@@ -258,6 +262,7 @@ impl NodeView for QueueView {
         }
     }
     fn ready(&self, dst: Addr) -> bool {
+        self.asked.borrow_mut().push(dst);
         self.room || dst != Addr(SERVER as u32 + 1)
     }
     fn wake_on(&self, _: IfaceId) {}
@@ -274,6 +279,7 @@ impl Queued {
     fn view(&self, now: Time) -> QueueView {
         QueueView {
             room: self.occupancy(now) < self.limit,
+            asked: Default::default(),
         }
     }
     /// Takes what the PEP sends until it is held back.
@@ -290,7 +296,9 @@ impl Queued {
             if self.every_leg {
                 poll_every_leg(&mut self.pep);
             }
-            let Some(t) = self.pep.poll_transmit(now, &view) else {
+            let t = self.pep.poll_transmit(now, &view);
+            self.asked.append(&mut view.asked.borrow_mut());
+            let Some(t) = t else {
                 return;
             };
             let p = t.packet;
@@ -374,6 +382,7 @@ fn a_leg_at_a_full_local_queue_waits_reduces_its_window_or_loses_packets() {
             dropped: 0,
             out: VecDeque::new(),
             every_leg: false,
+            asked: Vec::new(),
         };
         let mut net = Net::line(3, Dur::from_millis(10));
         net.nodes[PEP].machines.push(Box::new(queued));
@@ -443,6 +452,7 @@ fn legs_with_work_send_as_polling_every_leg_did() {
             dropped: 0,
             out: VecDeque::new(),
             every_leg,
+            asked: Vec::new(),
         };
         let mut net = Net::line(3, Dur::from_millis(10));
         net.nodes[PEP].machines.push(Box::new(queued));
@@ -481,7 +491,12 @@ fn legs_with_work_send_as_polling_every_leg_did() {
             .iter()
             .map(|s| (s.handed, s.start, s.from, s.packet.clone()))
             .collect();
-        (sent, net.events.clone(), reports, q.dropped)
+        (
+            sent,
+            net.events.clone(),
+            reports,
+            (q.dropped, q.asked.clone()),
+        )
     };
     let satpep = Algorithm::Satpep(crate::cc::SatpepConfig {
         rate_bps: 4_000_000,
