@@ -83,8 +83,9 @@ pub struct SplitPep {
     /// The legs with work, by leg number (`2i`: split `i`'s near leg, `2i + 1`: its far
     /// leg): only they are polled (see `poll_transmit`).
     work: LegSet,
-    /// Each leg's `poll_timeout`, noted after every call that may change it, and the
-    /// earliest of them (`next_stale`: to be found again before anyone asks).
+    /// Each leg's `poll_timeout` as it was polled dry, which holds while it has no work,
+    /// and the earliest of those of the legs without work (`next_stale`: to be found
+    /// again before anyone asks). A leg with work is asked when needed.
     deadlines: Vec<Option<Time>>,
     next_deadline: Option<Time>,
     next_stale: bool,
@@ -170,30 +171,43 @@ impl SplitPep {
         }
     }
 
-    /// Leg `k` had an input: it has work, and its deadline may have moved.
+    /// Leg `k` had an input: it has work (and its noted deadline no longer holds).
     fn touch(&mut self, k: usize) {
-        self.work.insert(k);
-        self.note_deadline(k);
-    }
-
-    /// Notes leg `k`'s deadline after a call that may have changed it.
-    fn note_deadline(&mut self, k: usize) {
-        let t = self.leg(k).poll_timeout();
-        let old = std::mem::replace(&mut self.deadlines[k], t);
-        if t == old {
+        if self.work.contains(k) {
             return;
         }
-        if t.is_some() && earliest(t, self.next_deadline) == t {
-            self.next_deadline = t;
-        } else if old == self.next_deadline {
+        self.work.insert(k);
+        let t = self.deadlines[k];
+        if t.is_some() && t == self.next_deadline {
             self.next_stale = true;
         }
     }
 
-    /// Ends every `&mut` call: the earliest deadline is found again if it moved later.
+    /// Leg `k` was polled dry: it has no work until an input or its deadline.
+    fn rest(&mut self, k: usize) {
+        self.work.remove(k);
+        let t = self.leg(k).poll_timeout();
+        self.deadlines[k] = t;
+        self.next_deadline = earliest(self.next_deadline, t);
+    }
+
+    /// Leg `k`'s deadline.
+    fn deadline(&self, k: usize) -> Option<Time> {
+        if !self.work.contains(k) {
+            return self.deadlines[k];
+        }
+        let s = &self.splits[k / 2];
+        let leg = if k % 2 == 0 { &s.near } else { &s.far };
+        leg.poll_timeout()
+    }
+
+    /// Ends every `&mut` call: the earliest deadline of the legs without work is found
+    /// again if the leg that had it got work.
     fn settle(&mut self) {
         if std::mem::take(&mut self.next_stale) {
-            self.next_deadline = self.deadlines.iter().fold(None, |a, &t| earliest(a, t));
+            let rest = self.deadlines.iter().enumerate();
+            let rest = rest.filter(|&(k, _)| !self.work.contains(k));
+            self.next_deadline = rest.fold(None, |a, (_, &t)| earliest(a, t));
         }
     }
 
@@ -294,9 +308,9 @@ impl SplitPep {
         if self.next_deadline.is_none_or(|t| t > now) {
             return;
         }
-        for (k, t) in self.deadlines.iter().enumerate() {
-            if t.is_some_and(|t| t <= now) {
-                self.work.insert(k);
+        for k in 0..self.deadlines.len() {
+            if !self.work.contains(k) && self.deadlines[k].is_some_and(|t| t <= now) {
+                self.touch(k);
             }
         }
     }
@@ -446,15 +460,13 @@ impl Machine for SplitPep {
                 if !self.work.contains(j) {
                     continue;
                 }
-                let out = self.leg(j).poll_transmit(now);
-                self.note_deadline(j);
-                if let Some(p) = out {
+                if let Some(p) = self.leg(j).poll_transmit(now) {
                     self.turn = (j / 2 + 1) % n;
                     self.splits[j / 2].unrelayed = true;
                     self.settle();
                     return Some(Transmit::route(p));
                 }
-                self.work.remove(j);
+                self.rest(j);
             }
         }
         self.settle();
@@ -468,7 +480,13 @@ impl Machine for SplitPep {
             Some(Monitor::Load(m)) => m.poll_timeout(),
             None => None,
         };
-        earliest(monitor, self.next_deadline)
+        let mut t = earliest(monitor, self.next_deadline);
+        let mut k = 0;
+        while let Some(j) = self.work.next(k, self.deadlines.len()) {
+            t = earliest(t, self.deadline(j));
+            k = j + 1;
+        }
+        t
     }
 
     /// Runs the legs' due timers. A split is relayed if a timer ran or something else may
@@ -482,7 +500,7 @@ impl Machine for SplitPep {
         for i in 0..self.splits.len() {
             let mut relay = self.splits[i].unrelayed;
             for k in [2 * i, 2 * i + 1] {
-                if self.deadlines[k].is_some_and(|t| t <= now) {
+                if self.deadline(k).is_some_and(|t| t <= now) {
                     self.leg(k).handle_timeout(now);
                     relay = true;
                 }

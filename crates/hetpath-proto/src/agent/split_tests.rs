@@ -228,7 +228,7 @@ struct Queued {
 /// did when it polled every leg at every call.
 fn poll_every_leg(pep: &mut SplitPep) {
     for k in 0..2 * pep.splits.len() {
-        pep.work.insert(k);
+        pep.touch(k);
     }
     for s in &mut pep.splits {
         s.unrelayed = true;
