@@ -162,6 +162,7 @@ impl SplitPep {
         self.touch(2 * i + 1);
     }
 
+    /// Leg `k`: split `k / 2`'s near leg if `k` is even, else its far leg.
     fn leg(&mut self, k: usize) -> &mut Connection {
         let s = &mut self.splits[k / 2];
         if k % 2 == 0 {
