@@ -165,7 +165,7 @@ impl SplitPep {
     /// Leg `k`: split `k / 2`'s near leg if `k` is even, else its far leg.
     fn leg(&mut self, k: usize) -> &mut Connection {
         let s = &mut self.splits[k / 2];
-        if k % 2 == 0 {
+        if k.is_multiple_of(2) {
             &mut s.near
         } else {
             &mut s.far
@@ -198,7 +198,7 @@ impl SplitPep {
             return self.deadlines[k];
         }
         let s = &self.splits[k / 2];
-        let leg = if k % 2 == 0 { &s.near } else { &s.far };
+        let leg = if k.is_multiple_of(2) { &s.near } else { &s.far };
         leg.poll_timeout()
     }
 
