@@ -67,6 +67,9 @@ struct Split {
     /// XCP-PEP: the monitor's feedback for each far-leg segment, by its end sequence
     /// number, applied when an ACK covers the segment (as an echo would be).
     pending: VecDeque<(u64, i64)>,
+    /// Something may have changed since the last `relay`: the split was opened, or a leg
+    /// sent (which may leave an event to pass on).
+    unrelayed: bool,
 }
 
 pub struct SplitPep {
@@ -77,6 +80,15 @@ pub struct SplitPep {
     monitor: Option<Monitor>,
     /// The split polled first for the next packet to send.
     turn: usize,
+    /// The legs with work, by leg number (`2i`: split `i`'s near leg, `2i + 1`: its far
+    /// leg): only they are polled (see `poll_transmit`).
+    work: LegSet,
+    /// Each leg's `poll_timeout` as it was polled dry, which holds while it has no work,
+    /// and the earliest of those of the legs without work (`next_stale`: to be found
+    /// again before anyone asks). A leg with work is asked when needed.
+    deadlines: Vec<Option<Time>>,
+    next_deadline: Option<Time>,
+    next_stale: bool,
     /// Its legs' TCP events, for the driver: leg `ConnId(2i)` is split `i`'s near leg,
     /// `ConnId(2i + 1)` its far leg (the order of `report_connections`).
     events: VecDeque<Event>,
@@ -108,6 +120,10 @@ impl SplitPep {
             index: HashMap::default(),
             monitor,
             turn: 0,
+            work: LegSet::default(),
+            deadlines: Vec::new(),
+            next_deadline: None,
+            next_stale: false,
             events: VecDeque::new(),
             detailed: false,
         }
@@ -139,22 +155,72 @@ impl SplitPep {
             near_fin_relayed: false,
             far_fin_relayed: false,
             pending: VecDeque::new(),
+            unrelayed: true,
         });
+        self.deadlines.extend([None, None]);
+        self.touch(2 * i);
+        self.touch(2 * i + 1);
     }
 
-    /// The leg that sent `p`: a packet leaving on a leg goes the other way from the
-    /// segments arriving on it, so its reversed endpoints find the leg in `index`.
-    fn sender_of(&mut self, p: &Packet) -> Option<&mut Connection> {
+    /// Leg `k`: split `k / 2`'s near leg if `k` is even, else its far leg.
+    fn leg(&mut self, k: usize) -> &mut Connection {
+        let s = &mut self.splits[k / 2];
+        if k.is_multiple_of(2) {
+            &mut s.near
+        } else {
+            &mut s.far
+        }
+    }
+
+    /// Leg `k` had an input: it has work (and its noted deadline no longer holds).
+    fn touch(&mut self, k: usize) {
+        if self.work.contains(k) {
+            return;
+        }
+        self.work.insert(k);
+        let t = self.deadlines[k];
+        if t.is_some() && t == self.next_deadline {
+            self.next_stale = true;
+        }
+    }
+
+    /// Leg `k` was polled dry: it has no work until an input or its deadline.
+    fn rest(&mut self, k: usize) {
+        self.work.remove(k);
+        let t = self.leg(k).poll_timeout();
+        self.deadlines[k] = t;
+        self.next_deadline = earliest(self.next_deadline, t);
+    }
+
+    /// Leg `k`'s deadline.
+    fn deadline(&self, k: usize) -> Option<Time> {
+        if !self.work.contains(k) {
+            return self.deadlines[k];
+        }
+        let s = &self.splits[k / 2];
+        let leg = if k.is_multiple_of(2) { &s.near } else { &s.far };
+        leg.poll_timeout()
+    }
+
+    /// Ends every `&mut` call: the earliest deadline of the legs without work is found
+    /// again if the leg that had it got work.
+    fn settle(&mut self) {
+        if std::mem::take(&mut self.next_stale) {
+            let rest = self.deadlines.iter().enumerate();
+            let rest = rest.filter(|&(k, _)| !self.work.contains(k));
+            self.next_deadline = rest.fold(None, |a, (_, &t)| earliest(a, t));
+        }
+    }
+
+    /// The number of the leg that sent `p`: a packet leaving on a leg goes the other way
+    /// from the segments arriving on it, so its reversed endpoints find the leg in `index`.
+    fn sender_of(&self, p: &Packet) -> Option<usize> {
         let Body::Tcp(seg) = &p.body else {
             return None;
         };
         let (src, dst) = seg.endpoints(p.ip.src, p.ip.dst);
         let &(i, leg) = self.index.get(&(dst, src))?;
-        let s = &mut self.splits[i];
-        Some(match leg {
-            Leg::Near => &mut s.near,
-            Leg::Far => &mut s.far,
-        })
+        Some(2 * i + (leg == Leg::Far) as usize)
     }
 
     /// The monitor hands its output to the far leg's controller on each ACK.
@@ -210,7 +276,10 @@ impl SplitPep {
         }
     }
 
-    /// Moves bytes, FINs and resets between the two legs of split `i`.
+    /// Moves bytes, FINs and resets between the two legs of split `i`. Relaying again with
+    /// nothing changed in between is a no-op: a pump reads all it may, so the next reads
+    /// nothing, and its zero-byte read repeats the same window check (`Receiver::read`),
+    /// whose ACK, if it asked for one, was either not sent yet or sent with that window.
     fn relay(&mut self, i: usize) {
         let buffer = self.cfg.buffer;
         let s = &mut self.splits[i];
@@ -229,6 +298,58 @@ impl SplitPep {
                 self.events.push_back(Event::Tcp { conn, event });
             }
         }
+        s.unrelayed = false;
+        self.touch(2 * i);
+        self.touch(2 * i + 1);
+    }
+
+    /// Legs whose deadline has come have work: the pacer lets a held segment go then,
+    /// even before `handle_timeout` (another event at that time may come first).
+    fn wake_due(&mut self, now: Time) {
+        if self.next_deadline.is_none_or(|t| t > now) {
+            return;
+        }
+        for k in 0..self.deadlines.len() {
+            if !self.work.contains(k) && self.deadlines[k].is_some_and(|t| t <= now) {
+                self.touch(k);
+            }
+        }
+    }
+}
+
+/// A set of leg numbers, walked in order from any of them.
+#[derive(Default)]
+struct LegSet(Vec<u64>);
+
+impl LegSet {
+    fn insert(&mut self, k: usize) {
+        let w = k / 64;
+        if w >= self.0.len() {
+            self.0.resize(w + 1, 0);
+        }
+        self.0[w] |= 1 << (k % 64);
+    }
+    fn remove(&mut self, k: usize) {
+        if let Some(w) = self.0.get_mut(k / 64) {
+            *w &= !(1 << (k % 64));
+        }
+    }
+    fn contains(&self, k: usize) -> bool {
+        self.0.get(k / 64).is_some_and(|w| w & (1 << (k % 64)) != 0)
+    }
+    /// The first leg in the set from `k` on and before `end`.
+    fn next(&self, k: usize, end: usize) -> Option<usize> {
+        let mut w = k / 64;
+        let mut bits = self.0.get(w)? & (!0u64 << (k % 64));
+        while bits == 0 {
+            w += 1;
+            if w * 64 >= end {
+                return None;
+            }
+            bits = *self.0.get(w)?;
+        }
+        let j = w * 64 + bits.trailing_zeros() as usize;
+        (j < end).then_some(j)
     }
 }
 
@@ -262,12 +383,15 @@ impl Machine for SplitPep {
     /// window (Linux 2.6 `tcp_transmit_skb`: `tcp_enter_cwr` on NET_XMIT_DROP, the
     /// segment staying in the write queue).
     fn handle_full_queue(&mut self, now: Time, p: &Packet) -> LocalQueue {
-        let Some(leg) = self.sender_of(p) else {
+        let Some(k) = self.sender_of(p) else {
             return LocalQueue::Drop;
         };
+        let leg = self.leg(k);
         let mode = leg.config().local_queue;
         if mode == LocalQueue::Cwr {
             leg.handle_local_congestion(now);
+            self.touch(k);
+            self.settle();
         }
         mode
     }
@@ -291,52 +415,83 @@ impl Machine for SplitPep {
                 }
             }
             self.relay(i);
+            self.settle();
             return Verdict::Consume;
         }
         if seg.flags.contains(TcpFlags::SYN) && !seg.flags.contains(TcpFlags::ACK) {
             self.open(src, dst, seg);
+            self.settle();
             return Verdict::Consume;
         }
         // A connection that began before the PEP did, or a stray segment: not ours.
         Verdict::Pass
     }
 
+    /// Legs take turns, as sockets sharing a device queue do: polling from the first
+    /// every time would let it starve the others whenever the queue is full. The walk
+    /// starts at split `turn`'s near leg and goes round the legs in order, as if polling
+    /// every one, but polls only the legs with work (`work`): a leg polled dry stays dry
+    /// until an input (a segment, a timer, the relay, a local congestion) or until its
+    /// deadline comes (`wake_due`), since the only clock its `poll_transmit` reads is the
+    /// pacer's, which holds a segment back only with a deadline. A poll that sends
+    /// nothing changes nothing a second time: it arms the persist timer only if unarmed,
+    /// notes the same window use (`CwndUsage::on_attempt`) and keeps the pacer holding.
     fn poll_transmit(&mut self, now: Time, node: &dyn NodeView) -> Option<Transmit> {
-        // Connections take turns, as sockets sharing a device queue do: polling from the
-        // first every time would let it starve the others whenever the queue is full.
         let n = self.splits.len();
-        for k in 0..n {
-            let i = (self.turn + k) % n;
-            let s = &mut self.splits[i];
-            for leg in [&mut s.near, &mut s.far] {
-                // A waiting leg is flow-controlled by its queue and does not try; a leg
-                // that reduces its window (`Cwr`) or loses the packet (`Drop`) tries, as
-                // a Linux socket before TCP Small Queues does, and `handle_full_queue`
-                // says what happens.
-                if leg.config().local_queue == LocalQueue::Wait && !node.ready(leg.remote().addr) {
+        self.wake_due(now);
+        // A waiting leg is flow-controlled by its queue and does not try; a leg that
+        // reduces its window (`Cwr`) or loses the packet (`Drop`) tries, as a Linux socket
+        // before TCP Small Queues does, and `handle_full_queue` says what happens. Under
+        // `Wait` every leg on the walk still asks its node, with work or not: the question
+        // notes a full queue for a wake-up (`NodeView::ready`).
+        let wait = self.cfg.tcp.local_queue == LocalQueue::Wait;
+        let start = 2 * self.turn;
+        for (mut k, end) in [(start, 2 * n), (0, start)] {
+            loop {
+                let next = if wait {
+                    (k < end).then_some(k)
+                } else {
+                    self.work.next(k, end)
+                };
+                let Some(j) = next else { break };
+                k = j + 1;
+                if wait && !node.ready(self.leg(j).remote().addr) {
                     continue;
                 }
-                if let Some(p) = leg.poll_transmit(now) {
-                    self.turn = (i + 1) % n;
+                if !self.work.contains(j) {
+                    continue;
+                }
+                if let Some(p) = self.leg(j).poll_transmit(now) {
+                    self.turn = (j / 2 + 1) % n;
+                    self.splits[j / 2].unrelayed = true;
+                    self.settle();
                     return Some(Transmit::route(p));
                 }
+                self.rest(j);
             }
         }
+        self.settle();
         None
     }
 
     fn poll_timeout(&self) -> Option<Time> {
+        debug_assert!(!self.next_stale, "settled after every call");
         let monitor = match &self.monitor {
             Some(Monitor::Xcp(r)) => r.poll_timeout(),
             Some(Monitor::Load(m)) => m.poll_timeout(),
             None => None,
         };
-        // A plain fold: asked after every event the PEP sees, over every leg.
-        self.splits.iter().fold(monitor, |t, s| {
-            earliest(earliest(t, s.near.poll_timeout()), s.far.poll_timeout())
-        })
+        let mut t = earliest(monitor, self.next_deadline);
+        let mut k = 0;
+        while let Some(j) = self.work.next(k, self.deadlines.len()) {
+            t = earliest(t, self.deadline(j));
+            k = j + 1;
+        }
+        t
     }
 
+    /// Runs the legs' due timers. A split is relayed if a timer ran or something else may
+    /// have changed since its last relay (`unrelayed`); another relay would be a no-op.
     fn handle_timeout(&mut self, now: Time, node: &dyn NodeView) {
         match &mut self.monitor {
             Some(Monitor::Xcp(r)) => r.handle_timeout(now, &node.iface(WATCHED)),
@@ -344,14 +499,18 @@ impl Machine for SplitPep {
             None => {}
         }
         for i in 0..self.splits.len() {
-            let s = &mut self.splits[i];
-            for c in [&mut s.near, &mut s.far] {
-                if c.poll_timeout().is_some_and(|t| t <= now) {
-                    c.handle_timeout(now);
+            let mut relay = self.splits[i].unrelayed;
+            for k in [2 * i, 2 * i + 1] {
+                if self.deadline(k).is_some_and(|t| t <= now) {
+                    self.leg(k).handle_timeout(now);
+                    relay = true;
                 }
             }
-            self.relay(i);
+            if relay {
+                self.relay(i);
+            }
         }
+        self.settle();
     }
     fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()

@@ -217,11 +217,41 @@ struct Queued {
     dropped: u64,
     /// Packets toward the client, handed out at once.
     out: VecDeque<Packet>,
+    /// Polls every leg and relays every split at every call, as the PEP did before its
+    /// legs with work (`poll_every_leg`).
+    every_leg: bool,
+    /// The addresses the PEP asked its node about (`NodeView::ready`), in order.
+    asked: Vec<Addr>,
 }
 
-/// What the PEP sees of its node: the queue toward the server has room or not.
+/// Gives every leg work and every split a relay due: the PEP then polls and relays as it
+/// did when it polled every leg at every call.
+fn poll_every_leg(pep: &mut SplitPep) {
+    for k in 0..2 * pep.splits.len() {
+        pep.touch(k);
+    }
+    for s in &mut pep.splits {
+        s.unrelayed = true;
+    }
+}
+
+/// The PEP's earliest deadline is its legs' and its monitor's.
+fn check_deadline(pep: &SplitPep) {
+    let legs = pep.connections().flat_map(|(n, f)| [n, f]);
+    let fold = legs.fold(None, |t, c| earliest(t, c.poll_timeout()));
+    let monitor = match &pep.monitor {
+        Some(Monitor::Xcp(r)) => r.poll_timeout(),
+        Some(Monitor::Load(m)) => m.poll_timeout(),
+        None => None,
+    };
+    assert_eq!(pep.poll_timeout(), earliest(fold, monitor));
+}
+
+/// What the PEP sees of its node: the queue toward the server has room or not. It keeps
+/// the questions asked (in the simulator a question notes a full queue for a wake-up).
 struct QueueView {
     room: bool,
+    asked: std::cell::RefCell<Vec<Addr>>,
 }
 
 impl NodeView for QueueView {
@@ -232,6 +262,7 @@ impl NodeView for QueueView {
         }
     }
     fn ready(&self, dst: Addr) -> bool {
+        self.asked.borrow_mut().push(dst);
         self.room || dst != Addr(SERVER as u32 + 1)
     }
     fn wake_on(&self, _: IfaceId) {}
@@ -248,6 +279,7 @@ impl Queued {
     fn view(&self, now: Time) -> QueueView {
         QueueView {
             room: self.occupancy(now) < self.limit,
+            asked: Default::default(),
         }
     }
     /// Takes what the PEP sends until it is held back.
@@ -261,7 +293,12 @@ impl Queued {
         }
         loop {
             let view = self.view(now);
-            let Some(t) = self.pep.poll_transmit(now, &view) else {
+            if self.every_leg {
+                poll_every_leg(&mut self.pep);
+            }
+            let t = self.pep.poll_transmit(now, &view);
+            self.asked.append(&mut view.asked.borrow_mut());
+            let Some(t) = t else {
                 return;
             };
             let p = t.packet;
@@ -289,6 +326,9 @@ impl Machine for Queued {
     }
     fn handle_timeout(&mut self, now: Time, _: &dyn NodeView) {
         let view = self.view(now);
+        if self.every_leg {
+            poll_every_leg(&mut self.pep);
+        }
         self.pep.handle_timeout(now, &view);
     }
     fn poll_transmit(&mut self, now: Time, _: &dyn NodeView) -> Option<Transmit> {
@@ -302,6 +342,7 @@ impl Machine for Queued {
         None
     }
     fn poll_timeout(&self) -> Option<Time> {
+        check_deadline(&self.pep);
         // The queue's next departure frees room for a held packet, too.
         [self.pep.poll_timeout(), self.queue.front().map(|q| q.0)]
             .into_iter()
@@ -340,6 +381,8 @@ fn a_leg_at_a_full_local_queue_waits_reduces_its_window_or_loses_packets() {
             held: None,
             dropped: 0,
             out: VecDeque::new(),
+            every_leg: false,
+            asked: Vec::new(),
         };
         let mut net = Net::line(3, Dur::from_millis(10));
         net.nodes[PEP].machines.push(Box::new(queued));
@@ -375,6 +418,103 @@ fn a_leg_at_a_full_local_queue_waits_reduces_its_window_or_loses_packets() {
                 // Halved from a flight of about the queue and the path's 20 packets.
                 assert!(ssthresh < 60 * MSS as u64, "ssthresh {ssthresh}");
             }
+        }
+    }
+}
+
+/// Polling only the legs with work sends what polling every leg sent, in the same order
+/// and at the same times: several connections through a PEP at a full queue (where the
+/// legs take turns), with losses, paced (SaTPEP) and window-based legs, under each
+/// `LocalQueue` mode. A leg left out of the list (starved), or a turn taken out of order,
+/// changes the trace.
+#[test]
+fn legs_with_work_send_as_polling_every_leg_did() {
+    let run = |mode: LocalQueue, cc: &Algorithm, every_leg: bool| {
+        let tcp = TcpConfig {
+            recv_buffer: 1 << 20,
+            ..TcpConfig::new(MSS)
+        };
+        let pep = SplitPep::new(SplitConfig {
+            tcp: TcpConfig {
+                local_queue: mode,
+                ..tcp
+            },
+            cc: cc.clone(),
+            buffer: 200_000,
+            monitor_interval: Dur::from_millis(100),
+        });
+        let queued = Queued {
+            pep,
+            limit: 20,
+            service: Dur::from_millis(1),
+            queue: VecDeque::new(),
+            held: None,
+            dropped: 0,
+            out: VecDeque::new(),
+            every_leg,
+            asked: Vec::new(),
+        };
+        let mut net = Net::line(3, Dur::from_millis(10));
+        net.nodes[PEP].machines.push(Box::new(queued));
+        // Every 50th data segment toward the server is lost.
+        net.hops[1].drop[0] = Some(Box::new(|i, _| i % 50 == 49));
+        net.host(SERVER)
+            .listen(PORT, Listener::new(tcp, Algorithm::NewReno));
+        let server = Endpoint {
+            addr: Addr(SERVER as u32 + 1),
+            port: PORT,
+        };
+        // Four transfers of different sizes, two of them opened later.
+        for (k, bytes) in [400_000u64, 1_000_000, 250_000, 600_000]
+            .into_iter()
+            .enumerate()
+        {
+            if k == 2 {
+                net.run(Time::from_secs_f64(0.3));
+            }
+            let client = net.host(CLIENT);
+            let c = client
+                .connect(server, tcp, &Algorithm::NewReno, None)
+                .unwrap();
+            client.write(c, bytes);
+            client.close(c);
+        }
+        net.run(Time::from_secs_f64(60.0));
+        let q = net.machine::<Queued>(PEP, 0);
+        let reports: Vec<_> = q
+            .pep
+            .connections()
+            .flat_map(|(n, f)| [n.report(), f.report()])
+            .collect();
+        let sent: Vec<_> = net
+            .trace
+            .iter()
+            .map(|s| (s.handed, s.start, s.from, s.packet.clone()))
+            .collect();
+        (
+            sent,
+            net.events.clone(),
+            reports,
+            (q.dropped, q.asked.clone()),
+        )
+    };
+    let satpep = Algorithm::Satpep(crate::cc::SatpepConfig {
+        rate_bps: 4_000_000,
+    });
+    for mode in [LocalQueue::Wait, LocalQueue::Cwr, LocalQueue::Drop] {
+        for cc in [Algorithm::NewReno, satpep.clone()] {
+            let (sent, events, reports, dropped) = run(mode, &cc, false);
+            assert_eq!(reports.len(), 8, "{mode:?} {cc:?}");
+            assert!(
+                reports
+                    .iter()
+                    .all(|r| r.state == State::Closed || r.state == State::TimeWait),
+                "{mode:?} {cc:?}: {reports:?}"
+            );
+            let before = run(mode, &cc, true);
+            assert!(sent == before.0, "{mode:?} {cc:?}: the packets differ");
+            assert!(events == before.1, "{mode:?} {cc:?}: the events differ");
+            assert_eq!((reports, dropped), (before.2, before.3), "{mode:?} {cc:?}");
         }
     }
 }
