@@ -3,12 +3,14 @@
 //! LinkDir`s over a preallocated slab of packet buffers (`buffers`), reporting each
 //! packet's fate (`fate`); `scenario` detaches the link from a loaded scenario; `output`
 //! writes the pcaps, fates and replayable loss traces; `sys` (Linux) drives the core
-//! from TUN devices with epoll and an absolute timerfd. See docs/live.md.
+//! from TUN devices with epoll and an absolute timerfd. See docs/live.md. `pep` is the
+//! transparent split-connection PEP daemon behind `hetpath pep`.
 
 pub mod buffers;
 pub mod emulator;
 pub mod fate;
 pub mod output;
+pub mod pep;
 pub mod scenario;
 #[cfg(target_os = "linux")]
 pub mod sys;

@@ -2,10 +2,15 @@
 //! SIGTERM (or `--duration`), then writes the run's files. `hetpath emulate` (Python)
 //! starts it with the devices inside the namespaces it made; it prints `ready` on stdout
 //! once the devices exist. Exit status: 0 done, 2 bad input, 1 a failure while running.
+//! `hetpath-live pep` is the PEP daemon (`hetpath_live::pep::cli`).
 
 #[cfg(target_os = "linux")]
 fn main() {
-    std::process::exit(linux::main(std::env::args().skip(1).collect()));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("pep") {
+        std::process::exit(hetpath_live::pep::cli::main(args[1..].to_vec()));
+    }
+    std::process::exit(linux::main(args));
 }
 
 #[cfg(not(target_os = "linux"))]

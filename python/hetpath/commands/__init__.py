@@ -12,6 +12,7 @@ import click
 
 from .emulate import emulate_command
 from .list_ import list_group
+from .pep import pep_command
 from .report import report_command
 from .reproduce import reproduce_command
 from .run import run_command
@@ -19,4 +20,4 @@ from .sweep import sweep_command
 from .validate import validate_command
 
 COMMANDS: list[click.Command] = [run_command, sweep_command, reproduce_command, report_command, validate_command,
-                                 list_group, emulate_command]
+                                 list_group, emulate_command, pep_command]

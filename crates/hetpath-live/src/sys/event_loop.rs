@@ -62,7 +62,7 @@ fn owned(fd: RawFd) -> OwnedFd {
 }
 
 /// SIGINT and SIGTERM as a descriptor (blocked for the thread so they queue there).
-fn signal_fd() -> io::Result<OwnedFd> {
+pub(crate) fn signal_fd() -> io::Result<OwnedFd> {
     // SAFETY: plain sigset manipulation on a local set.
     unsafe {
         let mut set = MaybeUninit::<libc::sigset_t>::uninit();

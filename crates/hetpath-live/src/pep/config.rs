@@ -1,0 +1,472 @@
+//! The PEP's TOML configuration (docs/live.md, "The PEP"): what it intercepts, how it
+//! relays, where it reports. Errors name the file, the key and what was expected, on
+//! one line (docs/architecture.md, convention 9); unknown keys are errors.
+
+use serde::Deserialize;
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddr};
+
+/// An IPv4 subnet, `10.1.0.0/24`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Subnet {
+    pub addr: Ipv4Addr,
+    pub prefix: u8,
+}
+
+impl Subnet {
+    fn mask(&self) -> u32 {
+        if self.prefix == 0 {
+            0
+        } else {
+            u32::MAX << (32 - self.prefix)
+        }
+    }
+
+    pub fn contains(&self, ip: Ipv4Addr) -> bool {
+        u32::from(ip) & self.mask() == u32::from(self.addr) & self.mask()
+    }
+
+    /// `a.b.c.d/n`, or a bare address (a /32).
+    pub fn parse(s: &str) -> Option<Subnet> {
+        let (a, p) = s.split_once('/').unwrap_or((s, "32"));
+        let addr: Ipv4Addr = a.trim().parse().ok()?;
+        let prefix: u8 = p.trim().parse().ok()?;
+        (prefix <= 32).then_some(Subnet { addr, prefix })
+    }
+}
+
+impl fmt::Display for Subnet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}/{}",
+            Ipv4Addr::from(u32::from(self.addr) & self.mask()),
+            self.prefix
+        )
+    }
+}
+
+/// An inclusive port range (one port when both ends agree).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ports {
+    pub lo: u16,
+    pub hi: u16,
+}
+
+impl Ports {
+    pub fn contains(&self, p: u16) -> bool {
+        (self.lo..=self.hi).contains(&p)
+    }
+}
+
+impl fmt::Display for Ports {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.lo == self.hi {
+            write!(f, "{}", self.lo)
+        } else {
+            write!(f, "{}-{}", self.lo, self.hi)
+        }
+    }
+}
+
+/// How the server leg is carried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// One PEP (PEPsal): the server leg is kernel TCP with its own controller.
+    Integrated,
+}
+
+/// What is proxied: TCP from `sources` to `destinations` on `ports`; nothing else.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Match {
+    pub sources: Vec<Subnet>,
+    pub destinations: Vec<Subnet>,
+    pub ports: Vec<Ports>,
+}
+
+impl Match {
+    /// The same test as the nft rule, repeated on each accepted connection so that a
+    /// connection reaching the listener some other way is never relayed.
+    pub fn allows(&self, src: Ipv4Addr, dst: Ipv4Addr, port: u16) -> bool {
+        self.sources.iter().any(|s| s.contains(src))
+            && self.destinations.iter().any(|s| s.contains(dst))
+            && self.ports.iter().any(|p| p.contains(port))
+    }
+}
+
+/// The nftables table and the policy route that deliver intercepted packets locally.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nft {
+    pub table: String,
+    pub mark: u32,
+    pub route_table: u32,
+}
+
+/// The whole configuration, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub mode: Mode,
+    pub listen_port: u16,
+    pub metrics: Option<SocketAddr>,
+    pub max_connections: usize,
+    pub buffer_bytes: usize,
+    pub socket_buffer_bytes: usize,
+    pub server_congestion: Option<String>,
+    pub client_congestion: Option<String>,
+    pub log: LogLevel,
+    pub matching: Match,
+    pub nft: Nft,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+}
+
+/// A configuration error: file, key and expectation, on one line.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}: {message}")]
+    Syntax { file: String, message: String },
+    #[error("{file}: {key}: expected {expected}")]
+    Value {
+        file: String,
+        key: String,
+        expected: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    mode: String,
+    listen_port: u16,
+    metrics: Option<String>,
+    max_connections: Option<u64>,
+    buffer_bytes: Option<u64>,
+    socket_buffer_bytes: Option<u64>,
+    server_congestion: Option<String>,
+    client_congestion: Option<String>,
+    log: Option<String>,
+    #[serde(rename = "match")]
+    matching: RawMatch,
+    nft: Option<RawNft>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMatch {
+    sources: Vec<String>,
+    destinations: Option<Vec<String>>,
+    ports: Vec<RawPort>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawPort {
+    One(i64),
+    Range(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNft {
+    table: Option<String>,
+    mark: Option<u32>,
+    route_table: Option<u32>,
+}
+
+/// Largest `buffer_bytes`: a ring per direction per connection is allocated up front.
+pub const MAX_BUFFER: u64 = 64 << 20;
+
+impl Config {
+    /// Parses and checks `text`, read from `file`.
+    pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+        let raw: Raw = toml::from_str(text).map_err(|e| ConfigError::Syntax {
+            file: file.into(),
+            message: one_line(&e.to_string()),
+        })?;
+        let bad = |key: &str, expected: String| ConfigError::Value {
+            file: file.into(),
+            key: key.into(),
+            expected,
+        };
+        let mode = match raw.mode.as_str() {
+            "integrated" => Mode::Integrated,
+            "gateway" => {
+                return Err(bad(
+                    "mode",
+                    "'integrated' (gateway mode is not built yet)".into(),
+                ))
+            }
+            m => return Err(bad("mode", format!("'integrated' or 'gateway', got '{m}'"))),
+        };
+        if raw.listen_port == 0 {
+            return Err(bad("listen_port", "a port from 1 to 65535".into()));
+        }
+        let metrics = match raw.metrics {
+            None => None,
+            Some(s) if s.is_empty() => None,
+            Some(s) => Some(s.parse().map_err(|_| {
+                bad(
+                    "metrics",
+                    format!("an address and port such as 127.0.0.1:9470, got '{s}'"),
+                )
+            })?),
+        };
+        let max_connections = raw.max_connections.unwrap_or(256);
+        if !(1..=100_000).contains(&max_connections) {
+            return Err(bad(
+                "max_connections",
+                format!("1 to 100000, got {max_connections}"),
+            ));
+        }
+        let buffer_bytes = raw.buffer_bytes.unwrap_or(256 << 10);
+        if !(1024..=MAX_BUFFER).contains(&buffer_bytes) {
+            return Err(bad(
+                "buffer_bytes",
+                format!("1024 to {MAX_BUFFER}, got {buffer_bytes}"),
+            ));
+        }
+        let socket_buffer_bytes = raw.socket_buffer_bytes.unwrap_or(0);
+        if socket_buffer_bytes > (1 << 30) {
+            return Err(bad(
+                "socket_buffer_bytes",
+                format!(
+                    "0 (kernel default) to {}, got {socket_buffer_bytes}",
+                    1u64 << 30
+                ),
+            ));
+        }
+        let cc = |key: &str, v: Option<String>| -> Result<Option<String>, ConfigError> {
+            match v {
+                None => Ok(None),
+                Some(s) if s.is_empty() => Ok(None),
+                Some(s)
+                    if s.len() < 16
+                        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
+                {
+                    Ok(Some(s))
+                }
+                Some(s) => Err(bad(
+                    key,
+                    format!("a kernel congestion control name such as cubic, got '{s}'"),
+                )),
+            }
+        };
+        let server_congestion = cc("server_congestion", raw.server_congestion)?;
+        let client_congestion = cc("client_congestion", raw.client_congestion)?;
+        let log = match raw.log.as_deref().unwrap_or("info") {
+            "error" => LogLevel::Error,
+            "warn" => LogLevel::Warn,
+            "info" => LogLevel::Info,
+            "debug" => LogLevel::Debug,
+            l => return Err(bad("log", format!("error, warn, info or debug, got '{l}'"))),
+        };
+        let subnets = |key: &str, list: &[String]| -> Result<Vec<Subnet>, ConfigError> {
+            if list.is_empty() {
+                return Err(bad(key, "at least one IPv4 subnet".into()));
+            }
+            list.iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    Subnet::parse(s).ok_or_else(|| {
+                        bad(
+                            &format!("{key}[{i}]"),
+                            format!("an IPv4 subnet such as 10.1.0.0/24, got '{s}'"),
+                        )
+                    })
+                })
+                .collect()
+        };
+        let sources = subnets("match.sources", &raw.matching.sources)?;
+        let destinations = match &raw.matching.destinations {
+            None => vec![Subnet {
+                addr: Ipv4Addr::UNSPECIFIED,
+                prefix: 0,
+            }],
+            Some(d) => subnets("match.destinations", d)?,
+        };
+        if raw.matching.ports.is_empty() {
+            return Err(bad("match.ports", "at least one port or range".into()));
+        }
+        let mut ports = Vec::new();
+        for (i, p) in raw.matching.ports.iter().enumerate() {
+            let key = format!("match.ports[{i}]");
+            let range = match p {
+                RawPort::One(n) => u16::try_from(*n)
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .map(|n| Ports { lo: n, hi: n }),
+                RawPort::Range(s) => parse_range(s),
+            };
+            let range = range.ok_or_else(|| {
+                bad(
+                    &key,
+                    "a port (1 to 65535) or a range such as \"8000-8100\"".into(),
+                )
+            })?;
+            if range.contains(raw.listen_port) {
+                return Err(bad(
+                    &key,
+                    format!("ports that exclude listen_port {}", raw.listen_port),
+                ));
+            }
+            ports.push(range);
+        }
+        let nft = raw.nft.unwrap_or(RawNft {
+            table: None,
+            mark: None,
+            route_table: None,
+        });
+        let table = nft.table.unwrap_or_else(|| "hetpath_pep".into());
+        if table.is_empty()
+            || table.len() > 32
+            || !table
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            return Err(bad(
+                "nft.table",
+                format!("a name of letters, digits and '_' (up to 32), got '{table}'"),
+            ));
+        }
+        let mark = nft.mark.unwrap_or(0x4850);
+        if mark == 0 {
+            return Err(bad("nft.mark", "a non-zero firewall mark".into()));
+        }
+        let route_table = nft.route_table.unwrap_or(4850);
+        if route_table == 0 || (253..=255).contains(&route_table) {
+            return Err(bad(
+                "nft.route_table",
+                format!("a routing table other than 0 and 253-255, got {route_table}"),
+            ));
+        }
+        Ok(Config {
+            mode,
+            listen_port: raw.listen_port,
+            metrics,
+            max_connections: max_connections as usize,
+            buffer_bytes: buffer_bytes as usize,
+            socket_buffer_bytes: socket_buffer_bytes as usize,
+            server_congestion,
+            client_congestion,
+            log,
+            matching: Match {
+                sources,
+                destinations,
+                ports,
+            },
+            nft: Nft {
+                table,
+                mark,
+                route_table,
+            },
+        })
+    }
+}
+
+fn parse_range(s: &str) -> Option<Ports> {
+    let (a, b) = s.split_once('-').unwrap_or((s, s));
+    let lo: u16 = a.trim().parse().ok()?;
+    let hi: u16 = b.trim().parse().ok()?;
+    (lo > 0 && lo <= hi).then_some(Ports { lo, hi })
+}
+
+/// toml's messages span lines (a caret under the source); the first and last lines carry
+/// the position and the reason.
+fn one_line(s: &str) -> String {
+    let lines: Vec<&str> = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    match lines.as_slice() {
+        [] => "invalid TOML".into(),
+        [one] => (*one).into(),
+        [first, .., last] => format!("{first}: {last}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+mode = "integrated"
+listen_port = 7070
+metrics = "127.0.0.1:9470"
+server_congestion = "bbr"
+[match]
+sources = ["10.1.0.0/24"]
+ports = [5001, "8000-8100"]
+"#;
+
+    #[test]
+    fn a_good_file_loads_with_defaults() {
+        let c = Config::parse(GOOD, "pep.toml").unwrap();
+        assert_eq!(c.mode, Mode::Integrated);
+        assert_eq!(c.max_connections, 256);
+        assert_eq!(c.server_congestion.as_deref(), Some("bbr"));
+        assert!(c.matching.allows(
+            "10.1.0.9".parse().unwrap(),
+            "10.2.0.1".parse().unwrap(),
+            8050
+        ));
+        assert!(!c.matching.allows(
+            "10.1.1.9".parse().unwrap(),
+            "10.2.0.1".parse().unwrap(),
+            8050
+        ));
+        assert!(!c
+            .matching
+            .allows("10.1.0.9".parse().unwrap(), "10.2.0.1".parse().unwrap(), 22));
+        assert_eq!(c.nft.table, "hetpath_pep");
+    }
+
+    fn err(text: &str) -> String {
+        Config::parse(text, "pep.toml").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn errors_name_the_file_the_key_and_the_expectation() {
+        let e = err(&GOOD.replace("10.1.0.0/24", "10.1.0.0/33"));
+        assert_eq!(e, "pep.toml: match.sources[0]: expected an IPv4 subnet such as 10.1.0.0/24, got '10.1.0.0/33'");
+        let e = err(&GOOD.replace("5001", "7070"));
+        assert!(
+            e.starts_with("pep.toml: match.ports[0]: expected ports that exclude listen_port"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("\"bbr\"", "\"b b\""));
+        assert!(
+            e.starts_with("pep.toml: server_congestion: expected"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("listen_port", "listen_prot"));
+        assert!(
+            e.starts_with("pep.toml: ") && e.contains("listen_prot"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
+        let e = err(&GOOD.replace("sources = [\"10.1.0.0/24\"]", "sources = []"));
+        assert_eq!(
+            e,
+            "pep.toml: match.sources: expected at least one IPv4 subnet"
+        );
+        let e = err("mode = 3");
+        assert!(e.starts_with("pep.toml: ") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn subnets_match_by_prefix() {
+        let s = Subnet::parse("10.1.0.77/24").unwrap();
+        assert_eq!(s.to_string(), "10.1.0.0/24");
+        assert!(s.contains("10.1.0.1".parse().unwrap()));
+        assert!(Subnet::parse("0.0.0.0/0")
+            .unwrap()
+            .contains("1.2.3.4".parse().unwrap()));
+        assert!(Subnet::parse("1.2.3.4")
+            .unwrap()
+            .contains("1.2.3.4".parse().unwrap()));
+        assert!(Subnet::parse("1.2.3/8").is_none());
+    }
+}

@@ -1,0 +1,334 @@
+//! The integrated PEP's event loop (Linux): one thread, epoll through mio, edge-triggered.
+//! The listener accepts TPROXY'd connections, checks them against the match again (so the
+//! PEP never relays what the rules did not send it) and against the cap, and opens the
+//! server leg in the client's name; each readiness event pumps that connection's `Relay`.
+//! A pump that stops at its budget is pumped again before the next wait. The loop ends at
+//! SIGINT or SIGTERM (a signalfd), resetting the connections it still holds.
+
+use super::config::{Config, LogLevel};
+use super::log::log;
+use super::metrics::Metrics;
+use super::relay::{Leg, Moved, Relay, Side, Status};
+use super::sock;
+use mio::net::{TcpListener, TcpStream};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use slab::Slab;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, SocketAddrV4};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const LISTENER: Token = Token(0);
+const SIGNALS: Token = Token(1);
+/// Reads and writes one connection may do per wake-up before the others get a turn.
+const BUDGET: usize = 16;
+/// How often the open connections' retransmission counts are sampled.
+const SAMPLE: Duration = Duration::from_secs(1);
+
+/// A mio stream as the relay's leg.
+struct Sock<'a>(&'a mut TcpStream);
+
+impl Leg for Sock<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        self.0.shutdown(Shutdown::Write)
+    }
+    fn abort(&mut self) {
+        sock::set_abort(&*self.0);
+    }
+}
+
+struct Conn {
+    client: TcpStream,
+    server: TcpStream,
+    relay: Relay,
+    peer: SocketAddrV4,
+    dst: SocketAddrV4,
+    retrans: [u64; 2],
+}
+
+fn token(key: usize, side: Side) -> Token {
+    Token(2 + 2 * key + side.index())
+}
+
+/// The daemon's state.
+pub struct Daemon {
+    cfg: Config,
+    poll: Poll,
+    listener: TcpListener,
+    conns: Slab<Conn>,
+    again: Vec<usize>,
+    metrics: Arc<Metrics>,
+    buffered: u64,
+}
+
+impl Daemon {
+    pub fn new(cfg: Config, listener: TcpListener, metrics: Arc<Metrics>) -> io::Result<Daemon> {
+        Ok(Daemon {
+            cfg,
+            poll: Poll::new()?,
+            listener,
+            conns: Slab::new(),
+            again: Vec::new(),
+            metrics,
+            buffered: 0,
+        })
+    }
+
+    /// Runs until a signal arrives on `signals`.
+    pub fn run(&mut self, signals: &OwnedFd) -> io::Result<()> {
+        let reg = self.poll.registry();
+        reg.register(&mut self.listener, LISTENER, Interest::READABLE)?;
+        reg.register(
+            &mut SourceFd(&signals.as_raw_fd()),
+            SIGNALS,
+            Interest::READABLE,
+        )?;
+        let mut events = Events::with_capacity(256);
+        let mut sampled = Instant::now();
+        loop {
+            let wait = if self.again.is_empty() {
+                SAMPLE
+            } else {
+                Duration::ZERO
+            };
+            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            for ev in events.iter() {
+                match ev.token() {
+                    LISTENER => self.accept_all(),
+                    SIGNALS => {
+                        self.shutdown();
+                        return Ok(());
+                    }
+                    Token(t) => self.service((t - 2) / 2),
+                }
+            }
+            for key in std::mem::take(&mut self.again) {
+                self.service(key);
+            }
+            if sampled.elapsed() >= SAMPLE {
+                sampled = Instant::now();
+                self.sample_retransmissions();
+            }
+        }
+    }
+
+    fn accept_all(&mut self) {
+        loop {
+            let (client, peer) = match self.listener.accept() {
+                Ok(x) => x,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    log(LogLevel::Warn, format_args!("accept: {e}"));
+                    return;
+                }
+            };
+            self.admit(client, peer);
+        }
+    }
+
+    fn admit(&mut self, client: TcpStream, peer: SocketAddr) {
+        let m = &self.metrics;
+        // With TPROXY the accepted socket's local address is where the client was going.
+        let (SocketAddr::V4(peer), Ok(SocketAddr::V4(dst))) = (peer, client.local_addr()) else {
+            m.rejected_unmatched.fetch_add(1, Relaxed);
+            sock::set_abort(&client);
+            return;
+        };
+        if !self.cfg.matching.allows(*peer.ip(), *dst.ip(), dst.port()) {
+            log(
+                LogLevel::Warn,
+                format_args!("refused {peer} -> {dst}: not in [match]"),
+            );
+            m.rejected_unmatched.fetch_add(1, Relaxed);
+            sock::set_abort(&client);
+            return;
+        }
+        if self.conns.len() >= self.cfg.max_connections {
+            log(
+                LogLevel::Warn,
+                format_args!(
+                    "refused {peer} -> {dst}: max_connections ({}) reached",
+                    self.cfg.max_connections
+                ),
+            );
+            m.rejected_cap.fetch_add(1, Relaxed);
+            sock::set_abort(&client);
+            return;
+        }
+        let _ = client.set_nodelay(true);
+        let _ = sock::set_buffers(&client, self.cfg.socket_buffer_bytes);
+        if let Some(cc) = &self.cfg.client_congestion {
+            let _ = sock::set_congestion(&client, cc);
+        }
+        let server = match sock::connect_as(
+            peer,
+            dst,
+            self.cfg.server_congestion.as_deref(),
+            self.cfg.socket_buffer_bytes,
+        ) {
+            Ok(s) => s,
+            Err(e) => {
+                log(
+                    LogLevel::Warn,
+                    format_args!("{peer} -> {dst}: cannot open the server leg: {e}"),
+                );
+                m.connect_failed.fetch_add(1, Relaxed);
+                sock::set_abort(&client);
+                return;
+            }
+        };
+        let entry = self.conns.vacant_entry();
+        let key = entry.key();
+        let mut conn = Conn {
+            client,
+            server,
+            relay: Relay::new(self.cfg.buffer_bytes, BUDGET),
+            peer,
+            dst,
+            retrans: [0; 2],
+        };
+        let both = Interest::READABLE | Interest::WRITABLE;
+        let reg = self.poll.registry();
+        if let Err(e) = reg
+            .register(&mut conn.client, token(key, Side::Client), both)
+            .and_then(|_| reg.register(&mut conn.server, token(key, Side::Server), both))
+        {
+            log(
+                LogLevel::Warn,
+                format_args!("{peer} -> {dst}: cannot poll: {e}"),
+            );
+            sock::set_abort(&conn.client);
+            return;
+        }
+        m.buffer_limit
+            .fetch_add(conn.relay.capacity() as u64, Relaxed);
+        entry.insert(conn);
+        m.accepted.fetch_add(1, Relaxed);
+        m.active.fetch_add(1, Relaxed);
+        log(LogLevel::Debug, format_args!("{peer} -> {dst}: split"));
+    }
+
+    /// Checks a pending connect, then pumps the relay.
+    fn service(&mut self, key: usize) {
+        let Some(c) = self.conns.get_mut(key) else {
+            return;
+        };
+        if !c.relay.is_connected() {
+            match c.server.take_error() {
+                Ok(None) if c.server.peer_addr().is_ok() => c.relay.set_connected(),
+                Ok(None) => {}
+                Ok(Some(e)) | Err(e) => {
+                    log(
+                        LogLevel::Info,
+                        format_args!("{} -> {}: connect failed: {e}", c.peer, c.dst),
+                    );
+                    self.metrics.connect_failed.fetch_add(1, Relaxed);
+                    sock::set_abort(&c.client);
+                    self.close(key, false);
+                    return;
+                }
+            }
+        }
+        let before = c.relay.buffered() as u64;
+        let mut moved = Moved::default();
+        let status = c.relay.pump(
+            &mut Sock(&mut c.client),
+            &mut Sock(&mut c.server),
+            &mut moved,
+        );
+        let after = c.relay.buffered() as u64;
+        let m = &self.metrics;
+        for i in 0..2 {
+            m.bytes_in[i].fetch_add(moved.read[i], Relaxed);
+            m.bytes_out[i].fetch_add(moved.written[i], Relaxed);
+        }
+        self.buffered = self.buffered + after - before;
+        m.buffered.store(self.buffered, Relaxed);
+        m.buffered_peak.fetch_max(self.buffered, Relaxed);
+        match status {
+            Status::Open { more } => {
+                if more {
+                    self.again.push(key);
+                }
+            }
+            Status::Done => {
+                log(
+                    LogLevel::Debug,
+                    format_args!("{} -> {}: closed", c.peer, c.dst),
+                );
+                self.close(key, true);
+            }
+            Status::Reset { from } => {
+                log(
+                    LogLevel::Debug,
+                    format_args!("{} -> {}: reset by the {from:?} leg", c.peer, c.dst),
+                );
+                self.close(key, false);
+            }
+        }
+    }
+
+    fn close(&mut self, key: usize, completed: bool) {
+        let mut c = self.conns.remove(key);
+        let reg = self.poll.registry();
+        let _ = reg.deregister(&mut c.client);
+        let _ = reg.deregister(&mut c.server);
+        let m = &self.metrics;
+        for (i, s) in [&c.client, &c.server].into_iter().enumerate() {
+            let total = sock::retransmissions(s).unwrap_or(c.retrans[i]);
+            m.retrans_closed[i].fetch_add(total, Relaxed);
+            m.retrans_open[i].fetch_sub(c.retrans[i].min(m.retrans_open[i].load(Relaxed)), Relaxed);
+        }
+        self.buffered -= c.relay.buffered() as u64;
+        m.buffered.store(self.buffered, Relaxed);
+        m.buffer_limit.fetch_sub(c.relay.capacity() as u64, Relaxed);
+        m.active.fetch_sub(1, Relaxed);
+        if completed {
+            m.completed.fetch_add(1, Relaxed);
+        } else {
+            m.reset.fetch_add(1, Relaxed);
+        }
+    }
+
+    fn sample_retransmissions(&mut self) {
+        let mut open = [0u64; 2];
+        for (_, c) in self.conns.iter_mut() {
+            for (i, s) in [&c.client, &c.server].into_iter().enumerate() {
+                if let Some(r) = sock::retransmissions(s) {
+                    c.retrans[i] = r;
+                }
+                open[i] += c.retrans[i];
+            }
+        }
+        for (i, v) in open.into_iter().enumerate() {
+            self.metrics.retrans_open[i].store(v, Relaxed);
+        }
+    }
+
+    /// At exit: the connections still open are reset, so their ends see an error rather
+    /// than a clean end of data.
+    fn shutdown(&mut self) {
+        let keys: Vec<usize> = self.conns.iter().map(|(k, _)| k).collect();
+        for key in keys {
+            let c = &self.conns[key];
+            sock::set_abort(&c.client);
+            sock::set_abort(&c.server);
+            self.close(key, false);
+        }
+    }
+}

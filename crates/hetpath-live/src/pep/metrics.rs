@@ -1,0 +1,181 @@
+//! The PEP's counters, shared between the relay loop (which writes them) and the metrics
+//! endpoint (which reads them), and their Prometheus text exposition (format 0.0.4).
+//! `serve` answers every HTTP request on its listener with the text, on a thread of its
+//! own so that a slow scraper never stalls the relay.
+
+use std::fmt::Write as _;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Leg index as `relay::Side::index`: 0 the client's, 1 the server's.
+pub const LEGS: [&str; 2] = ["client", "server"];
+
+#[derive(Default)]
+pub struct Metrics {
+    pub active: AtomicU64,
+    pub accepted: AtomicU64,
+    pub completed: AtomicU64,
+    pub reset: AtomicU64,
+    pub rejected_cap: AtomicU64,
+    pub rejected_unmatched: AtomicU64,
+    pub connect_failed: AtomicU64,
+    /// Bytes read from each leg.
+    pub bytes_in: [AtomicU64; 2],
+    /// Bytes written to each leg.
+    pub bytes_out: [AtomicU64; 2],
+    /// Retransmitted segments of closed connections, per leg (`TCP_INFO`).
+    pub retrans_closed: [AtomicU64; 2],
+    /// Retransmitted segments of open connections, per leg, as last sampled.
+    pub retrans_open: [AtomicU64; 2],
+    /// Bytes held in the relay rings now, and the most they could hold.
+    pub buffered: AtomicU64,
+    pub buffer_limit: AtomicU64,
+    /// The most ever held at once.
+    pub buffered_peak: AtomicU64,
+}
+
+impl Metrics {
+    pub fn new() -> Arc<Metrics> {
+        Arc::new(Metrics::default())
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let mut metric = |name: &str, kind: &str, help: &str, rows: &[(&str, u64)]| {
+            let _ = writeln!(
+                s,
+                "# HELP hetpath_pep_{name} {help}\n# TYPE hetpath_pep_{name} {kind}"
+            );
+            for (labels, v) in rows {
+                let _ = writeln!(s, "hetpath_pep_{name}{labels} {v}");
+            }
+        };
+        let g = |a: &AtomicU64| a.load(Relaxed);
+        metric(
+            "connections_active",
+            "gauge",
+            "Connections being relayed.",
+            &[("", g(&self.active))],
+        );
+        metric(
+            "connections_total",
+            "counter",
+            "Connections by outcome: accepted, then completed (FINs both ways) or reset; or refused.",
+            &[
+                ("{outcome=\"accepted\"}", g(&self.accepted)),
+                ("{outcome=\"completed\"}", g(&self.completed)),
+                ("{outcome=\"reset\"}", g(&self.reset)),
+                ("{outcome=\"rejected_cap\"}", g(&self.rejected_cap)),
+                ("{outcome=\"rejected_unmatched\"}", g(&self.rejected_unmatched)),
+                ("{outcome=\"connect_failed\"}", g(&self.connect_failed)),
+            ],
+        );
+        let per_leg = |a: &[AtomicU64; 2], dir: &str| -> Vec<(String, u64)> {
+            (0..2)
+                .map(|i| {
+                    (
+                        format!("{{leg=\"{}\",direction=\"{dir}\"}}", LEGS[i]),
+                        g(&a[i]),
+                    )
+                })
+                .collect()
+        };
+        let mut bytes = per_leg(&self.bytes_in, "in");
+        bytes.extend(per_leg(&self.bytes_out, "out"));
+        let rows: Vec<(&str, u64)> = bytes.iter().map(|(l, v)| (l.as_str(), *v)).collect();
+        metric(
+            "bytes_total",
+            "counter",
+            "Bytes read from (in) and written to (out) each leg.",
+            &rows,
+        );
+        let retrans: Vec<(String, u64)> = (0..2)
+            .map(|i| {
+                (
+                    format!("{{leg=\"{}\"}}", LEGS[i]),
+                    g(&self.retrans_closed[i]) + g(&self.retrans_open[i]),
+                )
+            })
+            .collect();
+        let rows: Vec<(&str, u64)> = retrans.iter().map(|(l, v)| (l.as_str(), *v)).collect();
+        metric(
+            "retransmissions_total",
+            "counter",
+            "Segments the PEP retransmitted on each leg (kernel TCP_INFO; open connections as last sampled).",
+            &rows,
+        );
+        metric(
+            "buffer_bytes",
+            "gauge",
+            "Bytes held in the relay buffers.",
+            &[("", g(&self.buffered))],
+        );
+        metric(
+            "buffer_peak_bytes",
+            "gauge",
+            "The most bytes ever held in the relay buffers at once.",
+            &[("", g(&self.buffered_peak))],
+        );
+        metric(
+            "buffer_limit_bytes",
+            "gauge",
+            "The most the relay buffers of the open connections can hold.",
+            &[("", g(&self.buffer_limit))],
+        );
+        s
+    }
+}
+
+/// Serves `render()` to every HTTP request on `listener`, one at a time, until the
+/// process ends.
+pub fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
+    std::thread::Builder::new()
+        .name("pep-metrics".into())
+        .spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { continue };
+                let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
+                let _ = conn.set_write_timeout(Some(Duration::from_secs(2)));
+                // Read the request head (bounded), whatever it asks for.
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while head.len() < 8192 && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match conn.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let body = metrics.render();
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        })
+        .expect("spawning the metrics thread");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_has_a_type_for_every_sample() {
+        let m = Metrics::default();
+        m.bytes_in[1].store(42, Relaxed);
+        let t = m.render();
+        assert!(
+            t.contains("hetpath_pep_bytes_total{leg=\"server\",direction=\"in\"} 42\n"),
+            "{t}"
+        );
+        for line in t.lines().filter(|l| !l.starts_with('#')) {
+            let name = line.split(['{', ' ']).next().unwrap();
+            assert!(t.contains(&format!("# TYPE {name} ")), "{name} has no TYPE");
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! `hetpath-live pep`: a transparent split-connection PEP daemon (docs/live.md, "The
+//! PEP"). Sans IO: `ring` (a connection's bounded buffer) and `relay` (the byte pump
+//! between a connection's two legs, `SplitPep`'s rules on real sockets), `config` (the
+//! TOML file), `rules` (the nftables TPROXY table and policy routing it installs),
+//! `metrics` (counters and their Prometheus text); gateway mode's datagrams: `frame`
+//! (what a datagram carries), `seal` (AEAD under a pre-shared key, epochs), `replay`
+//! (the replay window). Linux: `sock` (transparent sockets,
+//! `TCP_CONGESTION`, `TCP_INFO`), `daemon` (the epoll loop), `cli`.
+
+#[cfg(target_os = "linux")]
+pub mod cli;
+pub mod config;
+#[cfg(target_os = "linux")]
+pub mod daemon;
+pub mod frame;
+pub mod log;
+pub mod metrics;
+pub mod relay;
+pub mod replay;
+pub mod ring;
+pub mod rules;
+pub mod seal;
+#[cfg(target_os = "linux")]
+pub mod sock;
+
+#[cfg(test)]
+mod proptests;

@@ -1,0 +1,199 @@
+//! The interception the daemon installs and removes: one nftables table of its own, with
+//! a TPROXY rule for the configured sources, destinations and ports only, and the policy
+//! route that delivers marked packets to local sockets. Everything else (other ports,
+//! ESP, IKE on UDP, ICMP) matches no rule and is routed untouched. `--print-rules` shows
+//! exactly what `install` runs.
+
+use super::config::Config;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn set<T: ToString>(items: &[T]) -> String {
+    let v: Vec<String> = items.iter().map(T::to_string).collect();
+    format!("{{ {} }}", v.join(", "))
+}
+
+/// The nft script: the table is made (so that the delete cannot fail), deleted and made
+/// again in one transaction, so a table left by a killed daemon is replaced, never doubled.
+pub fn nft_script(c: &Config) -> String {
+    let t = &c.nft.table;
+    let m = c.nft.mark;
+    let mm = &c.matching;
+    format!(
+        "table ip {t} {{}}\n\
+         delete table ip {t}\n\
+         table ip {t} {{\n\
+         \tchain prerouting {{\n\
+         \t\ttype filter hook prerouting priority mangle; policy accept;\n\
+         \t\t# packets of connections the PEP already holds (both legs are transparent sockets)\n\
+         \t\tmeta l4proto tcp socket transparent 1 meta mark set {m:#x} accept\n\
+         \t\t# traffic for this host itself is never intercepted\n\
+         \t\tfib daddr type local accept\n\
+         \t\t# new connections to proxy: these sources, destinations and ports only\n\
+         \t\tip saddr {src} ip daddr {dst} tcp dport {ports} tproxy to :{port} meta mark set {m:#x} accept\n\
+         \t}}\n\
+         }}\n",
+        src = set(&mm.sources),
+        dst = set(&mm.destinations),
+        ports = set(&mm.ports),
+        port = c.listen_port,
+    )
+}
+
+/// The policy routing: marked packets are local (`ip rule` and a `local` route).
+pub fn route_commands(c: &Config) -> [Vec<String>; 2] {
+    let (m, t) = (c.nft.mark.to_string(), c.nft.route_table.to_string());
+    let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    [
+        v(&["ip", "-4", "rule", "add", "fwmark", &m, "lookup", &t]),
+        v(&[
+            "ip",
+            "-4",
+            "route",
+            "add",
+            "local",
+            "0.0.0.0/0",
+            "dev",
+            "lo",
+            "table",
+            &t,
+        ]),
+    ]
+}
+
+fn removal_commands(c: &Config) -> [Vec<String>; 3] {
+    let (m, t) = (c.nft.mark.to_string(), c.nft.route_table.to_string());
+    let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    [
+        v(&["nft", "delete", "table", "ip", &c.nft.table]),
+        v(&["ip", "-4", "rule", "del", "fwmark", &m, "lookup", &t]),
+        v(&["ip", "-4", "route", "flush", "table", &t]),
+    ]
+}
+
+/// What `--print-rules` prints: a shell script doing what `install` does.
+pub fn print_rules(c: &Config) -> String {
+    let mut s = String::from(
+        "# installed by hetpath-live pep on start, removed on exit\nnft -f - <<'EOF'\n",
+    );
+    s += &nft_script(c);
+    s += "EOF\n";
+    for cmd in route_commands(c) {
+        s += &cmd.join(" ");
+        s.push('\n');
+    }
+    s += "# removed with:\n";
+    for cmd in removal_commands(c) {
+        s += "# ";
+        s += &cmd.join(" ");
+        s.push('\n');
+    }
+    s
+}
+
+fn run(cmd: &[String], stdin: Option<&str>) -> Result<(), String> {
+    let mut child = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{}: {e}", cmd[0]))?;
+    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(text.as_bytes())
+            .map_err(|e| format!("{}: {e}", cmd[0]))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("{}: {e}", cmd[0]))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: {}",
+            cmd.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+                .trim()
+                .replace('\n', "; ")
+        ))
+    }
+}
+
+/// The installed rules; removed by `remove` or on drop.
+pub struct Installed {
+    config: Config,
+    removed: bool,
+}
+
+/// Installs the table and the policy route (replacing leftovers of a killed run).
+pub fn install(c: &Config) -> Result<Installed, String> {
+    let mut done = Installed {
+        config: c.clone(),
+        removed: false,
+    };
+    // A killed daemon's rule and route would be doubled: clear them first.
+    for cmd in &removal_commands(c)[1..] {
+        let _ = run(cmd, None);
+    }
+    run(
+        &["nft".into(), "-f".into(), "-".into()],
+        Some(&nft_script(c)),
+    )?;
+    for cmd in route_commands(c) {
+        if let Err(e) = run(&cmd, None) {
+            let _ = done.remove();
+            return Err(e);
+        }
+    }
+    Ok(done)
+}
+
+impl Installed {
+    /// Removes the table, the rule and the route; reports the first failure.
+    pub fn remove(&mut self) -> Result<(), String> {
+        if std::mem::replace(&mut self.removed, true) {
+            return Ok(());
+        }
+        let mut first = Ok(());
+        for cmd in removal_commands(&self.config) {
+            if let Err(e) = run(&cmd, None) {
+                if first.is_ok() {
+                    first = Err(e);
+                }
+            }
+        }
+        first
+    }
+}
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        let _ = self.remove();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rule_names_only_the_configured_traffic() {
+        let c = Config::parse(
+            "mode = \"integrated\"\nlisten_port = 7070\n[match]\nsources = [\"10.1.0.0/24\", \"10.3.0.5\"]\nports = [5001, \"8000-8100\"]\n",
+            "t.toml",
+        )
+        .unwrap();
+        let s = nft_script(&c);
+        assert!(s.contains(
+            "ip saddr { 10.1.0.0/24, 10.3.0.5/32 } ip daddr { 0.0.0.0/0 } tcp dport { 5001, 8000-8100 } tproxy to :7070 meta mark set 0x4850 accept"
+        ), "{s}");
+        assert!(s.contains("table ip hetpath_pep {"));
+        let p = print_rules(&c);
+        assert!(p.contains("ip -4 route add local 0.0.0.0/0 dev lo table 4850"));
+        assert!(p.contains("# nft delete table ip hetpath_pep"));
+    }
+}

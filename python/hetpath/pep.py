@@ -1,0 +1,133 @@
+"""The PEP daemon behind ``hetpath pep``: ``hetpath-live pep`` started, watched and
+stopped from Python.
+
+:class:`Pep` starts the daemon (inside a network namespace if asked), waits for its
+``ready`` (its interception rules are installed by then), and on exit sends SIGTERM,
+which makes it reset its open connections and remove its rules. A configuration error
+is a :class:`~hetpath.errors.ScenarioError` with the daemon's one-line message (file,
+key, expectation). Linux, as root; :func:`print_rules` needs neither.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import time
+from pathlib import Path
+from typing import Optional
+
+from .errors import ScenarioError
+from .live import LiveError, find_binary
+
+#: How long the daemon may take to check its configuration and install its rules.
+READY_TIMEOUT_S = 20.0
+
+
+def _command(config: Path, netns: Optional[str], *extra: str) -> list[str]:
+    cmd = [find_binary(), "pep", "--config", str(config), *extra]
+    return ["ip", "netns", "exec", netns, *cmd] if netns else cmd
+
+
+def _error(code: int, stderr: str) -> Exception:
+    msg = stderr.strip().splitlines()
+    last = next((line for line in reversed(msg) if "error:" in line), msg[-1] if msg else "")
+    text = last.split("error: ", 1)[-1] if "error: " in last else last
+    if code == 2:
+        return ScenarioError(text)
+    return LiveError(f"the PEP failed (exit {code}): {text or 'no message'}")
+
+
+def print_rules(config: Path) -> str:
+    """The nft table and policy routes the daemon would install, as a shell script."""
+    res = subprocess.run(_command(config, None, "--print-rules"), capture_output=True, text=True)
+    if res.returncode != 0:
+        raise _error(res.returncode, res.stderr)
+    return res.stdout
+
+
+class Pep:
+    """A running PEP daemon; a context manager. Its log goes to this process's stderr
+    with ``inherit_log``, else to a file ``log``, else to memory; :meth:`close` keeps it
+    in :attr:`log_text`."""
+
+    def __init__(self, config: Path, *, netns: Optional[str] = None, log: Optional[Path] = None,
+                 inherit_log: bool = False) -> None:
+        self.config, self.netns, self.log, self.inherit_log = Path(config), netns, log, inherit_log
+        self.process: Optional[subprocess.Popen] = None
+        self.log_text = ""
+        self.returncode: Optional[int] = None
+        self._log_file = None
+
+    def __enter__(self) -> "Pep":
+        if os.geteuid() != 0:
+            raise LiveError("the PEP needs root (it installs nftables rules and uses IP_TRANSPARENT)")
+        self._log_file = open(self.log, "w+") if self.log else None
+        err = None if self.inherit_log else self._log_file or subprocess.PIPE
+        # Its own session: Ctrl-C reaches our command first, and close() stops the daemon
+        # with SIGTERM so that it removes its rules.
+        self.process = subprocess.Popen(_command(self.config, self.netns), stdout=subprocess.PIPE, stderr=err,
+                                        stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.close(check=False)
+            raise
+        return self
+
+    def _wait_ready(self) -> None:
+        p = self.process
+        assert p is not None and p.stdout is not None
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([p.stdout], [], [], 0.2)
+            if not ready:
+                continue
+            line = p.stdout.readline()
+            if line.strip() == "ready":
+                return
+            if line == "":
+                p.wait()
+                raise _error(p.returncode, self._read_log())
+        raise LiveError(f"the PEP did not start within {READY_TIMEOUT_S:.0f} s")
+
+    def _read_log(self) -> str:
+        p = self.process
+        if self._log_file is not None:
+            self._log_file.flush()
+            self._log_file.seek(0)
+            return self._log_file.read()
+        if p is not None and p.stderr is not None:
+            return p.stderr.read()
+        if self.inherit_log:
+            return ""
+        return ""
+
+    def wait(self) -> int:
+        """Waits for the daemon to stop by itself (a signal from elsewhere)."""
+        assert self.process is not None
+        return self.process.wait()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close(check=exc[0] is None)
+
+    def close(self, check: bool = True) -> None:
+        """SIGTERM (then SIGKILL after 10 s), and the log. Raises if the daemon failed."""
+        p, self.process = self.process, None
+        if p is None:
+            return
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        self.process = p
+        self.log_text = self._read_log()
+        self.process = None
+        if self._log_file is not None:
+            self._log_file.close()
+        self.returncode = p.returncode
+        if check and p.returncode not in (0, -15):
+            raise _error(p.returncode, self.log_text)
