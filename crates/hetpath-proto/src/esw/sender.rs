@@ -384,21 +384,21 @@ impl Sender {
             self.drop_front();
             self.tidy();
         }
+        // Firing a timer only queues its cell: the fronts of `cells` and `sdus` stay as
+        // they are, so of `tidy` only the stale timers at the front need going.
         while let Some(&(t, seq, no)) = self.timers.front() {
+            let Some(k) = self.armed(seq, no) else {
+                self.timers.pop_front();
+                continue;
+            };
             if t > now {
                 break;
             }
             self.timers.pop_front();
-            if !self.timer_valid(seq, no) {
-                continue;
-            }
-            if let Some(k) = self.slot(seq) {
-                self.cells[k].queued = Some(Rtx::Timer);
-                self.rtx.push(Reverse(seq));
-                self.rtx_queued += 1;
-            }
+            self.cells[k].queued = Some(Rtx::Timer);
+            self.rtx.push(Reverse(seq));
+            self.rtx_queued += 1;
         }
-        self.tidy();
     }
 
     fn slot(&self, seq: u64) -> Option<usize> {
@@ -510,10 +510,12 @@ impl Sender {
         self.rtx_queued += 1;
     }
 
-    fn timer_valid(&self, seq: u64, no: u64) -> bool {
-        self.slot(seq)
-            .map(|k| &self.cells[k])
-            .is_some_and(|c| c.tx_no == no && !c.acked && !c.abandoned && c.queued.is_none())
+    /// The slot of `seq` if timer entry (`seq`, `no`) still stands: its cell was last
+    /// sent as transmission `no` and is neither finished nor queued.
+    fn armed(&self, seq: u64, no: u64) -> Option<usize> {
+        let k = self.slot(seq)?;
+        let c = &self.cells[k];
+        (c.tx_no == no && !c.acked && !c.abandoned && c.queued.is_none()).then_some(k)
     }
 
     /// Data-link timeout of the front SDU (which is not done: `tidy`).
@@ -558,7 +560,7 @@ impl Sender {
         }
         self.settle_cursor();
         while let Some(&(_, seq, no)) = self.timers.front() {
-            if self.timer_valid(seq, no) {
+            if self.armed(seq, no).is_some() {
                 break;
             }
             self.timers.pop_front();
