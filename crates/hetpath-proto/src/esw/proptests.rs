@@ -84,6 +84,7 @@ fn op() -> impl Strategy<Value = (u64, Op)> {
         8 => Just(1_394_736u64),
         2 => Just(300_000_000u64),
         2 => Just(1_500_000_000u64),
+        1 => Just(10_000_000_000u64),
         1 => Just(31_800_000_000u64),
     ];
     let what = prop_oneof![
