@@ -170,6 +170,10 @@ pub struct Sender {
     /// (`tx_at + rtx_timeout`): first and last seq of the list linked by `CellTx::prev`
     /// and `next`, or `NIL`.
     armed: (u64, u64),
+    /// The deadlines `handle_timeout` works to, kept as they change (both are read once
+    /// per frame unit): the first armed cell's, and the oldest SDU's data-link timeout.
+    rtx_due: Option<Time>,
+    dl_due: Option<Time>,
     tx_no: u64,
     /// Highest `tx_no` known to have arrived.
     hi_acked_tx: Option<u64>,
@@ -197,6 +201,8 @@ impl Sender {
             rtx: BinaryHeap::new(),
             rtx_queued: 0,
             armed: (NIL, NIL),
+            rtx_due: None,
+            dl_due: None,
             tx_no: 0,
             hi_acked_tx: None,
             min_rtt: None,
@@ -389,15 +395,7 @@ impl Sender {
         if !self.arq {
             return None;
         }
-        let rtx = self
-            .slot(self.armed.0)
-            .map(|k| self.cells[k].tx_at + self.rtx_timeout);
-        let dl = self
-            .sdus
-            .front()
-            .and_then(|s| s.first_tx)
-            .map(|t| t + self.dl_timeout);
-        earliest(rtx, dl)
+        earliest(self.rtx_due, self.dl_due)
     }
 
     /// Runs what is due by `now`; early or repeated calls are harmless.
@@ -405,20 +403,21 @@ impl Sender {
         if !self.arq {
             return;
         }
-        while let Some(t) = self.sdus.front().and_then(|s| s.first_tx) {
-            if now < t + self.dl_timeout {
-                break;
-            }
+        while self.dl_due.is_some_and(|t| t <= now) {
             self.drop_front();
             self.tidy();
         }
         // Firing a timer only queues its cell: the fronts of `cells` and `sdus` stay as
         // they are, nothing to tidy.
-        while let Some(k) = self.slot(self.armed.0) {
-            if now < self.cells[k].tx_at + self.rtx_timeout {
-                break;
+        while self.rtx_due.is_some_and(|t| t <= now) {
+            let k = (self.armed.0 - self.base) as usize;
+            // `disarm` for the first armed cell.
+            let next = self.cells[k].next;
+            match self.slot(next) {
+                Some(j) => self.cells[j].prev = NIL,
+                None => self.armed.1 = NIL,
             }
-            self.disarm(k);
+            self.set_first_armed(next);
             self.cells[k].queued = Some(Rtx::Timer);
             self.rtx.push(Reverse(self.base + k as u64));
             self.rtx_queued += 1;
@@ -439,7 +438,7 @@ impl Sender {
         c.next = NIL;
         match self.slot(last) {
             Some(j) => self.cells[j].next = seq,
-            None => self.armed.0 = seq,
+            None => self.set_first_armed(seq),
         }
         self.armed.1 = seq;
     }
@@ -449,12 +448,28 @@ impl Sender {
         let (prev, next) = (self.cells[k].prev, self.cells[k].next);
         match self.slot(prev) {
             Some(j) => self.cells[j].next = next,
-            None => self.armed.0 = next,
+            None => self.set_first_armed(next),
         }
         match self.slot(next) {
             Some(j) => self.cells[j].prev = prev,
             None => self.armed.1 = prev,
         }
+    }
+
+    fn set_first_armed(&mut self, seq: u64) {
+        self.armed.0 = seq;
+        self.rtx_due = self
+            .slot(seq)
+            .map(|k| self.cells[k].tx_at + self.rtx_timeout);
+    }
+
+    /// `dl_due` from the SDU now at the front.
+    fn settle_dl(&mut self) {
+        self.dl_due = self
+            .sdus
+            .front()
+            .and_then(|s| s.first_tx)
+            .map(|t| t + self.dl_timeout);
     }
 
     fn sdu_mut(&mut self, ord: u64) -> Option<&mut SduTx> {
@@ -603,5 +618,6 @@ impl Sender {
             self.front_ord += 1;
         }
         self.settle_cursor();
+        self.settle_dl();
     }
 }
