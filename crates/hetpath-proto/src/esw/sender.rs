@@ -18,8 +18,11 @@
 //!   retransmission, else the earlier copy may be the one that arrived (RFC 8985
 //!   section 6.1's spurious-retransmission guard);
 //! - a retransmission timer (`EswConfig::rtx_timeout`) for cells no ESW-ACK has covered:
-//!   the tail of a burst, or when ACK cells are lost. One timer per transmission, kept in
-//!   a FIFO since every deadline is its send time plus the same constant. This includes
+//!   the tail of a burst, or when ACK cells are lost. Every deadline is a cell's last send
+//!   time plus the same constant, so the timers are a list of the cells waiting on one, in
+//!   order of their last transmission, threaded through the cells themselves: firing,
+//!   re-arming and cancelling (an ACK, a selective retransmission, a drop) each touch a
+//!   cell and its neighbours, never a scan, and no cancelled timer lingers. This includes
 //!   the cells above the 14th block of a full ESW-ACK, which the receiver may hold in
 //!   blocks it could not code: the timer may send those again for nothing. We keep it so:
 //!   under heavy loss an ESW-ACK every Tack repairs at most 14 gaps, too few for a window
@@ -36,6 +39,9 @@ use super::{EswEvent, Sdu};
 use crate::time::{earliest, Dur, Time};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+
+/// No cell: the end of the timer list.
+const NIL: u64 = u64::MAX;
 
 /// Why `Sender::enqueue` refused an SDU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -95,18 +101,24 @@ struct SduTx {
     first_tx: Option<Time>,
     /// When its last cell first left.
     all_sent_at: Option<Time>,
-    /// The latest transmission of any of its cells.
+    /// The latest transmission of any of its acknowledged cells (each counts when it is
+    /// acknowledged, its last copy being its latest: times only grow).
     latest_tx: Time,
     acked: u32,
     done: bool,
 }
 
-/// A cell sent at least once and not yet below `base`.
+/// A cell sent at least once and not yet below `base`, with its header fields, so that a
+/// retransmission needs nothing from its SDU.
 #[derive(Clone, Debug)]
 struct CellTx {
     /// Ordinal of its SDU (`Sender::front_ord` numbering).
     sdu: u64,
+    /// Its SDU's `id`.
+    id: u64,
     index: u32,
+    payload: u32,
+    last: bool,
     acked: bool,
     /// Its SDU was dropped: never sent again.
     abandoned: bool,
@@ -117,6 +129,17 @@ struct CellTx {
     tx_at: Time,
     /// Its last copy went on the timer while an earlier copy may have arrived.
     ambiguous: bool,
+    /// Neighbours in the timer list (`Sender::armed`), `NIL` at its ends; meaningful
+    /// only while the cell is armed: sent, neither finished nor queued.
+    prev: u64,
+    next: u64,
+}
+
+impl CellTx {
+    /// Waiting on its retransmission timer.
+    fn armed(&self) -> bool {
+        !self.acked && !self.abandoned && self.queued.is_none()
+    }
 }
 
 /// The sending half of one direction of an ESW link.
@@ -143,8 +166,14 @@ pub struct Sender {
     /// up, which spares a removal per acknowledged cell; `rtx_queued` counts the others.
     rtx: BinaryHeap<Reverse<u64>>,
     rtx_queued: usize,
-    /// (deadline, seq, tx_no) per transmission, deadlines non-decreasing.
-    timers: VecDeque<(Time, u64, u64)>,
+    /// The armed cells in order of their last transmission, hence of their deadlines
+    /// (`tx_at + rtx_timeout`): first and last seq of the list linked by `CellTx::prev`
+    /// and `next`, or `NIL`.
+    armed: (u64, u64),
+    /// The deadlines `handle_timeout` works to, kept as they change (both are read once
+    /// per frame unit): the first armed cell's, and the oldest SDU's data-link timeout.
+    rtx_due: Option<Time>,
+    dl_due: Option<Time>,
     tx_no: u64,
     /// Highest `tx_no` known to have arrived.
     hi_acked_tx: Option<u64>,
@@ -171,7 +200,9 @@ impl Sender {
             cells: VecDeque::new(),
             rtx: BinaryHeap::new(),
             rtx_queued: 0,
-            timers: VecDeque::new(),
+            armed: (NIL, NIL),
+            rtx_due: None,
+            dl_due: None,
             tx_no: 0,
             hi_acked_tx: None,
             min_rtt: None,
@@ -302,22 +333,23 @@ impl Sender {
             floor: if arq { self.base } else { seq },
         };
         if arq {
+            self.tx_no += 1;
             self.cells.push_back(CellTx {
                 sdu: self.cursor,
+                id: cell.sdu,
                 index,
+                payload: cell.payload,
+                last,
                 acked: false,
                 abandoned: false,
                 queued: None,
-                tx_no: 0,
+                tx_no: self.tx_no,
                 tx_at: now,
                 ambiguous: false,
+                prev: NIL,
+                next: NIL,
             });
-            self.tx_no += 1;
-            let c = self.cells.back_mut().expect("just pushed");
-            c.tx_no = self.tx_no;
-            self.timers
-                .push_back((now + self.rtx_timeout, seq, self.tx_no));
-            sdu.latest_tx = now;
+            self.arm(self.cells.len() - 1);
         } else {
             // Sent once and forgotten: its bytes leave the window with its last cell.
             self.base = self.next_seq;
@@ -363,13 +395,7 @@ impl Sender {
         if !self.arq {
             return None;
         }
-        let rtx = self.timers.front().map(|&(t, _, _)| t);
-        let dl = self
-            .sdus
-            .front()
-            .and_then(|s| s.first_tx)
-            .map(|t| t + self.dl_timeout);
-        earliest(rtx, dl)
+        earliest(self.rtx_due, self.dl_due)
     }
 
     /// Runs what is due by `now`; early or repeated calls are harmless.
@@ -377,33 +403,73 @@ impl Sender {
         if !self.arq {
             return;
         }
-        while let Some(t) = self.sdus.front().and_then(|s| s.first_tx) {
-            if now < t + self.dl_timeout {
-                break;
-            }
+        while self.dl_due.is_some_and(|t| t <= now) {
             self.drop_front();
             self.tidy();
         }
-        while let Some(&(t, seq, no)) = self.timers.front() {
-            if t > now {
-                break;
+        // Firing a timer only queues its cell: the fronts of `cells` and `sdus` stay as
+        // they are, nothing to tidy.
+        while self.rtx_due.is_some_and(|t| t <= now) {
+            let k = (self.armed.0 - self.base) as usize;
+            // `disarm` for the first armed cell.
+            let next = self.cells[k].next;
+            match self.slot(next) {
+                Some(j) => self.cells[j].prev = NIL,
+                None => self.armed.1 = NIL,
             }
-            self.timers.pop_front();
-            if !self.timer_valid(seq, no) {
-                continue;
-            }
-            if let Some(k) = self.slot(seq) {
-                self.cells[k].queued = Some(Rtx::Timer);
-                self.rtx.push(Reverse(seq));
-                self.rtx_queued += 1;
-            }
+            self.set_first_armed(next);
+            self.cells[k].queued = Some(Rtx::Timer);
+            self.rtx.push(Reverse(self.base + k as u64));
+            self.rtx_queued += 1;
         }
-        self.tidy();
     }
 
     fn slot(&self, seq: u64) -> Option<usize> {
         let k = seq.checked_sub(self.base)?;
         (k < self.cells.len() as u64).then_some(k as usize)
+    }
+
+    /// Appends `cells[k]`, just sent, to the timer list.
+    fn arm(&mut self, k: usize) {
+        let seq = self.base + k as u64;
+        let last = self.armed.1;
+        let c = &mut self.cells[k];
+        c.prev = last;
+        c.next = NIL;
+        match self.slot(last) {
+            Some(j) => self.cells[j].next = seq,
+            None => self.set_first_armed(seq),
+        }
+        self.armed.1 = seq;
+    }
+
+    /// Takes `cells[k]`, armed until now, out of the timer list.
+    fn disarm(&mut self, k: usize) {
+        let (prev, next) = (self.cells[k].prev, self.cells[k].next);
+        match self.slot(prev) {
+            Some(j) => self.cells[j].next = next,
+            None => self.set_first_armed(next),
+        }
+        match self.slot(next) {
+            Some(j) => self.cells[j].prev = prev,
+            None => self.armed.1 = prev,
+        }
+    }
+
+    fn set_first_armed(&mut self, seq: u64) {
+        self.armed.0 = seq;
+        self.rtx_due = self
+            .slot(seq)
+            .map(|k| self.cells[k].tx_at + self.rtx_timeout);
+    }
+
+    /// `dl_due` from the SDU now at the front.
+    fn settle_dl(&mut self) {
+        self.dl_due = self
+            .sdus
+            .front()
+            .and_then(|s| s.first_tx)
+            .map(|t| t + self.dl_timeout);
     }
 
     fn sdu_mut(&mut self, ord: u64) -> Option<&mut SduTx> {
@@ -434,31 +500,24 @@ impl Sender {
         }
     }
 
-    /// Records a transmission of `cells[k]` (ARQ on).
+    /// Records a retransmission of `cells[k]`, taken off the queue (ARQ on).
     fn stamp(&mut self, now: Time, k: usize) {
         self.tx_no += 1;
-        let seq = self.base + k as u64;
         let c = &mut self.cells[k];
         c.tx_no = self.tx_no;
         c.tx_at = now;
-        let ord = c.sdu;
-        self.timers
-            .push_back((now + self.rtx_timeout, seq, self.tx_no));
+        self.arm(k);
         self.stats.cells_sent += 1;
-        if let Some(s) = self.sdu_mut(ord) {
-            s.latest_tx = s.latest_tx.max(now);
-        }
     }
 
     fn data_cell(&self, k: usize) -> DataCell {
         let c = &self.cells[k];
-        let s = &self.sdus[(c.sdu - self.front_ord) as usize];
         DataCell {
             seq: self.base + k as u64,
-            sdu: s.id,
+            sdu: c.id,
             index: c.index,
-            last: c.index + 1 == s.n_cells,
-            payload: payload_of(s.len, c.index),
+            last: c.last,
+            payload: c.payload,
             floor: self.base,
         }
     }
@@ -469,10 +528,13 @@ impl Sender {
         if c.acked || c.abandoned {
             return;
         }
-        c.acked = true;
         if c.queued.take().is_some() {
             self.rtx_queued -= 1;
+        } else {
+            self.disarm(k);
         }
+        let c = &mut self.cells[k];
+        c.acked = true;
         let elapsed = now.since(c.tx_at);
         let evidence = if c.ambiguous {
             self.min_rtt.is_some_and(|m| elapsed >= m)
@@ -483,8 +545,9 @@ impl Sender {
         if evidence {
             self.hi_acked_tx = Some(self.hi_acked_tx.map_or(c.tx_no, |h| h.max(c.tx_no)));
         }
-        let ord = c.sdu;
+        let (ord, tx_at) = (c.sdu, c.tx_at);
         let Some(s) = self.sdu_mut(ord) else { return };
+        s.latest_tx = s.latest_tx.max(tx_at);
         s.acked += 1;
         if s.acked < s.n_cells || s.done {
             return;
@@ -505,15 +568,10 @@ impl Sender {
         if c.acked || c.abandoned || c.queued.is_some() || c.tx_no >= hi {
             return;
         }
-        c.queued = Some(Rtx::Selective);
+        self.disarm(k);
+        self.cells[k].queued = Some(Rtx::Selective);
         self.rtx.push(Reverse(seq));
         self.rtx_queued += 1;
-    }
-
-    fn timer_valid(&self, seq: u64, no: u64) -> bool {
-        self.slot(seq)
-            .map(|k| &self.cells[k])
-            .is_some_and(|c| c.tx_no == no && !c.acked && !c.abandoned && c.queued.is_none())
     }
 
     /// Data-link timeout of the front SDU (which is not done: `tidy`).
@@ -533,6 +591,9 @@ impl Sender {
         self.events.push_back(EswEvent::SduDropped { id, len });
         for seq in first..first + sent as u64 {
             if let Some(k) = self.slot(seq) {
+                if self.cells[k].armed() {
+                    self.disarm(k);
+                }
                 let c = &mut self.cells[k];
                 c.abandoned = true;
                 if c.queued.take().is_some() {
@@ -557,11 +618,6 @@ impl Sender {
             self.front_ord += 1;
         }
         self.settle_cursor();
-        while let Some(&(_, seq, no)) = self.timers.front() {
-            if self.timer_valid(seq, no) {
-                break;
-            }
-            self.timers.pop_front();
-        }
+        self.settle_dl();
     }
 }
