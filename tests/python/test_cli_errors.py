@@ -109,6 +109,14 @@ def test_negative_seed_is_a_usage_error(small_toml: Path) -> None:
     assert "seed" in result.stderr
 
 
+def test_reproduce_out_without_files_is_a_usage_error(tmp_path: Path) -> None:
+    # --no-plots writes nothing: an --out beside it would be silently ignored.
+    result = invoke(["reproduce", "tcp-radio", "--quick", "--no-plots", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "--out" in result.stderr and "--no-plots" in result.stderr
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize("case_id, edit, fragments", BAD_SCENARIOS[:3], ids=[c[0] for c in BAD_SCENARIOS[:3]])
 def test_real_process_exit_code(tmp_path: Path, small_toml: Path, case_id, edit, fragments) -> None:
     """The installed entry point, in its own process, behaves like the in-process CLI."""

@@ -94,6 +94,8 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
     target = None if no_plots else (out_dir or DEFAULT_OUT_ROOT / paper)
     if resume and target is None:
         raise click.UsageError("--resume needs the output directory; drop --no-plots")
+    if out_dir is not None and target is None:
+        raise click.UsageError("--no-plots writes no files, so --out has nothing to hold; drop one of them")
     # Everything is written into a staging directory and moved into place at the end, so
     # an interrupted reproduction never leaves new files beside the previous run's. The
     # runs that finished stay in its results store for --resume.
