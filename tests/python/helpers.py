@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import subprocess
 from typing import Any, Sequence
 
 from click.testing import CliRunner, Result
@@ -34,3 +35,13 @@ def invoke(args: Sequence[str], **kw: Any) -> Result:
 def without_wall_time(summary: dict[str, Any]) -> dict[str, Any]:
     """The summary minus the one key that legitimately differs between identical runs."""
     return {k: v for k, v in summary.items() if k != "wall_time_s"}
+
+
+def netns_unavailable(probe: str) -> str | None:
+    """Why a test cannot create a network namespace here (tried with one named `probe`,
+    removed at once), or None."""
+    res = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if res.returncode != 0:
+        return f"cannot create a network namespace: {res.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return None

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from hetpath import live
+from helpers import netns_unavailable
 
 PROBE = str(Path(__file__).parent / "live_helpers" / "probe.py")
 
@@ -30,12 +31,7 @@ def _why_skip() -> str | None:
         live.find_binary()
     except live.LiveError as e:
         return str(e)
-    probe = "hp-probe-skipcheck"
-    res = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
-    if res.returncode != 0:
-        return f"cannot create a network namespace: {res.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
-    return None
+    return netns_unavailable("hp-probe-skipcheck")
 
 
 SKIP = _why_skip()

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from hetpath import live
+from helpers import netns_unavailable
 from hetpath.errors import ScenarioError
 from hetpath.pep import Pep
 
@@ -46,12 +47,7 @@ def _why_skip() -> str | None:
         return "hetpath-live is not installed (scripts/setup.sh)"
     if shutil.which("nft") is None:
         return "nft (nftables) is not installed; the PEP installs its TPROXY rules with it"
-    probe = "hp-pep-skipcheck"
-    res = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
-    if res.returncode != 0:
-        return f"cannot create a network namespace: {res.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
-    return None
+    return netns_unavailable("hp-pep-skipcheck")
 
 
 SKIP = _why_skip()

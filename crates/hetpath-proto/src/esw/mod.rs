@@ -63,6 +63,4 @@ mod harness_tests;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
-mod reference_sender;
-#[cfg(test)]
 mod tests;
