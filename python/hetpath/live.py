@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from .errors import HetpathError, ScenarioError
 
@@ -127,30 +127,13 @@ class Emulation:
 
     def _wait_ready(self) -> None:
         core = self._core
-        assert core is not None and core.stdout is not None
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([core.stdout], [], [], 0.2)
-            if not ready:
-                continue
-            line = core.stdout.readline()
-            if line.strip() == "ready":
-                return
-            if line == "":  # it exited: say why (and close() has nothing left to stop)
-                core.wait()
-                err = self._core_error()
-                self._core = None
-                raise err
-        _stop(core)
-        raise LiveError(f"the link core did not start within {READY_TIMEOUT_S:.0f} s")
-
-    def _core_error(self) -> HetpathError:
-        core = self._core
         assert core is not None and core.stderr is not None
-        err = core.stderr.read().strip().removeprefix("hetpath-live: error: ")
-        if core.returncode == 2:
-            return ScenarioError(err)
-        return LiveError(f"the link core failed (exit {core.returncode}): {err or 'no message'}")
+
+        def exited() -> HetpathError:
+            self._core = None  # close() has nothing left to stop
+            return core_error("the link core", core.returncode, core.stderr.read())
+
+        wait_ready(core, "the link core", exited)
 
     # -- running commands -----------------------------------------------------------
 
@@ -180,14 +163,15 @@ class Emulation:
         """Stops the commands and the core, reads its summary, deletes the namespaces.
         Safe to call twice; every step runs even if an earlier one failed."""
         for p in self._children:
-            _stop(p)
+            stop(p)
         self._children.clear()
         core, self._core = self._core, None
         failure = None
         if core is not None:
-            _stop(core, timeout=10)
+            stop(core, timeout=10)
             if core.returncode not in (0, -signal.SIGTERM, -signal.SIGKILL):
-                failure = self._core_error_from(core)
+                assert core.stderr is not None
+                failure = core_error("the link core", core.returncode, core.stderr.read())
         for ns in reversed(self._made):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         self._made.clear()
@@ -197,15 +181,39 @@ class Emulation:
         if failure is not None:
             raise failure
 
-    def _core_error_from(self, core: subprocess.Popen) -> HetpathError:
-        self._core = core
-        try:
-            return self._core_error()
-        finally:
-            self._core = None
+
+def wait_ready(p: subprocess.Popen, what: str, exited: Callable[[], HetpathError]) -> None:
+    """Waits for `p` (`what`, started with its stdout piped) to print ``ready``. If it
+    exits first, raises what `exited` makes of that; if it takes longer than
+    READY_TIMEOUT_S, stops it and raises LiveError."""
+    assert p.stdout is not None
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([p.stdout], [], [], 0.2)
+        if not ready:
+            continue
+        line = p.stdout.readline()
+        if line.strip() == "ready":
+            return
+        if line == "":
+            p.wait()
+            raise exited()
+    stop(p)
+    raise LiveError(f"{what} did not start within {READY_TIMEOUT_S:.0f} s")
 
 
-def _stop(p: subprocess.Popen, timeout: float = 5.0) -> None:
+def core_error(what: str, code: int, stderr: str) -> HetpathError:
+    """The error a ``hetpath-live`` command's exit `code` and `stderr` stand for: its last
+    ``error:`` line, a ScenarioError for bad input (exit 2)."""
+    lines = stderr.strip().splitlines()
+    last = next((line for line in reversed(lines) if "error:" in line), lines[-1] if lines else "")
+    text = last.split("error: ", 1)[-1]
+    if code == 2:
+        return ScenarioError(text)
+    return LiveError(f"{what} failed (exit {code}): {text or 'no message'}")
+
+
+def stop(p: subprocess.Popen, timeout: float = 5.0) -> None:
     """SIGTERM, then SIGKILL if it lingers (this process only, never a group or a name)."""
     if p.poll() is None:
         try:

@@ -11,17 +11,12 @@ key, expectation). Linux, as root; :func:`print_rules` needs neither.
 from __future__ import annotations
 
 import os
-import select
+import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Optional
 
-from .errors import ScenarioError
-from .live import LiveError, find_binary
-
-#: How long the daemon may take to check its configuration and install its rules.
-READY_TIMEOUT_S = 20.0
+from .live import LiveError, core_error, find_binary, stop, wait_ready
 
 
 def _command(config: Path, netns: Optional[str], *extra: str) -> list[str]:
@@ -29,20 +24,11 @@ def _command(config: Path, netns: Optional[str], *extra: str) -> list[str]:
     return ["ip", "netns", "exec", netns, *cmd] if netns else cmd
 
 
-def _error(code: int, stderr: str) -> Exception:
-    msg = stderr.strip().splitlines()
-    last = next((line for line in reversed(msg) if "error:" in line), msg[-1] if msg else "")
-    text = last.split("error: ", 1)[-1] if "error: " in last else last
-    if code == 2:
-        return ScenarioError(text)
-    return LiveError(f"the PEP failed (exit {code}): {text or 'no message'}")
-
-
 def print_rules(config: Path) -> str:
     """The nft table and policy routes the daemon would install, as a shell script."""
     res = subprocess.run(_command(config, None, "--print-rules"), capture_output=True, text=True)
     if res.returncode != 0:
-        raise _error(res.returncode, res.stderr)
+        raise core_error("the PEP", res.returncode, res.stderr)
     return res.stdout
 
 
@@ -56,7 +42,6 @@ class Pep:
         self.config, self.netns, self.log, self.inherit_log = Path(config), netns, log, inherit_log
         self.process: Optional[subprocess.Popen] = None
         self.log_text = ""
-        self.returncode: Optional[int] = None
         self._log_file = None
 
     def __enter__(self) -> "Pep":
@@ -69,38 +54,21 @@ class Pep:
         self.process = subprocess.Popen(_command(self.config, self.netns), stdout=subprocess.PIPE, stderr=err,
                                         stdin=subprocess.DEVNULL, text=True, start_new_session=True)
         try:
-            self._wait_ready()
+            p = self.process
+            wait_ready(p, "the PEP", lambda: core_error("the PEP", p.returncode, self._read_log()))
         except BaseException:
             self.close(check=False)
             raise
         return self
 
-    def _wait_ready(self) -> None:
-        p = self.process
-        assert p is not None and p.stdout is not None
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([p.stdout], [], [], 0.2)
-            if not ready:
-                continue
-            line = p.stdout.readline()
-            if line.strip() == "ready":
-                return
-            if line == "":
-                p.wait()
-                raise _error(p.returncode, self._read_log())
-        raise LiveError(f"the PEP did not start within {READY_TIMEOUT_S:.0f} s")
-
-    def _read_log(self) -> str:
-        p = self.process
+    def _read_log(self, p: Optional[subprocess.Popen] = None) -> str:
+        p = p or self.process
         if self._log_file is not None:
             self._log_file.flush()
             self._log_file.seek(0)
             return self._log_file.read()
         if p is not None and p.stderr is not None:
             return p.stderr.read()
-        if self.inherit_log:
-            return ""
         return ""
 
     def wait(self) -> int:
@@ -116,18 +84,9 @@ class Pep:
         p, self.process = self.process, None
         if p is None:
             return
-        if p.poll() is None:
-            p.terminate()
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        self.process = p
-        self.log_text = self._read_log()
-        self.process = None
+        stop(p, timeout=10)
+        self.log_text = self._read_log(p)
         if self._log_file is not None:
             self._log_file.close()
-        self.returncode = p.returncode
-        if check and p.returncode not in (0, -15):
-            raise _error(p.returncode, self.log_text)
+        if check and p.returncode not in (0, -signal.SIGTERM):
+            raise core_error("the PEP", p.returncode, self.log_text)

@@ -95,10 +95,6 @@ impl<O: Observer> Emulator<O> {
         &self.dirs[d.index()].stats
     }
 
-    pub fn link(&self, d: Dir) -> &LinkDir<Slot> {
-        &self.dirs[d.index()]
-    }
-
     /// Packets dropped for want of a buffer slot, per direction.
     pub fn no_buffer(&self, d: Dir) -> u64 {
         self.no_buffer[d.index()]

@@ -90,7 +90,3 @@ pub trait Observer {
     /// A packet's fate is settled.
     fn fate(&mut self, _f: &Fate) {}
 }
-
-/// An observer that hears nothing.
-pub struct Ignore;
-impl Observer for Ignore {}

@@ -6,6 +6,10 @@
 
 #[cfg(target_os = "linux")]
 fn main() {
+    // Both commands stop cleanly on SIGTERM (the link core writes its files, the PEP
+    // removes its rules): have it sent if the parent dies first.
+    // SAFETY: prctl with a valid option and signal number.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("pep") {
         std::process::exit(hetpath_live::pep::cli::main(args[1..].to_vec()));
@@ -112,9 +116,6 @@ mod linux {
     }
 
     pub fn main(args: Vec<String>) -> i32 {
-        // Stop (cleanly: SIGTERM is the loop's stop signal) if the parent dies first.
-        // SAFETY: prctl with a valid option and signal number.
-        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
         let a = match parse(args) {
             Ok(a) => a,
             Err(e) => {

@@ -15,9 +15,6 @@ const USAGE: &str = "usage: hetpath-live pep --config FILE [--print-rules]";
 
 /// Runs the subcommand; `args` start after `pep`. Returns the exit status.
 pub fn main(args: Vec<String>) -> i32 {
-    // Stop (cleanly: SIGTERM removes the rules) if the parent dies first.
-    // SAFETY: prctl with a valid option and signal number.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
     let mut config = None;
     let mut print = false;
     let mut it = args.into_iter();

@@ -26,7 +26,6 @@ struct IfReq {
 
 pub struct Tun {
     fd: OwnedFd,
-    pub name: String,
 }
 
 impl Tun {
@@ -61,10 +60,7 @@ impl Tun {
         }
         // SAFETY: `req` is a properly laid out ifreq that outlives the call.
         check(unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF as _, &mut req) })?;
-        Ok(Tun {
-            fd,
-            name: name.to_string(),
-        })
+        Ok(Tun { fd })
     }
 
     /// [`Tun::open`] inside the network namespace bound at `netns` (`/run/netns/NAME`),

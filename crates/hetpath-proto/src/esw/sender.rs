@@ -411,13 +411,7 @@ impl Sender {
         // they are, nothing to tidy.
         while self.rtx_due.is_some_and(|t| t <= now) {
             let k = (self.armed.0 - self.base) as usize;
-            // `disarm` for the first armed cell.
-            let next = self.cells[k].next;
-            match self.slot(next) {
-                Some(j) => self.cells[j].prev = NIL,
-                None => self.armed.1 = NIL,
-            }
-            self.set_first_armed(next);
+            self.disarm(k);
             self.cells[k].queued = Some(Rtx::Timer);
             self.rtx.push(Reverse(self.base + k as u64));
             self.rtx_queued += 1;

@@ -84,8 +84,10 @@ impl Simulation {
                 }
             }
         }
+        // Once for both directions: working them out moves the association on.
+        let association = self.association_changes(ab);
         for c in &mut changes {
-            c.extend(self.association_changes(ab));
+            c.extend_from_slice(&association);
         }
         let mut take = |d: DirId, changes: Vec<(Time, StateChange)>| {
             let mut changes = changes;
