@@ -179,14 +179,8 @@ mod linux {
                     Dir::Ab => (&link.nodes[0], &link.nodes[1]),
                     Dir::Ba => (&link.nodes[1], &link.nodes[0]),
                 };
-                LinkResult {
-                    name: p.name.clone(),
-                    from: from.clone(),
-                    to: to.clone(),
-                    rate_bps: p.rate_bps,
-                    utilization: stats.busy.as_secs_f64() / report.elapsed.as_secs_f64().max(1e-9),
-                    stats,
-                }
+                let span = report.elapsed.as_secs_f64();
+                LinkResult::new(p, from, to, stats, stats.busy, span)
             })
             .collect();
         let summary = serde_json::json!({

@@ -7,7 +7,7 @@
 //! (`hetpath._core.schema()`), which keeps no copies.
 
 use crate::ids::DirId;
-use crate::link::{LinkDir, LinkStats};
+use crate::link::{LinkDir, LinkParams, LinkStats};
 use hetpath_proto::tcp::ConnReport;
 use hetpath_proto::{Dur, Time};
 use serde::Serialize;
@@ -73,6 +73,32 @@ pub struct LinkResult {
     pub utilization: f64,
     #[serde(flatten)]
     pub stats: LinkStats,
+}
+
+impl LinkResult {
+    /// The row of a direction from `from` to `to` whose transmitter was busy for `busy`
+    /// of a run `span_s` seconds long (a simulated run, or a live one).
+    pub fn new(
+        params: &LinkParams,
+        from: &str,
+        to: &str,
+        stats: LinkStats,
+        busy: Dur,
+        span_s: f64,
+    ) -> LinkResult {
+        LinkResult {
+            name: params.name.clone(),
+            from: from.to_string(),
+            to: to.to_string(),
+            rate_bps: params.rate_bps,
+            utilization: if span_s > 0.0 {
+                (busy.as_secs_f64() / span_s).min(1.0)
+            } else {
+                0.0
+            },
+            stats,
+        }
+    }
 }
 
 /// One leg of a flow: a TCP connection that carries the flow's data over part of its path

@@ -120,18 +120,14 @@ impl Simulation {
             .dirs()
             .map(|(d, l)| {
                 let busy = self.esw_stats(d).map_or(l.stats.busy, |s| s.busy);
-                LinkResult {
-                    name: l.params.name.clone(),
-                    from: self.node_name(l.params.from).to_string(),
-                    to: self.node_name(l.params.to).to_string(),
-                    rate_bps: l.params.rate_bps,
-                    utilization: if span > 0.0 {
-                        (busy.as_secs_f64() / span).min(1.0)
-                    } else {
-                        0.0
-                    },
-                    stats: l.stats,
-                }
+                LinkResult::new(
+                    &l.params,
+                    self.node_name(l.params.from),
+                    self.node_name(l.params.to),
+                    l.stats,
+                    busy,
+                    span,
+                )
             })
             .collect();
         let link_counters = self
