@@ -115,6 +115,17 @@ def test_a_transfer_arrives_intact_with_the_clients_address(tmp_path: Path) -> N
     summary = tb.summary
     assert summary is not None
     assert summary["links"][0]["tx_bytes"] > size, "the data crossed the emulated link"
+    # The link series: hetpath run's columns, both directions on the scenario's 250 ms
+    # grid, the a -> b bytes sent growing to what the summary counted.
+    with open(tmp_path / "out" / "link_series.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == LINK_SERIES_COLS
+    ab = [r for r in rows if (r["from"], r["to"]) == ("gw", "sat")]
+    assert len(ab) == len(rows) // 2 >= 4
+    assert [float(r["time_s"]) for r in ab] == [k * 0.25 for k in range(len(ab))]
+    sent = [int(r["tx_bytes"]) for r in ab]
+    assert sent == sorted(sent) and 0 < sent[-1] <= summary["links"][0]["tx_bytes"]
+    assert max(int(r["queue_pkts"]) for r in ab) <= summary["links"][0]["max_queue_pkts"]
 
 
 @pytest.mark.skipif(shutil.which("nft") is None, reason="nft (nftables) is not installed; the PEP needs it")

@@ -6,11 +6,14 @@
 //!
 //! Every event runs at the time it was scheduled for, not the time the driver woke up:
 //! a transmission that ends at t starts the next one at t even if the driver saw it at
-//! t + 50 us, so wake-up latency delays packets but never slows the link down.
+//! t + 50 us, so wake-up latency delays packets but never slows the link down. With a
+//! sampling interval, the link's state is reported to the observer at every multiple of
+//! it (`set_sampling`), as the simulator's `Sample` event does, so the series sit on the
+//! same grid as `hetpath run`'s.
 
 use crate::buffers::{Buffers, Slot};
-use crate::fate::{Dir, Fate, Observer, Outcome};
-use hetpath_proto::Time;
+use crate::fate::{Dir, Fate, LinkSample, Observer, Outcome};
+use hetpath_proto::{Dur, Time};
 use hetpath_sim::link::{LinkDir, LinkStats, Wakeups};
 use hetpath_sim::sim::{DetachedDir, StateChange};
 use hetpath_sim::units::QueueLimit;
@@ -47,6 +50,8 @@ pub struct Emulator<O: Observer> {
     no_buffer: [u64; 2],
     /// Delivered packets the driver has not written out yet, with their direction.
     out: VecDeque<(Dir, Slot)>,
+    /// The sampling interval and the next sampling time; `None`: no series.
+    sampling: Option<(Dur, Time)>,
     now: Time,
     obs: O,
 }
@@ -77,9 +82,17 @@ impl<O: Observer> Emulator<O> {
             read: [0; 2],
             no_buffer: [0; 2],
             out: VecDeque::new(),
+            sampling: None,
             now: Time::ZERO,
             obs,
         }
+    }
+
+    /// Reports both directions' state (`Observer::sample`) at time zero and every
+    /// `interval` after it, for as long as the core runs; `None` (the default) turns it
+    /// off. Call before the first input. The driver then always has a deadline.
+    pub fn set_sampling(&mut self, interval: Option<Dur>) {
+        self.sampling = interval.filter(|i| *i > Dur::ZERO).map(|i| (i, self.now));
     }
 
     pub fn observer(&mut self) -> &mut O {
@@ -181,6 +194,7 @@ impl<O: Observer> Emulator<O> {
                 }
                 Event::TxDone(d) => self.tx_done(d, t),
                 Event::Arrival(d) => self.arrive(d, t),
+                Event::Sample => self.sample(t),
             }
         }
         self.now = self.now.max(now);
@@ -236,7 +250,26 @@ impl<O: Observer> Emulator<O> {
         for d in 0..2 {
             consider(self.arrival[d], Event::Arrival(d));
         }
+        // Last, so that what else happens at a sampling time is in the sample.
+        consider(self.sampling.map(|s| s.1), Event::Sample);
         best
+    }
+
+    fn sample(&mut self, t: Time) {
+        for d in Dir::BOTH {
+            let l = &self.dirs[d.index()];
+            let s = LinkSample {
+                queue_pkts: l.queue_len() as u64,
+                queue_bytes: l.queue_bytes(),
+                tx_bytes: l.stats.tx_bytes,
+            };
+            self.obs.sample(t, d, &s);
+        }
+        if let Some((interval, next)) = self.sampling {
+            let after = next + interval;
+            // Saturated at Time::MAX: sampling there again would never end.
+            self.sampling = (after > next).then_some((interval, after));
+        }
     }
 
     /// Takes what the link direction asked for: a transmission started (shown to the
@@ -305,6 +338,7 @@ enum Event {
     Change(usize),
     TxDone(usize),
     Arrival(usize),
+    Sample,
 }
 
 fn fate(m: Meta, left: Time, outcome: Outcome) -> Fate {

@@ -12,6 +12,7 @@ use hetpath_sim::link::LinkParams;
 struct Record {
     started: Vec<(Time, Dir, Vec<u8>)>,
     fates: Vec<Fate>,
+    samples: Vec<(Time, Dir, LinkSample)>,
 }
 
 impl Observer for Record {
@@ -20,6 +21,9 @@ impl Observer for Record {
     }
     fn fate(&mut self, f: &Fate) {
         self.fates.push(*f);
+    }
+    fn sample(&mut self, t: Time, dir: Dir, s: &LinkSample) {
+        self.samples.push((t, dir, *s));
     }
 }
 
@@ -329,4 +333,119 @@ up = "2s"
         .err()
         .unwrap();
     assert_eq!(e.to_string(), "x.toml: link: no link named 'm'; links: l");
+}
+
+/// Runs every deadline up to `end` (sampling never runs out of them), waking `late`
+/// after each, and writes out what is delivered.
+fn run_until(e: &mut Emulator<Record>, end: Time, late: impl Fn(u64) -> u64) -> usize {
+    let mut written = 0;
+    let mut k = 0;
+    while let Some(t) = e.poll_timeout().filter(|t| *t <= end) {
+        e.handle_timeout(Time(t.0 + late(k)));
+        k += 1;
+        while let Some((_, s)) = e.poll_transmit() {
+            e.release(s);
+            written += 1;
+        }
+    }
+    written
+}
+
+#[test]
+fn samples_sit_on_the_grid_and_see_what_happened_at_their_time() {
+    let mut e = link(100);
+    e.set_sampling(Some(Dur::from_millis(10)));
+    for i in 0..50 {
+        e.handle_datagram(Time::ZERO, Dir::Ab, &packet(i, 1250));
+    }
+    assert_eq!(run_until(&mut e, Time(100 * MS), |_| 0), 50);
+    let ab: Vec<(Time, LinkSample)> = e
+        .observer()
+        .samples
+        .iter()
+        .filter(|s| s.1 == Dir::Ab)
+        .map(|s| (s.0, s.2))
+        .collect();
+    assert_eq!(ab.len(), 11, "0, 10, ..., 100 ms");
+    for (k, (t, s)) in ab.iter().enumerate() {
+        assert_eq!(*t, Time(k as u64 * 10 * MS));
+        // At 10k ms the transmission ending then is over and the next has started (the
+        // sample runs after the link's events of its instant): 10k + 1 started.
+        let started = if k == 0 {
+            0
+        } else {
+            (10 * k as u64 + 1).min(50)
+        };
+        let queued = if k == 0 { 0 } else { 50 - started };
+        assert_eq!(s.tx_bytes, started * 1250, "at {k}0 ms");
+        assert_eq!(s.queue_pkts, queued, "at {k}0 ms");
+        assert_eq!(s.queue_bytes, queued * 1250, "at {k}0 ms");
+    }
+    // The idle direction is sampled too, a then b at each time.
+    let order: Vec<Dir> = e.observer().samples.iter().take(4).map(|s| s.1).collect();
+    assert_eq!(order, [Dir::Ab, Dir::Ba, Dir::Ab, Dir::Ba]);
+    assert!(e
+        .observer()
+        .samples
+        .iter()
+        .filter(|s| s.1 == Dir::Ba)
+        .all(|s| s.2 == LinkSample::default()));
+}
+
+#[test]
+fn late_wakeups_do_not_move_the_samples() {
+    let feed = |e: &mut Emulator<Record>| {
+        e.set_sampling(Some(Dur::from_millis(7)));
+        for i in 0..80 {
+            e.handle_datagram(
+                Time(i as u64 * MS / 3),
+                Dir::Ab,
+                &packet(i, 1000 + i as usize),
+            );
+        }
+    };
+    let (mut on_time, mut late) = (link(30), link(30));
+    feed(&mut on_time);
+    feed(&mut late);
+    run_until(&mut on_time, Time(200 * MS), |_| 0);
+    run_until(&mut late, Time(200 * MS), |k| (k * 7919 % 4) * MS);
+    assert!(on_time.observer().samples.len() >= 2 * 28);
+    let n = on_time
+        .observer()
+        .samples
+        .len()
+        .min(late.observer().samples.len());
+    assert_eq!(
+        on_time.observer().samples[..n],
+        late.observer().samples[..n]
+    );
+}
+
+#[test]
+fn without_sampling_there_is_no_series_and_no_deadline() {
+    let mut e = link(10);
+    assert_eq!(e.poll_timeout(), None);
+    e.handle_datagram(Time::ZERO, Dir::Ab, &packet(0, 100));
+    drain(&mut e, |_| 0);
+    assert!(e.observer().samples.is_empty());
+}
+
+#[test]
+fn the_sampling_interval_is_the_scenarios() {
+    let text = |extra: &str| {
+        format!(
+            "[scenario]\nname = \"x\"\nduration = \"10s\"\n{extra}\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
+             [[link]]\nname = \"l\"\na = \"a\"\nb = \"b\"\nrate = \"1Mbps\"\ndelay = \"5ms\"\n"
+        )
+    };
+    let load = |t: &str| crate::scenario::load_link(t, "x.toml", None, "l").unwrap();
+    assert_eq!(
+        load(&text("sample_interval = \"250ms\"")).sample_interval,
+        Dur::from_millis(250)
+    );
+    assert_eq!(
+        load(&text("")).sample_interval,
+        hetpath_sim::scenario::DEFAULT_SAMPLE_INTERVAL
+    );
+    assert_eq!(load(&text("")).name, "l");
 }

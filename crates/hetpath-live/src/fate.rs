@@ -1,7 +1,8 @@
-//! What happened to each packet the emulator took in, and the observer that hears of it
-//! (the driver's files: pcap, fates, the loss traces a replay uses). The core reports
-//! through an observer rather than a queue of events because a packet's bytes are only
-//! valid while the core holds its slot.
+//! What happened to each packet the emulator took in, the link's state at each sampling
+//! time, and the observer that hears of both (the driver's files: pcap, fates, the loss
+//! traces a replay uses, the link series). The core reports through an observer rather
+//! than a queue of events because a packet's bytes are only valid while the core holds
+//! its slot.
 
 use hetpath_proto::Time;
 
@@ -83,10 +84,24 @@ pub struct Fate {
     pub outcome: Outcome,
 }
 
+/// A link direction's state at a sampling time: the values of the simulator's link series
+/// (`hetpath_sim::results::LinkSeries`), taken from the same `LinkDir` counters.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinkSample {
+    /// Packets waiting in the queue (not the one being transmitted).
+    pub queue_pkts: u64,
+    pub queue_bytes: u64,
+    /// IP bytes whose transmission has started since time zero (lost ones included).
+    pub tx_bytes: u64,
+}
+
 /// Hears what the core does; the default methods ignore it.
 pub trait Observer {
     /// A packet's transmission starts on `dir` (a capture tap, as the simulator's).
     fn started(&mut self, _t: Time, _dir: Dir, _bytes: &[u8]) {}
     /// A packet's fate is settled.
     fn fate(&mut self, _f: &Fate) {}
+    /// Direction `dir`'s state at sampling time `t` (both directions, a then b, at each
+    /// multiple of the sampling interval, when the core samples).
+    fn sample(&mut self, _t: Time, _dir: Dir, _s: &LinkSample) {}
 }

@@ -27,7 +27,7 @@ fn main() {
 mod linux {
     use hetpath_live::emulator::Emulator;
     use hetpath_live::fate::Dir;
-    use hetpath_live::output::Files;
+    use hetpath_live::output::{Files, SeriesNames};
     use hetpath_live::scenario::load_link;
     use hetpath_live::sys::event_loop::{run, LoopOptions};
     use hetpath_live::sys::tun::Tun;
@@ -138,7 +138,14 @@ mod linux {
             }
         };
         let out = a.out.clone().unwrap_or_else(|| PathBuf::from("."));
-        let files = match Files::create(&out, a.pcap.then_some(&link.pcap_names)) {
+        let names = SeriesNames {
+            link: link.name.clone(),
+            ends: [
+                (link.nodes[0].clone(), link.nodes[1].clone()),
+                (link.nodes[1].clone(), link.nodes[0].clone()),
+            ],
+        };
+        let files = match Files::create(&out, a.pcap.then_some(&link.pcap_names), Some(&names)) {
             Ok(f) => f,
             Err(e) => {
                 eprintln!("hetpath-live: error: {e}");
@@ -155,6 +162,7 @@ mod linux {
         };
         let params = [link.dirs[0].params.clone(), link.dirs[1].params.clone()];
         let mut emu = Emulator::new(link.dirs, files);
+        emu.set_sampling(Some(link.sample_interval));
         println!("ready");
         let _ = std::io::stdout().flush();
         let opts = LoopOptions {

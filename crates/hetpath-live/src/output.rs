@@ -1,26 +1,34 @@
 //! The files a live run leaves, written as the core reports (`Observer`):
 //!
 //! - one pcap per direction, named as `hetpath run --pcap` names them, each packet as
-//!   its transmission starts (times from the emulator's start, as the simulator's);
+//!   its transmission starts (times from the emulator's start, as the simulator's), in
+//!   the simulator's own capture file (`hetpath_sim::capture::PcapFile`);
 //! - `fates.csv`: every packet read, in the order its fate was settled;
 //! - `loss-ab.trace`, `loss-ba.trace`: the transmission indices the channel lost, one per
 //!   line, a `trace` channel file (`channel = { model = "trace", file = ... }`) that
 //!   replays the run's channel losses in the simulator;
-//! - `summary.json` at the end: the two directions' counters as `hetpath run`'s `links`.
+//! - `link_series.csv`: `hetpath run`'s link series, its columns
+//!   (`LinkSeries::columns`) in its order, one row per direction per sampling time;
+//! - `summary.json` at the end (`main.rs`): the directions' counters as `hetpath run`'s
+//!   `links`.
 
-use crate::fate::{Dir, Fate, Observer, Outcome};
-use hetpath_proto::wire::PcapWriter;
+use crate::fate::{Dir, Fate, LinkSample, Observer, Outcome};
 use hetpath_proto::Time;
+use hetpath_sim::capture::PcapFile;
+use hetpath_sim::results::{sample_time, LinkSeries};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// Why an output file could not be written: the file and the error.
+/// Why an output file could not be written, naming the file.
 #[derive(Debug, thiserror::Error)]
-#[error("{}: {source}", path.display())]
-pub struct OutputError {
-    pub path: PathBuf,
-    pub source: io::Error,
+#[error("{0}")]
+pub struct OutputError(String);
+
+impl OutputError {
+    fn at(path: &Path, e: io::Error) -> OutputError {
+        OutputError(format!("{}: {e}", path.display()))
+    }
 }
 
 struct Out {
@@ -34,33 +42,49 @@ fn create(path: PathBuf) -> Result<Out, OutputError> {
             w: BufWriter::with_capacity(1 << 16, f),
             path,
         }),
-        Err(source) => Err(OutputError { path, source }),
+        Err(e) => Err(OutputError::at(&path, e)),
     }
+}
+
+fn write(o: &mut Out, bytes: &[u8]) -> Result<(), OutputError> {
+    o.w.write_all(bytes)
+        .map_err(|e| OutputError::at(&o.path, e))
+}
+
+/// What names a link direction's rows in the series: the link, its from and to nodes.
+#[derive(Clone, Debug)]
+pub struct SeriesNames {
+    pub link: String,
+    /// Per direction, a -> b first: (from, to).
+    pub ends: [(String, String); 2],
 }
 
 /// The files of one run in a directory. Write errors are kept, not raised (the core
 /// cannot stop for them): the first one is reported by `finish`.
 pub struct Files {
-    pcaps: Option<[(PathBuf, PcapWriter<BufWriter<File>>); 2]>,
+    pcaps: Option<[PcapFile; 2]>,
     fates: Out,
     losses: [Out; 2],
+    /// The series file and, per direction, its link, from and to fields.
+    series: Option<(Out, [[String; 3]; 2])>,
     error: Option<OutputError>,
 }
 
 impl Files {
-    /// Creates the files in `dir` (which must exist); `pcap_names` `None`: no capture.
-    pub fn create(dir: &Path, pcap_names: Option<&[String; 2]>) -> Result<Files, OutputError> {
+    /// Creates the files in `dir` (which must exist); `pcap_names` `None`: no capture;
+    /// `series` `None`: no link series. A capture file is never overwritten (as
+    /// `hetpath run --pcap`'s); the others are.
+    pub fn create(
+        dir: &Path,
+        pcap_names: Option<&[String; 2]>,
+        series: Option<&SeriesNames>,
+    ) -> Result<Files, OutputError> {
         let pcaps = match pcap_names {
             None => None,
             Some([ab, ba]) => {
+                // PcapFile's errors already name the file.
                 let open = |name: &String| {
-                    let o = create(dir.join(name))?;
-                    PcapWriter::new(o.w)
-                        .map(|w| (o.path.clone(), w))
-                        .map_err(|source| OutputError {
-                            path: o.path,
-                            source,
-                        })
+                    PcapFile::create(dir.join(name)).map_err(|e| OutputError(e.to_string()))
                 };
                 Some([open(ab)?, open(ba)?])
             }
@@ -79,10 +103,28 @@ impl Files {
             );
             write(o, text.as_bytes())?;
         }
+        let series = match series {
+            None => None,
+            Some(names) => {
+                let mut o = create(dir.join("link_series.csv"))?;
+                let header: Vec<&str> = LinkSeries::default()
+                    .columns()
+                    .iter()
+                    .map(|(name, _)| *name)
+                    .collect();
+                write(&mut o, format!("{}\n", header.join(",")).as_bytes())?;
+                let fields = names
+                    .ends
+                    .clone()
+                    .map(|(from, to)| [csv_field(&names.link), csv_field(&from), csv_field(&to)]);
+                Some((o, fields))
+            }
+        };
         Ok(Files {
             pcaps,
             fates,
             losses,
+            series,
             error: None,
         })
     }
@@ -98,42 +140,59 @@ impl Files {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        for (path, w) in self.pcaps.iter_mut().flatten() {
-            w.flush().map_err(|source| OutputError {
-                path: path.clone(),
-                source,
-            })?;
+        for p in self.pcaps.iter_mut().flatten() {
+            p.finish().map_err(OutputError)?;
         }
-        for o in std::iter::once(&mut self.fates).chain(self.losses.iter_mut()) {
-            o.w.flush().map_err(|source| OutputError {
-                path: o.path.clone(),
-                source,
-            })?;
+        let series = self.series.iter_mut().map(|s| &mut s.0);
+        for o in std::iter::once(&mut self.fates)
+            .chain(self.losses.iter_mut())
+            .chain(series)
+        {
+            o.w.flush().map_err(|e| OutputError::at(&o.path, e))?;
         }
         Ok(())
     }
-}
-
-fn write(o: &mut Out, bytes: &[u8]) -> Result<(), OutputError> {
-    o.w.write_all(bytes).map_err(|source| OutputError {
-        path: o.path.clone(),
-        source,
-    })
 }
 
 fn secs(t: Time) -> String {
     format!("{}.{:09}", t.0 / 1_000_000_000, t.0 % 1_000_000_000)
 }
 
+/// A CSV field as pandas' `to_csv` writes it: quoted only if it holds a comma, a quote
+/// or a line break, with quotes doubled.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One row of the link series, in `LinkSeries::columns`'s order. A column this core
+/// cannot produce would be left empty (NaN to pandas); `output_tests` keeps that set
+/// empty, so a new column of the simulator's is a decision here, not a silent gap.
+fn series_row(t: Time, names: &[String; 3], v: &LinkSample) -> String {
+    let mut fields = Vec::with_capacity(8);
+    for (name, _) in LinkSeries::default().columns().iter() {
+        fields.push(match *name {
+            // Debug prints a float as Python's repr does on this grid (0.0, 0.1, 12.3).
+            "time_s" => format!("{:?}", sample_time(t)),
+            "link" => names[0].clone(),
+            "from" => names[1].clone(),
+            "to" => names[2].clone(),
+            "queue_pkts" => v.queue_pkts.to_string(),
+            "queue_bytes" => v.queue_bytes.to_string(),
+            "tx_bytes" => v.tx_bytes.to_string(),
+            _ => String::new(),
+        });
+    }
+    fields.join(",") + "\n"
+}
+
 impl Observer for Files {
     fn started(&mut self, t: Time, dir: Dir, bytes: &[u8]) {
         if let Some(pcaps) = &mut self.pcaps {
-            let (path, w) = &mut pcaps[dir.index()];
-            let r = w.write_bytes(t, bytes).map_err(|e| OutputError {
-                path: path.clone(),
-                source: io::Error::other(e.to_string()),
-            });
-            self.keep(r);
+            pcaps[dir.index()].write_bytes(t, bytes);
         }
     }
 
@@ -155,5 +214,73 @@ impl Observer for Files {
             let r = write(&mut self.losses[f.dir.index()], format!("{i}\n").as_bytes());
             self.keep(r);
         }
+    }
+
+    fn sample(&mut self, t: Time, dir: Dir, v: &LinkSample) {
+        let Some((o, names)) = &mut self.series else {
+            return;
+        };
+        let r = write(o, series_row(t, &names[dir.index()], v).as_bytes());
+        self.keep(r);
+    }
+}
+
+#[cfg(test)]
+mod output_tests {
+    use super::*;
+
+    #[test]
+    fn every_column_of_the_simulators_link_series_is_produced() {
+        let names = ["sat".to_string(), "gw".to_string(), "t".to_string()];
+        let v = LinkSample {
+            queue_pkts: 3,
+            queue_bytes: 4500,
+            tx_bytes: 90_000,
+        };
+        let row = series_row(Time(300_000_000), &names, &v);
+        assert_eq!(row, "0.3,sat,gw,t,3,4500,90000\n");
+        let n = LinkSeries::default().columns().len();
+        assert_eq!(row.trim_end().split(',').count(), n);
+        assert!(row.trim_end().split(',').all(|f| !f.is_empty()));
+        assert_eq!(
+            series_row(Time::ZERO, &names, &v).split(',').next(),
+            Some("0.0")
+        );
+    }
+
+    #[test]
+    fn a_name_with_a_comma_or_quote_is_quoted_as_pandas_does() {
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("plain"), "plain");
+    }
+
+    #[test]
+    fn the_series_file_has_the_simulators_header_and_one_row_per_direction() {
+        let dir = std::env::temp_dir().join(format!("hetpath-live-out-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let names = SeriesNames {
+            link: "sat,1".into(),
+            ends: [("gw".into(), "t".into()), ("t".into(), "gw".into())],
+        };
+        let mut f = Files::create(&dir, None, Some(&names)).unwrap();
+        for d in Dir::BOTH {
+            f.sample(Time(100_000_000), d, &LinkSample::default());
+        }
+        f.finish().unwrap();
+        let text = std::fs::read_to_string(dir.join("link_series.csv")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let header: Vec<&str> = LinkSeries::default()
+            .columns()
+            .iter()
+            .map(|c| c.0)
+            .collect();
+        assert_eq!(
+            text,
+            format!(
+                "{}\n0.1,\"sat,1\",gw,t,0,0,0\n0.1,\"sat,1\",t,gw,0,0,0\n",
+                header.join(",")
+            )
+        );
     }
 }

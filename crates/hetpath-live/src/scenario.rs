@@ -1,21 +1,26 @@
 //! A scenario's link, ready to emulate: the scenario is loaded exactly as `hetpath run`
 //! loads it (the same checks, the same seeded channel streams), and the named link is
-//! detached from it (`Simulation::detach_link`) with its outages. Nothing about links or
+//! detached from it (`Simulation::detach`) with its outages. Nothing about links or
 //! channels is built here: there is one implementation, the simulator's.
 
+use hetpath_proto::Dur;
 use hetpath_sim::capture;
-use hetpath_sim::scenario::{load_with, ScenarioError};
+use hetpath_sim::scenario::{load_with, parse, ScenarioError, DEFAULT_SAMPLE_INTERVAL};
 use hetpath_sim::sim::DetachedDir;
 
 /// The link to emulate, a -> b first.
 pub struct LiveLink {
     pub dirs: [DetachedDir; 2],
+    /// The link's name as the scenario gives it.
+    pub name: String,
     /// The names `hetpath run --pcap` gives the two directions' captures.
     pub pcap_names: [String; 2],
     /// The node names at its ends, a then b.
     pub nodes: [String; 2],
     /// The seed the channels were built with (the scenario's, or the override).
     pub seed: u64,
+    /// `scenario.sample_interval`, or `hetpath run`'s default: the link series' period.
+    pub sample_interval: Dur,
 }
 
 /// Loads scenario `text` (named `file` in errors; relative trace files resolve against
@@ -28,31 +33,29 @@ pub fn load_link(
     link: &str,
 ) -> Result<LiveLink, ScenarioError> {
     let sim = load_with(text, file, seed, false)?;
+    // Valid by now: load_with parsed the same text.
+    let sample_interval = parse(text, file)?
+        .scenario
+        .sample_interval
+        .map_or(DEFAULT_SAMPLE_INTERVAL, |d| d.0);
     let seed = sim.seed;
-    let found = sim
-        .dirs()
-        .filter(|(_, d)| d.params.name == link)
-        .map(|(id, d)| (id, d.params.from, d.params.to))
-        .take(2)
-        .collect::<Vec<_>>();
-    let pcap_names = match found.as_slice() {
-        [(ab, from, to), (ba, ..)] => Some((
-            [capture::file_name(&sim, *ab), capture::file_name(&sim, *ba)],
-            [
-                sim.node_name(*from).to_string(),
-                sim.node_name(*to).to_string(),
-            ],
-        )),
-        _ => None,
-    };
-    let dirs = sim
-        .detach_link(link)
-        .map_err(|e| ScenarioError::new(file, "link", e.to_string()))?;
-    let (pcap_names, nodes) = pcap_names.expect("a detached link has two directions");
+    let at_link =
+        |e: hetpath_sim::sim::DetachError| ScenarioError::new(file, "link", e.to_string());
+    let [ab, ba] = sim.find_link(link).map_err(at_link)?;
+    let pcap_names = [capture::file_name(&sim, ab), capture::file_name(&sim, ba)];
+    let params = &sim.dir(ab).params;
+    let nodes = [
+        sim.node_name(params.from).to_string(),
+        sim.node_name(params.to).to_string(),
+    ];
+    let name = params.name.clone();
+    let dirs = sim.detach([ab, ba]).map_err(at_link)?;
     Ok(LiveLink {
         dirs,
+        name,
         pcap_names,
         nodes,
         seed,
+        sample_interval,
     })
 }

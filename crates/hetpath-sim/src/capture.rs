@@ -1,22 +1,87 @@
 //! Packet capture: one pcap file per link direction, fed by the links' taps. The files
 //! are opened here, outside the engine; the engine only calls the tap. Each TCP segment
 //! carries the window shift its sender applies, so the window field is written as that
-//! sender (a host, or a PEP's leg) would write it.
+//! sender (a host, or a PEP's leg) would write it. `PcapFile` is one such file, also
+//! used by the live emulator (`hetpath-live`'s `output.rs`) for real packets' bytes.
 
 use crate::link::Frame;
 use crate::sim::{DirId, Simulation};
-use hetpath_proto::wire::{PcapWriter, WireCtx};
+use hetpath_proto::packet::Packet;
+use hetpath_proto::wire::{PcapError, PcapWriter, WireCtx};
 use hetpath_proto::Time;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-type Writer = Arc<Mutex<(PcapWriter<BufWriter<File>>, Option<String>)>>;
+type Writer = Arc<Mutex<PcapFile>>;
+
+/// One capture file being written. A tap cannot stop the run for a write error, so the
+/// first one is kept (and later packets skipped) until `finish` reports it with the file.
+pub struct PcapFile {
+    path: PathBuf,
+    w: PcapWriter<BufWriter<File>>,
+    error: Option<String>,
+}
+
+impl PcapFile {
+    /// Creates `path` with the pcap header. A file is never overwritten: one that already
+    /// exists is an error; every error names the file.
+    pub fn create(path: PathBuf) -> io::Result<PcapFile> {
+        let named = |e: io::Error| {
+            let what = if e.kind() == io::ErrorKind::AlreadyExists {
+                "exists; a capture is never overwritten".to_string()
+            } else {
+                e.to_string()
+            };
+            io::Error::new(e.kind(), format!("{}: {what}", path.display()))
+        };
+        let file = File::create_new(&path).map_err(named)?;
+        let w = PcapWriter::new(BufWriter::with_capacity(1 << 16, file)).map_err(named)?;
+        Ok(PcapFile {
+            path,
+            w,
+            error: None,
+        })
+    }
+
+    /// Writes a simulator packet seen at `t`, encoded with `ctx`.
+    pub fn write_packet(&mut self, t: Time, p: &Packet, ctx: &WireCtx) {
+        if self.error.is_none() {
+            let r = self.w.write_packet(t, p, ctx);
+            self.keep(r);
+        }
+    }
+
+    /// Writes a packet's bytes, as read from a real interface, seen at `t`.
+    pub fn write_bytes(&mut self, t: Time, bytes: &[u8]) {
+        if self.error.is_none() {
+            let r = self.w.write_bytes(t, bytes);
+            self.keep(r);
+        }
+    }
+
+    fn keep(&mut self, r: Result<(), PcapError>) {
+        if let Err(e) = r {
+            self.error = Some(e.to_string());
+        }
+    }
+
+    /// Flushes the file; the first write error, with the file's name.
+    pub fn finish(&mut self) -> Result<&Path, String> {
+        if let Some(e) = self.error.take() {
+            return Err(format!("{}: {e}", self.path.display()));
+        }
+        self.w
+            .flush()
+            .map_err(|e| format!("{}: {e}", self.path.display()))?;
+        Ok(&self.path)
+    }
+}
 
 /// The open capture files of a run; call `finish` after the run to flush them.
 pub struct Captures {
-    files: Vec<(PathBuf, Writer)>,
+    files: Vec<Writer>,
 }
 
 /// File name of link direction `d`'s capture: `<index>_<link>_<from>-<to>.pcap`.
@@ -87,27 +152,13 @@ pub fn attach(sim: &mut Simulation, dir: &Path) -> io::Result<Captures> {
         ));
     }
     for (d, path) in paths {
-        let named = |e: io::Error| {
-            let what = if e.kind() == io::ErrorKind::AlreadyExists {
-                "exists; a capture is never overwritten".to_string()
-            } else {
-                e.to_string()
-            };
-            io::Error::new(e.kind(), format!("{}: {what}", path.display()))
-        };
-        let file = File::create_new(&path).map_err(named)?;
-        let w = PcapWriter::new(BufWriter::new(file)).map_err(named)?;
-        let writer: Writer = Arc::new(Mutex::new((w, None)));
+        let writer: Writer = Arc::new(Mutex::new(PcapFile::create(path)?));
         let tap = writer.clone();
         sim.dir_mut(d).capture = Some(Box::new(move |t: Time, f: &Frame| {
             let mut g = tap.lock().unwrap_or_else(|e| e.into_inner());
-            if g.1.is_none() {
-                if let Err(e) = g.0.write_packet(t, &f.packet, &wire_ctx(f)) {
-                    g.1 = Some(e.to_string());
-                }
-            }
+            g.write_packet(t, &f.packet, &wire_ctx(f));
         }));
-        files.push((path, writer));
+        files.push(writer);
     }
     Ok(Captures { files })
 }
@@ -116,14 +167,9 @@ impl Captures {
     /// Flushes every file; the first write error (with its file) is returned.
     pub fn finish(self) -> Result<Vec<PathBuf>, String> {
         let mut paths = Vec::new();
-        for (path, w) in self.files {
+        for w in self.files {
             let mut g = w.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(e) = g.1.take() {
-                return Err(format!("{}: {e}", path.display()));
-            }
-            g.0.flush()
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            paths.push(path);
+            paths.push(g.finish()?.to_path_buf());
         }
         Ok(paths)
     }

@@ -320,7 +320,7 @@ impl Series {
 
 /// A sample's time in seconds, the double nearest the exact decimal (0.3, not the
 /// 0.30000000000000004 that scaling by 1e-9 gives), so samples sit on their grid.
-fn sample_time(t: Time) -> f64 {
+pub fn sample_time(t: Time) -> f64 {
     t.since(Time::ZERO).as_nanos() as f64 / 1e9
 }
 

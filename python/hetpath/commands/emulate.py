@@ -2,11 +2,15 @@
 
 Side a's namespace runs CMD (or an interactive shell), side b's runs each ``--b``
 command in the background; the emulator stops when CMD ends, or at Ctrl-C, and its
-files (pcaps, fates.csv, loss traces, summary.json) are in ``--out``. See docs/live.md.
+files (pcaps, fates.csv, loss traces, link_series.csv, summary.json) are in ``--out``.
+They are written into a staging directory and moved into place once the core has
+finished (hetpath.outdir, as ``hetpath run`` does), so ``--out`` never mixes two runs.
+See docs/live.md.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 from pathlib import Path
@@ -14,9 +18,9 @@ from typing import Optional
 
 import click
 
-from .. import _bridge, _toml
+from .. import _bridge, _toml, outdir
 from ..live import ADDR_A, ADDR_B, Emulation
-from ._io import safe_dirname, scenario_name, writable_dir
+from ._io import safe_dirname, scenario_name
 from .run import _check_seed
 
 
@@ -28,7 +32,7 @@ from .run import _check_seed
 @click.option("--seed", type=int, default=None, metavar="N", callback=_check_seed,
               help="Override the scenario's seed (0 to 2^64-1).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
-              help="Write pcaps, fates.csv, the loss traces and summary.json here "
+              help="Write pcaps, fates.csv, the loss traces, link_series.csv and summary.json here "
                    "(default out/<scenario-name>-emulate).")
 @click.option("--no-pcap", is_flag=True, help="Do not capture packets.")
 @click.option("--b", "b_cmds", multiple=True, metavar="CMD",
@@ -41,19 +45,47 @@ def emulate_command(file: Path, link: str, seed: Optional[int], out_dir: Optiona
     ($HETPATH_ADDR_A = 10.77.0.1; the far side is $HETPATH_ADDR_B = 10.77.0.2), or a shell."""
     text = _toml.read_file(file)
     _bridge.validate_text(text, str(file))
-    out = writable_dir(out_dir or Path("out") / f"{safe_dirname(scenario_name(text, file))}-emulate")
+    out = out_dir or Path("out") / f"{safe_dirname(scenario_name(text, file))}-emulate"
+    staging = outdir.prepare(out)
     argv = list(cmd) or [os.environ.get("SHELL", "/bin/sh")]
-    status = 0
-    with Emulation(file, link, seed=seed, out=out, pcap=not no_pcap) as emu:
-        click.echo(f"hetpath: link '{link}' up between {emu.ns['a']} ({ADDR_A}) and {emu.ns['b']} ({ADDR_B})",
-                   err=True)
-        for c in b_cmds:
-            emu.popen("b", ["sh", "-c", c])
-        status = emu.run("a", argv).returncode
+    status, interrupted = 0, False
+    try:
+        with Emulation(file, link, seed=seed, out=staging, pcap=not no_pcap) as emu:
+            click.echo(f"hetpath: link '{link}' up between {emu.ns['a']} ({ADDR_A}) and {emu.ns['b']} ({ADDR_B})",
+                       err=True)
+            for c in b_cmds:
+                emu.popen("b", ["sh", "-c", c])
+            try:
+                status = emu.run("a", argv).returncode
+            except KeyboardInterrupt:
+                # Ctrl-C is how an open-ended command (ping, a shell) ends: the run's
+                # files are complete once the core stops, so they are kept.
+                interrupted = True
+        with outdir.naming(staging / "link_series.parquet"):
+            _series_parquet(staging)
+        outdir.commit(staging, out)
+    except BaseException:
+        outdir.discard(staging)
+        raise
     _report(emu.summary, out)
+    if interrupted:
+        raise KeyboardInterrupt
     if status:
         click.echo(f"hetpath: {shlex.join(argv)} exited with status {status}", err=True)
         raise SystemExit(status if 0 < status < 256 else 1)
+
+
+def _series_parquet(out: Path) -> None:
+    """link_series.parquet beside the core's link_series.csv, with ``hetpath run``'s
+    column types, when pyarrow is installed (as :meth:`Result.write` does)."""
+    csv = out / "link_series.csv"
+    if not csv.is_file() or importlib.util.find_spec("pyarrow") is None:
+        return
+    import pandas as pd
+
+    frame = pd.read_csv(csv, dtype={"link": str, "from": str, "to": str}, keep_default_na=False)
+    frame["time_s"] = frame["time_s"].astype("float64")
+    frame.to_parquet(out / "link_series.parquet", index=False)
 
 
 def _report(summary: Optional[dict], out: Path) -> None:

@@ -40,28 +40,41 @@ pub enum DetachError {
 }
 
 impl Simulation {
-    /// The link named `name` (a `[[link]]`'s name, or `air/STATION` for the mobile host's
-    /// link to a base station), a -> b first. ESW and WLAN links are refused: their
-    /// link layers are models of their own, not a `LinkDir`'s queue and channel.
-    pub fn detach_link(mut self, name: &str) -> Result<[DetachedDir; 2], DetachError> {
-        let Some(&[ab, ba]) = self
+    /// The two directions (a -> b first) of the link named `name`: a `[[link]]`'s name,
+    /// or `air/STATION` for the mobile host's link to a base station.
+    pub fn find_link(&self, name: &str) -> Result<[DirId; 2], DetachError> {
+        if let Some(&pair) = self
             .links
             .iter()
             .find(|pair| self.dirs[pair[0].index()].params.name == name)
-        else {
-            let mut known: Vec<String> = self
-                .links
-                .iter()
-                .map(|p| self.dirs[p[0].index()].params.name.clone())
-                .collect();
-            known.dedup();
-            return Err(DetachError::Unknown {
-                name: name.into(),
-                known,
-            });
-        };
-        let unsupported = |why| DetachError::Unsupported {
+        {
+            return Ok(pair);
+        }
+        let mut known: Vec<String> = self
+            .links
+            .iter()
+            .map(|p| self.dirs[p[0].index()].params.name.clone())
+            .collect();
+        known.dedup();
+        Err(DetachError::Unknown {
             name: name.into(),
+            known,
+        })
+    }
+
+    /// The link named `name` (`find_link`), detached.
+    pub fn detach_link(self, name: &str) -> Result<[DetachedDir; 2], DetachError> {
+        let dirs = self.find_link(name)?;
+        self.detach(dirs)
+    }
+
+    /// The link whose directions are `[ab, ba]` (`find_link`), a -> b first. ESW and
+    /// WLAN links are refused: their link layers are models of their own, not a
+    /// `LinkDir`'s queue and channel.
+    pub fn detach(mut self, [ab, ba]: [DirId; 2]) -> Result<[DetachedDir; 2], DetachError> {
+        let name = self.dirs[ab.index()].params.name.clone();
+        let unsupported = |why| DetachError::Unsupported {
+            name: name.clone(),
             why,
         };
         if self.esw_of.get(ab.index()).is_some_and(Option::is_some) {
