@@ -135,6 +135,11 @@ class Emulation:
 
         wait_ready(core, "the link core", exited)
 
+    @property
+    def core_pid(self) -> Optional[int]:
+        """The link core's process id while it runs (benches read its CPU time)."""
+        return self._core.pid if self._core is not None else None
+
     # -- running commands -----------------------------------------------------------
 
     def env(self) -> dict[str, str]:

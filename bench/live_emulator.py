@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""How faithful and how fast the live link emulator (`hetpath emulate`'s core) is.
+
+For each link rate (1, 10, 100, 1000 Mbit/s by default), on a fresh emulated link
+between two namespaces:
+
+- **rate**: kernel TCP (CUBIC) sends as fast as it can for ``--seconds``; its goodput
+  after a warm-up against the link's ideal goodput, rate x MSS / 1500 (each 1500-byte
+  packet carries MSS bytes of payload);
+- **delay**: ICMP echoes at an idle link; the RTT's p50 and p99 minus the ideal
+  2 x delay + 2 x serialisation of 84 bytes;
+- **loss**: UDP datagrams over a Bernoulli channel of probability ``--loss-p`` at half
+  the link's rate; the measured loss rate minus p, in standard errors
+  sqrt(p (1 - p) / n).
+
+Then the **throughput per core**: kernel TCP through a link with no rate limit (100 Gbit/s,
+no delay, a 10 000-packet queue), the packets and bits the core forwarded per second of
+wall time and per second of its own CPU time (/proc/PID/stat utime + stime).
+
+A script, not a test: it prints a table and writes JSON (``--json``). Timing figures
+depend on the machine's load; the script records ``os.getloadavg()`` before and after.
+Linux, as root, with ``hetpath-live`` built (scripts/setup.sh).
+
+    sudo .venv/bin/python bench/live_emulator.py                   # the full set
+    sudo .venv/bin/python bench/live_emulator.py --quick            # shorter, for checking it runs
+    sudo .venv/bin/python bench/live_emulator.py --rates 10,100 --json out/emu.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from hetpath import live
+
+TRAFFIC = str(Path(__file__).with_name("live_traffic.py"))
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def scenario(dir: Path, name: str, rate_bps: float, delay_ms: float, queue_pkts: int, channel: str = "") -> Path:
+    p = dir / f"{name}.toml"
+    p.write_text(f"""[scenario]
+name = "{name}"
+duration = "3600s"
+seed = 1
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+name = "l"
+a = "a"
+b = "b"
+rate = "{rate_bps:.0f}bps"
+delay = "{delay_ms}ms"
+queue = "{queue_pkts}pkt"
+{channel}
+""")
+    return p
+
+
+def traffic(emu: live.Emulation, side: str, *args: str, timeout: float = 300) -> object:
+    res = emu.run(side, [sys.executable, TRAFFIC, *args], capture_output=True, text=True, timeout=timeout)
+    if res.returncode != 0:
+        raise RuntimeError(f"live_traffic.py {' '.join(args)} failed: {res.stderr.strip()}")
+    return json.loads(res.stdout) if res.stdout.strip() else None
+
+
+def background(emu: live.Emulation, side: str, *args: str) -> subprocess.Popen:
+    return emu.popen(side, [sys.executable, TRAFFIC, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     text=True)
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of process `pid` (all its threads), seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def queue_for(rate_bps: float, delay_ms: float) -> int:
+    """A queue of one bandwidth-delay product (2 x delay), at least 100 packets, so that
+    TCP can fill the link without the queue being the measurement."""
+    bdp = rate_bps * 2 * delay_ms / 1e3 / 8 / 1500
+    return max(100, int(bdp) + 1)
+
+
+def tcp_rate(work: Path, rate: float, delay_ms: float, seconds: float, warmup: float) -> dict:
+    sc = scenario(work, f"rate{rate:.0f}", rate, delay_ms, queue_for(rate, delay_ms))
+    with live.Emulation(sc, "l", out=_out(work), pcap=False) as emu:
+        sink = background(emu, "b", "rate-sink", "5001", str(seconds), str(warmup))
+        traffic(emu, "a", "blast", live.ADDR_B, "5001", str(seconds))
+        r = json.loads(sink.communicate(timeout=60)[0])
+    goodput = r["bytes"] * 8 / r["seconds"] if r["seconds"] else 0.0
+    ideal = rate * r["mss"] / 1500
+    return {"goodput_bps": goodput, "ideal_bps": ideal, "error": goodput / ideal - 1, "mss": r["mss"]}
+
+
+def delay(work: Path, rate: float, delay_ms: float, count: int) -> dict:
+    sc = scenario(work, f"delay{rate:.0f}", rate, delay_ms, 100)
+    with live.Emulation(sc, "l", out=_out(work), pcap=False) as emu:
+        rtts = traffic(emu, "a", "ping", live.ADDR_B, str(count), "0.02")
+    ideal = 2 * delay_ms / 1e3 + 2 * 84 * 8 / rate
+    errs = sorted(r - ideal for r in rtts)
+    q = statistics.quantiles(errs, n=100, method="inclusive") if len(errs) > 1 else errs * 99
+    return {"echoes": len(rtts), "ideal_rtt_s": ideal, "p50_error_s": statistics.median(errs), "p99_error_s": q[98]}
+
+
+def loss(work: Path, rate: float, p: float, count: int) -> dict:
+    size = 64  # UDP payload; 92 bytes of IP
+    pps = min(4000.0, 0.5 * rate / (92 * 8))
+    channel = f'channel = {{ model = "bernoulli", p = {p} }}'
+    sc = scenario(work, f"loss{rate:.0f}", rate, 5, 1000, channel)
+    with live.Emulation(sc, "l", out=_out(work), pcap=False) as emu:
+        sink = background(emu, "b", "udp-sink", "5002", str(count / pps + 3))
+        traffic(emu, "a", "udp-source", live.ADDR_B, "5002", str(count), str(pps), str(size))
+        got = set(json.loads(sink.communicate(timeout=120)[0]))
+    lost = count - len(got)
+    measured = lost / count
+    se = math.sqrt(p * (1 - p) / count)
+    return {"packets": count, "p": p, "measured": measured, "error": measured - p, "se": se,
+            "error_in_se": (measured - p) / se, "summary_lost": (emu.summary or {}).get("links", [{}])[0].get("lost_packets")}
+
+
+def throughput(work: Path, seconds: float) -> dict:
+    """The core forwarding TCP as fast as it can: no rate limit, no delay."""
+    sc = scenario(work, "unlimited", 100e9, 0, 10000)
+    with live.Emulation(sc, "l", out=_out(work), pcap=False) as emu:
+        pid = emu.core_pid
+        assert pid is not None
+        sink = background(emu, "b", "rate-sink", "5003", str(seconds), "1.0")
+        cpu0, t0 = cpu_seconds(pid), time.monotonic()
+        traffic(emu, "a", "blast", live.ADDR_B, "5003", str(seconds))
+        cpu1, t1 = cpu_seconds(pid), time.monotonic()
+        r = json.loads(sink.communicate(timeout=60)[0])
+    links = (emu.summary or {}).get("links", [])
+    packets = sum(d["tx_packets"] for d in links)
+    bits = sum(d["tx_bytes"] for d in links) * 8
+    wall, cpu = t1 - t0, cpu1 - cpu0
+    return {"wall_s": wall, "core_cpu_s": cpu, "core_cpu_share": cpu / wall, "packets": packets,
+            "pps": packets / wall, "gbps": bits / wall / 1e9,
+            "pps_per_cpu_s": packets / cpu if cpu else None, "gbps_per_cpu_s": bits / cpu / 1e9 if cpu else None,
+            "tcp_goodput_bps": r["bytes"] * 8 / r["seconds"] if r["seconds"] else 0.0,
+            "note": "packets and bytes count both directions (data and ACKs); the wall time includes the sender's start"}
+
+
+_outs = iter(range(1_000_000))
+
+
+def _out(work: Path) -> Path:
+    d = work / f"out{next(_outs)}"
+    d.mkdir()
+    return d
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rates", default="1,10,100,1000", help="link rates in Mbit/s, comma-separated (default 1,10,100,1000)")
+    ap.add_argument("--delay-ms", type=float, default=10.0, help="one-way delay of the rate and delay runs (default 10)")
+    ap.add_argument("--seconds", type=float, default=10.0, help="TCP blast length (default 10)")
+    ap.add_argument("--echoes", type=int, default=200, help="ICMP echoes per rate (default 200)")
+    ap.add_argument("--loss-p", type=float, default=0.01, help="Bernoulli loss probability (default 0.01)")
+    ap.add_argument("--loss-packets", type=int, default=20000, help="UDP datagrams per rate (default 20000)")
+    ap.add_argument("--quick", action="store_true", help="short runs (3 s blasts, 50 echoes, 3000 datagrams)")
+    ap.add_argument("--no-throughput", action="store_true", help="skip the unlimited-rate throughput run")
+    ap.add_argument("--json", type=Path, help="also write the results here")
+    args = ap.parse_args()
+    why = live.unavailable()
+    if why:
+        print(f"live_emulator.py: cannot run: {why}", file=sys.stderr)
+        return 2
+    try:
+        rates = [float(r) * 1e6 for r in args.rates.split(",")]
+    except ValueError:
+        print(f"live_emulator.py: --rates: expected Mbit/s numbers separated by commas, got '{args.rates}'", file=sys.stderr)
+        return 2
+    if args.quick:
+        args.seconds, args.echoes, args.loss_packets = 3.0, 50, 3000
+    warmup = min(2.0, args.seconds / 3)
+    result: dict = {"load_before": os.getloadavg(), "args": {k: str(v) for k, v in vars(args).items()}, "rates": []}
+    with tempfile.TemporaryDirectory(prefix="hp-bench-emu-") as tmp:
+        work = Path(tmp)
+        for rate in rates:
+            row = {"rate_mbps": rate / 1e6,
+                   "rate": tcp_rate(work, rate, args.delay_ms, args.seconds, warmup),
+                   "delay": delay(work, rate, args.delay_ms, args.echoes),
+                   "loss": loss(work, rate, args.loss_p, args.loss_packets)}
+            result["rates"].append(row)
+            print(_line(row), flush=True)
+        if not args.no_throughput:
+            result["throughput"] = throughput(work, max(args.seconds, 3.0))
+    result["load_after"] = os.getloadavg()
+    _print(result)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+def _line(row: dict) -> str:
+    r, d, l = row["rate"], row["delay"], row["loss"]
+    return (f"{row['rate_mbps']:>7g} Mbit/s | TCP {r['goodput_bps'] / 1e6:9.3f} of {r['ideal_bps'] / 1e6:9.3f} Mbit/s "
+            f"({100 * r['error']:+6.2f}%) | RTT error p50 {d['p50_error_s'] * 1e3:+7.3f} ms p99 {d['p99_error_s'] * 1e3:+7.3f} ms "
+            f"| loss {l['measured']:.4f} vs {l['p']} ({l['error_in_se']:+.2f} SE)")
+
+
+def _print(result: dict) -> None:
+    print()
+    print("| rate | TCP goodput / ideal | rate error | RTT error p50 | RTT error p99 | loss (p) | loss error |")
+    print("|---|---|---|---|---|---|---|")
+    for row in result["rates"]:
+        r, d, l = row["rate"], row["delay"], row["loss"]
+        print(f"| {row['rate_mbps']:g} Mbit/s | {r['goodput_bps'] / 1e6:.3f} / {r['ideal_bps'] / 1e6:.3f} Mbit/s "
+              f"| {100 * r['error']:+.2f}% | {d['p50_error_s'] * 1e3:+.3f} ms | {d['p99_error_s'] * 1e3:+.3f} ms "
+              f"| {l['measured']:.4f} ({l['p']}, n={l['packets']}) | {l['error_in_se']:+.2f} SE |")
+    t = result.get("throughput")
+    if t:
+        print(f"\nunlimited link: {t['pps']:,.0f} packets/s, {t['gbps']:.3f} Gbit/s over {t['wall_s']:.1f} s wall; "
+              f"the core used {t['core_cpu_s']:.2f} s CPU ({100 * t['core_cpu_share']:.0f}% of a core): "
+              f"{t['pps_per_cpu_s']:,.0f} packets and {t['gbps_per_cpu_s']:.3f} Gbit per CPU-second; "
+              f"TCP goodput {t['tcp_goodput_bps'] / 1e9:.3f} Gbit/s")
+    print(f"load average before {result['load_before'][0]:.2f}, after {result['load_after'][0]:.2f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
