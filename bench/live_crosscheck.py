@@ -98,6 +98,7 @@ def main() -> int:
         print(f"live_crosscheck.py: {why or 'bad arguments: --scenario must exist, --mb and --runs be positive, 0 <= --loss < 1'}",
               file=sys.stderr)
         return 2
+    hetpath.validate(args.scenario)  # errors name the file given, not the bench's copy
     size = int(args.mb * 1e6)
     result: dict = {"load_before": os.getloadavg(), "mb": args.mb, "loss": args.loss, "sim": [], "emu": []}
     with tempfile.TemporaryDirectory(prefix="hp-bench-cross-") as tmp:
@@ -146,5 +147,19 @@ def _print(result: dict) -> None:
     print(f"load average before {result['load_before'][0]:.2f}, after {result['load_after'][0]:.2f}")
 
 
+def _main() -> int:
+    """main(), with hetpath's errors as one line: exit 2 for bad input, 1 for a failure."""
+    from hetpath.errors import HetpathError, ScenarioError
+
+    try:
+        return main()
+    except ScenarioError as e:
+        print(f"live_crosscheck.py: error: {e}", file=sys.stderr)
+        return 2
+    except (HetpathError, RuntimeError, subprocess.TimeoutExpired) as e:
+        print(f"live_crosscheck.py: error: {e}", file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_main())

@@ -16,9 +16,10 @@ directions of the link). Variants (``--variants``):
 - ``pep``: ``hetpath pep`` in integrated mode in gwA, the gateway on the client's side
   of the link. It splits each connection into the client leg (client -> gwA over the
   veth, the client's CUBIC) and the server leg (gwA -> server, across the emulated link,
-  ``server_congestion = "cubic"``): the satellite hop is inside the server leg, which
-  is kernel CUBIC from gwA; the client sees a LAN RTT.
-- ``pep-bbr``: the same with ``server_congestion = "bbr"`` (not in the default set).
+  ``server_congestion = "cubic"``; the client leg ``client_congestion = "cubic"``): the
+  satellite hop is inside the server leg, which is kernel CUBIC from gwA; the client
+  sees a LAN RTT.
+- ``pep-bbr``: the same with ``server_congestion = "bbr"``.
 - ``gateway``: a ``hetpath pep`` in gateway mode in gwA and in gwB, the satellite leg
   between them (hetpath-proto's TCP, paced Hybla in the issue's plan). Gateway mode
   is refused until it lands: the variant is then skipped with the daemon's message.
@@ -26,8 +27,11 @@ directions of the link). Variants (``--variants``):
   ``{SERVER_NET}``, ``{GW_A}``, ``{GW_B}`` and ``{KEY_FILE}`` are replaced); without
   them, ``gateway_configs`` below writes a first guess to adjust.
 - ``pepsal``: PEPsal (built from source by bench/build_pepsal.sh; ``--pepsal BIN``) in
-  gwA with the same TPROXY interception (an nft table this bench installs there); its
-  outgoing leg is the kernel default, CUBIC.
+  gwA with the same TPROXY interception (an nft table this bench installs there). Its
+  legs use the namespace's default congestion control, which a new namespace inherits
+  from the host (recorded as ``default_cc``; BBR on this machine) and may set only to
+  one in the host's ``tcp_allowed_congestion_control``: this bench leaves the host
+  alone. This PEPsal shows the server gwA's address, not the client's.
 
 Prints a table (median, min, max goodput per cell, and how many runs completed) and
 writes every run as JSON (``--json``). Timing depends on load: ``os.getloadavg()`` is
@@ -53,6 +57,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+import hetpath
 from hetpath import _toml, live, testbed
 from hetpath.errors import HetpathError
 from hetpath.testbed import Testbed
@@ -61,7 +66,7 @@ HERE = Path(__file__).parent
 TRAFFIC = str(HERE / "live_traffic.py")
 SCENARIO = HERE / "data" / "live-geo.toml"
 PORT = 5001
-DEFAULT_VARIANTS = ("cubic", "bbr", "pep", "gateway", "pepsal")
+DEFAULT_VARIANTS = ("cubic", "bbr", "pep", "pep-bbr", "gateway", "pepsal")
 ALL_VARIANTS = ("cubic", "bbr", "pep", "pep-bbr", "gateway", "pepsal")
 
 
@@ -85,6 +90,7 @@ def integrated_config(work: Path, far_cc: str) -> Path:
 listen_port = 7070
 metrics = "127.0.0.1:9470"
 server_congestion = "{far_cc}"
+client_congestion = "cubic"
 max_connections = 16
 buffer_bytes = 4194304
 
@@ -171,6 +177,8 @@ def one_run(work: Path, scenario: Path, variant: str, size: int, timeout: float,
     out = work / f"out-{variant}-{time.monotonic_ns()}"
     cc = "bbr" if variant == "bbr" else "cubic"
     with Testbed(scenario, "sat", out=out) as tb:
+        default_cc = tb.run("gwA", ["sysctl", "-n", "net.ipv4.tcp_congestion_control"], capture_output=True,
+                            text=True).stdout.strip()
         if variant in ("pep", "pep-bbr"):
             _pep(tb, integrated_config(work, "bbr" if variant == "pep-bbr" else "cubic"), "gwA", work)
         elif variant == "gateway":
@@ -202,6 +210,7 @@ def one_run(work: Path, scenario: Path, variant: str, size: int, timeout: float,
     ok = got["complete"] and got["bytes"] == size and got["sha256"] == sent["sha256"]
     return {"complete": bool(ok), "bytes": got["bytes"], "seconds": elapsed, "goodput_bps": got["bytes"] * 8 / elapsed,
             "cc": sent["cc"], "intact": got["sha256"] == sent["sha256"], "peer": got["peer"], "split": split,
+            "default_cc": default_cc,
             "link": (tb.summary or {}).get("links")}
 
 
@@ -229,6 +238,7 @@ def main() -> int:
                     help=f"comma-separated, of {', '.join(ALL_VARIANTS)} (default {','.join(DEFAULT_VARIANTS)})")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds a transfer may take (default 900)")
     ap.add_argument("--scenario", type=Path, default=SCENARIO, help="the link (default bench/data/live-geo.toml; link 'sat')")
+    ap.add_argument("--gateway", action="store_true", help="add the gateway variant to --variants if it is not there")
     ap.add_argument("--gateway-config-a", type=Path, help="gateway mode's configuration for gwA")
     ap.add_argument("--gateway-config-b", type=Path, help="gateway mode's configuration for gwB")
     ap.add_argument("--pepsal", help="the PEPsal binary (bench/build_pepsal.sh); without it the variant is skipped")
@@ -239,7 +249,10 @@ def main() -> int:
         for p in problems:
             print(f"live_pep.py: {p}", file=sys.stderr)
         return 2
+    hetpath.validate(args.scenario)  # errors name the file given, not the bench's copy
     variants = args.variants.split(",")
+    if args.gateway and "gateway" not in variants:
+        variants.append("gateway")
     losses = [float(x) for x in args.loss.split(",")]
     size = int(args.mb * 1e6)
     result: dict = {"load_before": os.getloadavg(), "mb": args.mb, "runs": args.runs, "cells": []}
@@ -313,12 +326,29 @@ def _print(result: dict) -> None:
     print("| variant | loss | median | min | max | complete |")
     print("|---|---|---|---|---|---|")
     for c in result["cells"]:
-        print(f"| {c['variant']} | {100 * c['loss']:g}% | {c['median_bps'] / 1e6:.3f} | {c['min_bps'] / 1e6:.3f} "
+        label = c["variant"]
+        if label == "pepsal":
+            label += f" (legs: {c['runs'][0].get('default_cc') or '?'})"
+        print(f"| {label} | {100 * c['loss']:g}% | {c['median_bps'] / 1e6:.3f} | {c['min_bps'] / 1e6:.3f} "
               f"| {c['max_bps'] / 1e6:.3f} | {c['complete']}/{len(c['runs'])} |")
     for v, why in result["skipped"].items():
         print(f"skipped {v}: {why}")
     print(f"load average before {result['load_before'][0]:.2f}, after {result['load_after'][0]:.2f}")
 
 
+def _main() -> int:
+    """main(), with hetpath's errors as one line: exit 2 for bad input, 1 for a failure."""
+    from hetpath.errors import HetpathError, ScenarioError
+
+    try:
+        return main()
+    except ScenarioError as e:
+        print(f"live_pep.py: error: {e}", file=sys.stderr)
+        return 2
+    except (HetpathError, RuntimeError, subprocess.TimeoutExpired) as e:
+        print(f"live_pep.py: error: {e}", file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_main())
