@@ -8,8 +8,9 @@ sockets; goodput is the bytes over the time from just before the client's connec
 the server's last read (one monotonic clock for every namespace). The server hashes
 what it got and the bench checks it against what was sent (SHA-256). Each cell is
 ``--runs`` runs (default 3), each on a fresh testbed (no TCP metrics cache carried
-over), at each loss rate of ``--loss`` (default 0, 0.5%, 1%: a Bernoulli channel on both
-directions of the link). Variants (``--variants``):
+over) with its own channel seed (run k uses seed k for every variant), at each loss
+rate of ``--loss`` (default 0, 0.5%, 1%: a Bernoulli channel on both directions of the
+link). Variants (``--variants``):
 
 - ``cubic``, ``bbr``: kernel TCP end to end with that congestion control (the client's
   socket; the server only ACKs). No fq qdisc here: BBR paces itself (internal pacing).
@@ -173,10 +174,11 @@ def _wait_listening(tb: Testbed, role: str, port: int) -> None:
     raise RuntimeError(f"nothing listens on port {port} in {role}")
 
 
-def one_run(work: Path, scenario: Path, variant: str, size: int, timeout: float, args: argparse.Namespace) -> dict:
+def one_run(work: Path, scenario: Path, variant: str, size: int, timeout: float, args: argparse.Namespace,
+            seed: int) -> dict:
     out = work / f"out-{variant}-{time.monotonic_ns()}"
     cc = "bbr" if variant == "bbr" else "cubic"
-    with Testbed(scenario, "sat", out=out) as tb:
+    with Testbed(scenario, "sat", out=out, seed=seed) as tb:
         default_cc = tb.run("gwA", ["sysctl", "-n", "net.ipv4.tcp_congestion_control"], capture_output=True,
                             text=True).stdout.strip()
         if variant in ("pep", "pep-bbr"):
@@ -270,7 +272,9 @@ def main() -> int:
                 runs = []
                 for k in range(args.runs):
                     try:
-                        runs.append(one_run(work, scenario, v, size, args.timeout, args))
+                        # Run k's channel draws come from seed k, the same for every
+                        # variant: one seed for all runs would repeat one loss pattern.
+                        runs.append(one_run(work, scenario, v, size, args.timeout, args, seed=k + 1))
                     except Skip as e:
                         skipped[v] = str(e)
                         break
