@@ -26,7 +26,8 @@ link). Variants (``--variants``):
   is refused until it lands: the variant is then skipped with the daemon's message.
   ``--gateway-config-a/-b FILE`` give the two configurations (``{CLIENT_NET}``,
   ``{SERVER_NET}``, ``{GW_A}``, ``{GW_B}`` and ``{KEY_FILE}`` are replaced); without
-  them, ``gateway_configs`` below writes a first guess to adjust.
+  them, ``gateway_configs`` below writes its defaults (paced Hybla, shaped to 10 Mbit/s,
+  after contrib/pep/pep-gateway-{a,b}.toml as gateway mode was being built).
 - ``pepsal``: PEPsal (built from source by bench/build_pepsal.sh; ``--pepsal BIN``) in
   gwA with the same TPROXY interception (an nft table this bench installs there). Its
   legs use the namespace's default congestion control, which a new namespace inherits
@@ -103,31 +104,55 @@ ports = [{PORT}]
 
 
 def gateway_configs(work: Path, a: Optional[Path], b: Optional[Path]) -> tuple[Path, Path]:
-    """The two gateways' configurations. The keys below are a first guess written before
-    gateway mode existed: give the real ones with --gateway-config-a/-b (placeholders
-    {CLIENT_NET}, {SERVER_NET}, {GW_A}, {GW_B}, {KEY_FILE} are filled in)."""
+    """The two gateways' configurations: the files given with --gateway-config-a/-b
+    (placeholders {CLIENT_NET}, {SERVER_NET}, {GW_A}, {GW_B}, {KEY_FILE} are filled in),
+    or the defaults below, written after the gateway helper's contrib/pep/
+    pep-gateway-{a,b}.toml as they stood while gateway mode was being built: paced
+    Hybla on the satellite leg, shaped to the link's 10 Mbit/s, 600 ms round trip."""
     key = work / "gateway.key"
     key.write_text(secrets.token_hex(32) + "\n")
     key.chmod(0o600)
     values = {"CLIENT_NET": testbed.CLIENT_NET, "SERVER_NET": testbed.SERVER_NET, "GW_A": live.ADDR_A,
               "GW_B": live.ADDR_B, "KEY_FILE": str(key)}
-    guess = """mode = "gateway"
+    default_a = f"""mode = "gateway"
+role = "a"
 listen_port = 7070
-metrics = ""
+metrics = "127.0.0.1:9470"
+buffer_bytes = 4194304
 [match]
-sources = ["{CLIENT_NET}"]
-ports = [5001]
+sources = ["{{CLIENT_NET}}"]
+destinations = ["{{SERVER_NET}}"]
+ports = [{PORT}]
 [gateway]
-role = "{ROLE}"
-peer = "{PEER}:4500"
-key_file = "{KEY_FILE}"
+peer = "{{GW_B}}:4850"
+listen = "{{GW_A}}:4850"
+key_file = "{{KEY_FILE}}"
 aead = "chacha20-poly1305"
 congestion = "hybla"
-pacing = true
+pacing = "hybla"
+rate_bps = 10000000
+rtt_ms = 600
+"""
+    default_b = f"""mode = "gateway"
+role = "b"
+metrics = "127.0.0.1:9470"
+buffer_bytes = 4194304
+server_congestion = "cubic"
+[match]
+sources = ["{{CLIENT_NET}}"]
+destinations = ["{{SERVER_NET}}"]
+ports = [{PORT}]
+[gateway]
+peer = "{{GW_A}}:4850"
+listen = "{{GW_B}}:4850"
+key_file = "{{KEY_FILE}}"
+aead = "chacha20-poly1305"
+congestion = "hybla"
+rate_bps = 10000000
 """
     out = []
-    for side, given, role, peer in (("a", a, "client", live.ADDR_B), ("b", b, "server", live.ADDR_A)):
-        text = given.read_text() if given else guess.replace("{ROLE}", role).replace("{PEER}", peer)
+    for side, given, default in (("a", a, default_a), ("b", b, default_b)):
+        text = given.read_text() if given else default
         for k, v in values.items():
             text = text.replace("{" + k + "}", v)
         path = work / f"gateway-{side}.toml"
@@ -219,7 +244,7 @@ def one_run(work: Path, scenario: Path, variant: str, size: int, timeout: float,
 def _split_evidence(tb: Testbed, variant: str) -> Optional[str]:
     """What shows the PEP took the connection: hetpath pep's accepted count, or the
     packets PEPsal's TPROXY rule sent to it; None for end-to-end variants."""
-    if variant in ("pep", "pep-bbr"):
+    if variant in ("pep", "pep-bbr", "gateway"):
         code = "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:9470/', timeout=5).read().decode())"
         res = tb.run("gwA", [sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
         line = [x for x in res.stdout.splitlines() if 'outcome="accepted"' in x]
