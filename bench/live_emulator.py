@@ -6,7 +6,13 @@ between two namespaces:
 
 - **rate**: kernel TCP (CUBIC) sends as fast as it can for ``--seconds``; its goodput
   after a warm-up against the link's ideal goodput, rate x MSS / 1500 (each 1500-byte
-  packet carries MSS bytes of payload);
+  packet carries MSS bytes of payload). TCP's own losses at the queue and their
+  retransmissions count against it, so the link's rate alone is also measured with UDP
+  offered at 110% of it (the same one-BDP queue, at least 100 packets): the a -> b
+  direction's transmitted IP bytes per second from the core's own link series
+  (``link_series.csv``) during the blast, against the rate, with what the sender
+  offered, what the receiver got, and the drops (the link's queue; the kernel's TUN
+  queue, when the core read too late) beside it;
 - **delay**: ICMP echoes at an idle link; the RTT's p50 and p99 minus the ideal
   2 x delay + 2 x serialisation of 84 bytes;
 - **loss**: UDP datagrams over a Bernoulli channel of probability ``--loss-p`` at half
@@ -31,6 +37,7 @@ Linux, as root, with ``hetpath-live`` built (scripts/setup.sh).
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import os
@@ -40,6 +47,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 from hetpath import live
 
@@ -104,6 +112,53 @@ def tcp_rate(work: Path, rate: float, delay_ms: float, seconds: float, warmup: f
     goodput = r["bytes"] * 8 / r["seconds"] if r["seconds"] else 0.0
     ideal = rate * r["mss"] / 1500
     return {"goodput_bps": goodput, "ideal_bps": ideal, "error": goodput / ideal - 1, "mss": r["mss"]}
+
+
+def udp_rate(work: Path, rate: float, delay_ms: float, seconds: float, warmup: float) -> dict:
+    """The link's own rate, without TCP's dynamics: UDP offered at 110% of it, the
+    delivered IP bytes per second (payload + 28 bytes of headers) after the warm-up
+    against the rate."""
+    size = 1472
+    sc = scenario(work, f"udp{rate:.0f}", rate, delay_ms, queue_for(rate, delay_ms))
+    out = _out(work)
+    with live.Emulation(sc, "l", out=out, pcap=False) as emu:
+        sink = background(emu, "b", "udp-rate-sink", "5004", str(seconds), str(warmup))
+        sent = traffic(emu, "a", "udp-blast", live.ADDR_B, "5004", str(seconds), str(1.1 * rate), str(size))
+        r = json.loads(sink.communicate(timeout=60)[0])
+        kernel_drops = tun_tx_dropped(emu)
+    received = r["datagrams"] * (size + 28) * 8 / r["seconds"] if r["seconds"] else 0.0
+    ab = (emu.summary or {})["links"][0]
+    offered = (sent["sent"] - sent["errors"]) * (size + 28) * 8 / seconds
+    link = link_rate(out / "link_series.csv", warmup, seconds)
+    return {"link_bps": link, "error": link / rate - 1 if link else float("nan"), "received_bps": received,
+            "offered_bps": offered, "send_errors": sent["errors"], "queue_drops": ab["drops"],
+            "tun_tx_dropped": kernel_drops}
+
+
+def tun_tx_dropped(emu: live.Emulation) -> Optional[int]:
+    """Packets side a's kernel dropped at its TUN device (the core did not read them in
+    time: its device queue overflowed), from ``ip -s -j link``."""
+    res = emu.run("a", ["ip", "-s", "-j", "link", "show", live.DEVICE["a"]], capture_output=True, text=True)
+    try:
+        return int(json.loads(res.stdout)[0]["stats64"]["tx"]["dropped"])
+    except (ValueError, KeyError, IndexError):
+        return None
+
+
+def link_rate(series: Path, warmup: float, seconds: float) -> float:
+    """The a -> b direction's transmission rate from the core's link series (tx_bytes,
+    IP bytes, sampled every 100 ms): over the blast, from `warmup` after its first byte
+    to 0.3 s before its end. The emulator's own rate, whatever the hosts keep up with."""
+    with open(series, newline="") as f:
+        rows = [(float(r["time_s"]), int(r["tx_bytes"])) for r in csv.DictReader(f) if r["from"] == "a"]
+    start = next((t for t, b in rows if b > 100_000), None)
+    if start is None:
+        return 0.0
+    window = [(t, b) for t, b in rows if start + warmup <= t <= start + seconds - 0.3]
+    if len(window) < 2:
+        return 0.0
+    (t0, b0), (t1, b1) = window[0], window[-1]
+    return (b1 - b0) * 8 / (t1 - t0)
 
 
 def delay(work: Path, rate: float, delay_ms: float, count: int) -> dict:
@@ -198,6 +253,7 @@ def main() -> int:
         for rate in rates:
             row = {"rate_mbps": rate / 1e6,
                    "rate": tcp_rate(work, rate, args.delay_ms, args.seconds, warmup),
+                   "udp": udp_rate(work, rate, args.delay_ms, args.seconds, warmup),
                    "delay": delay(work, rate, args.delay_ms, args.echoes),
                    "loss": loss(work, rate, args.loss_p, args.loss_packets)}
             result["rates"].append(row)
@@ -213,21 +269,25 @@ def main() -> int:
 
 
 def _line(row: dict) -> str:
-    r, d, l = row["rate"], row["delay"], row["loss"]
+    r, u, d, l = row["rate"], row["udp"], row["delay"], row["loss"]
     return (f"{row['rate_mbps']:>7g} Mbit/s | TCP {r['goodput_bps'] / 1e6:9.3f} of {r['ideal_bps'] / 1e6:9.3f} Mbit/s "
-            f"({100 * r['error']:+6.2f}%) | RTT error p50 {d['p50_error_s'] * 1e3:+7.3f} ms p99 {d['p99_error_s'] * 1e3:+7.3f} ms "
+            f"({100 * r['error']:+6.2f}%) | UDP: link {u['link_bps'] / 1e6:9.3f} Mbit/s ({100 * u['error']:+6.2f}%), "
+            f"offered {u['offered_bps'] / 1e6:.1f}, received {u['received_bps'] / 1e6:.1f}; dropped: "
+            f"{u['queue_drops']} by the link's queue, {u['tun_tx_dropped']} by the kernel before the core read them | RTT error p50 {d['p50_error_s'] * 1e3:+7.3f} ms p99 {d['p99_error_s'] * 1e3:+7.3f} ms "
             f"| loss {l['measured']:.4f} end to end, {l['channel_rate']:.4f} by the channel, vs {l['p']} "
             f"({l['error_in_se']:+.2f} / {l['channel_error_in_se']:+.2f} SE)")
 
 
 def _print(result: dict) -> None:
     print()
-    print("| rate | TCP goodput / ideal | rate error | RTT error p50 | RTT error p99 | loss end to end / by the channel (p, n) | loss error |")
-    print("|---|---|---|---|---|---|---|")
+    print("| rate | TCP goodput / ideal | TCP error | link rate under UDP (offered / received) | link rate error "
+          "| RTT error p50 | RTT error p99 | loss end to end / by the channel (p, n) | loss error |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for row in result["rates"]:
-        r, d, l = row["rate"], row["delay"], row["loss"]
+        r, u, d, l = row["rate"], row["udp"], row["delay"], row["loss"]
         print(f"| {row['rate_mbps']:g} Mbit/s | {r['goodput_bps'] / 1e6:.3f} / {r['ideal_bps'] / 1e6:.3f} Mbit/s "
-              f"| {100 * r['error']:+.2f}% | {d['p50_error_s'] * 1e3:+.3f} ms | {d['p99_error_s'] * 1e3:+.3f} ms "
+              f"| {100 * r['error']:+.2f}% | {u['link_bps'] / 1e6:.3f} Mbit/s ({u['offered_bps'] / 1e6:.1f} / "
+              f"{u['received_bps'] / 1e6:.1f}) | {100 * u['error']:+.2f}% | {d['p50_error_s'] * 1e3:+.3f} ms | {d['p99_error_s'] * 1e3:+.3f} ms "
               f"| {l['measured']:.4f} / {l['channel_rate']:.4f} ({l['p']}, n={l['packets']}) "
               f"| {l['error_in_se']:+.2f} / {l['channel_error_in_se']:+.2f} SE |")
     t = result.get("throughput")

@@ -11,6 +11,8 @@ receiver's end can be subtracted.
     live_traffic.py ping ADDR COUNT GAP_S               list of RTTs (s); lost echoes are left out
     live_traffic.py udp-sink PORT SECONDS               list of the sequence numbers received
     live_traffic.py udp-source ADDR PORT COUNT RATE SIZE
+    live_traffic.py udp-blast ADDR PORT SECONDS RATE_BPS SIZE  datagrams of SIZE bytes at RATE_BPS (IP bytes)
+    live_traffic.py udp-rate-sink PORT SECONDS WARMUP_S       {"bytes", "datagrams", "seconds"} after the warm-up
 """
 
 from __future__ import annotations
@@ -207,6 +209,61 @@ def udp_source(addr: str, port: int, count: int, rate: float, size: int) -> None
         s.sendto(struct.pack("!I", i) + pad, (addr, port))
 
 
+def udp_blast(addr: str, port: int, seconds: float, rate_bps: float, size: int) -> dict:
+    """Datagrams of `size` payload bytes at `rate_bps` counted in IP bytes (size + 28),
+    sent in bursts of up to 64 so that Python keeps up at a gigabit; the sender falls
+    behind rather than bursting to catch up."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 22)
+    payload = b"x" * size
+    gap = (size + 28) * 8 / rate_bps
+    t0 = time.monotonic()
+    end, sent, errors = t0 + seconds, 0, 0
+    while True:
+        now = time.monotonic()
+        if now >= end:
+            break
+        due = int((now - t0) / gap) + 1 - sent
+        if due <= 0:
+            time.sleep(min(gap * 32, 0.001))
+            continue
+        for _ in range(min(due, 64)):
+            try:
+                s.sendto(payload, (addr, port))
+                sent += 1
+            except OSError:  # ENOBUFS: the device queue is full; the datagram is gone
+                errors += 1
+                sent += 1
+    return {"sent": sent, "errors": errors}
+
+
+def udp_rate_sink(port: int, seconds: float, warmup: float) -> dict:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 24)
+    s.bind(("0.0.0.0", port))
+    s.settimeout(1.0)
+    first = start = end = None
+    counted = datagrams = 0
+    deadline = time.monotonic() + seconds + 10
+    while time.monotonic() < deadline:
+        try:
+            n = len(s.recv(65536))
+        except socket.timeout:
+            if first is not None:
+                break
+            continue
+        now = time.monotonic()
+        first = first or now
+        if now - first >= warmup:
+            if start is None:
+                start = now
+            else:
+                counted += n
+                datagrams += 1
+            end = now
+    return {"bytes": counted, "datagrams": datagrams, "seconds": (end - start) if start and end else 0.0}
+
+
 def _option(args: list[str], name: str) -> str | None:
     if name in args:
         i = args.index(name)
@@ -235,6 +292,10 @@ def main(argv: list[str]) -> None:
         out = udp_sink(int(args[0]), float(args[1]))
     elif cmd == "udp-source":
         out = udp_source(args[0], int(args[1]), int(args[2]), float(args[3]), int(args[4]))
+    elif cmd == "udp-blast":
+        out = udp_blast(args[0], int(args[1]), float(args[2]), float(args[3]), int(args[4]))
+    elif cmd == "udp-rate-sink":
+        out = udp_rate_sink(int(args[0]), float(args[1]), float(args[2]))
     else:
         sys.exit(f"live_traffic.py: unknown command '{cmd}'")
     if out is not None:
