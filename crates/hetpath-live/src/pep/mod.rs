@@ -13,6 +13,7 @@ pub mod config;
 #[cfg(target_os = "linux")]
 pub mod daemon;
 pub mod frame;
+pub mod gateway;
 pub mod log;
 pub mod metrics;
 pub mod relay;
@@ -22,6 +23,8 @@ pub mod rules;
 pub mod seal;
 #[cfg(target_os = "linux")]
 pub mod sock;
+pub mod stream;
+pub mod tcpseg;
 
 #[cfg(test)]
 mod proptests;
