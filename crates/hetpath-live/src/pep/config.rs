@@ -2,9 +2,14 @@
 //! relays, where it reports. Errors name the file, the key and what was expected, on
 //! one line (docs/architecture.md, convention 9); unknown keys are errors.
 
+use super::seal::{Aead, Role};
+use hetpath_proto::cc::Algorithm;
+use hetpath_proto::tcp::Pacing;
+use hetpath_proto::time::Dur;
 use serde::Deserialize;
 use std::fmt;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::path::{Path, PathBuf};
 
 /// An IPv4 subnet, `10.1.0.0/24`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +79,40 @@ impl fmt::Display for Ports {
 pub enum Mode {
     /// One PEP (PEPsal): the server leg is kernel TCP with its own controller.
     Integrated,
+    /// A pair (QPEP, PEPesc): the leg between them is hetpath-proto's TCP over sealed
+    /// UDP datagrams (`[gateway]`).
+    Gateway,
 }
+
+/// Gateway mode's own keys (`[gateway]` and `role`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GatewaySection {
+    pub role: Role,
+    /// The other gateway's UDP address, and this one's.
+    pub peer: SocketAddrV4,
+    pub listen: SocketAddrV4,
+    /// Resolved against the configuration file's directory.
+    pub key_file: PathBuf,
+    pub aead: Aead,
+    /// A hetpath-proto controller name (`Algorithm::by_name`).
+    pub congestion: String,
+    pub pacing: Option<Pacing>,
+    pub max_datagram: usize,
+    pub keepalive: Dur,
+    pub peer_timeout: Dur,
+    /// B: how long the connect to a server may take before A hears `Refuse`.
+    pub connect_timeout: Dur,
+}
+
+impl GatewaySection {
+    pub fn algorithm(&self) -> Algorithm {
+        Algorithm::by_name(&self.congestion).expect("checked when parsed")
+    }
+}
+
+/// Controllers that need what a gateway does not have: the RAPPEP traffic monitor of a
+/// simulated link (xcp-pep, mpcp-pep), or the link's rate (satpep).
+const GATEWAY_UNSUPPORTED: [&str; 3] = ["xcp-pep", "mpcp-pep", "satpep"];
 
 /// What is proxied: TCP from `sources` to `destinations` on `ports`; nothing else.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,6 +144,7 @@ pub struct Nft {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     pub mode: Mode,
+    /// The TPROXY listener's port (0 on gateway B, which intercepts nothing).
     pub listen_port: u16,
     pub metrics: Option<SocketAddr>,
     pub max_connections: usize,
@@ -116,6 +155,15 @@ pub struct Config {
     pub log: LogLevel,
     pub matching: Match,
     pub nft: Nft,
+    /// Gateway mode's keys; `None` in integrated mode.
+    pub gateway: Option<GatewaySection>,
+}
+
+impl Config {
+    /// Gateway B: it opens server connections for A and intercepts nothing itself.
+    pub fn is_gateway_b(&self) -> bool {
+        self.gateway.as_ref().is_some_and(|g| g.role == Role::B)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -143,7 +191,8 @@ pub enum ConfigError {
 #[serde(deny_unknown_fields)]
 struct Raw {
     mode: String,
-    listen_port: u16,
+    role: Option<String>,
+    listen_port: Option<u16>,
     metrics: Option<String>,
     max_connections: Option<u64>,
     buffer_bytes: Option<u64>,
@@ -154,6 +203,22 @@ struct Raw {
     #[serde(rename = "match")]
     matching: RawMatch,
     nft: Option<RawNft>,
+    gateway: Option<RawGateway>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGateway {
+    peer: String,
+    listen: String,
+    key_file: String,
+    aead: Option<String>,
+    congestion: Option<String>,
+    pacing: Option<String>,
+    max_datagram: Option<u64>,
+    keepalive_ms: Option<u64>,
+    peer_timeout_ms: Option<u64>,
+    connect_timeout_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -196,17 +261,42 @@ impl Config {
         };
         let mode = match raw.mode.as_str() {
             "integrated" => Mode::Integrated,
-            "gateway" => {
-                return Err(bad(
-                    "mode",
-                    "'integrated' (gateway mode is not built yet)".into(),
-                ))
-            }
+            "gateway" => Mode::Gateway,
             m => return Err(bad("mode", format!("'integrated' or 'gateway', got '{m}'"))),
         };
-        if raw.listen_port == 0 {
-            return Err(bad("listen_port", "a port from 1 to 65535".into()));
-        }
+        let gateway = match (mode, raw.role.as_deref(), raw.gateway) {
+            (Mode::Integrated, None, None) => None,
+            (Mode::Integrated, Some(_), _) => {
+                return Err(bad("role", "no role in integrated mode".into()))
+            }
+            (Mode::Integrated, None, Some(_)) => {
+                return Err(bad("gateway", "no [gateway] in integrated mode".into()))
+            }
+            (Mode::Gateway, role, g) => {
+                let role = match role {
+                    Some("a") => Role::A,
+                    Some("b") => Role::B,
+                    Some(r) => {
+                        return Err(bad(
+                            "role",
+                            format!("'a' (near the clients) or 'b' (near the servers), got '{r}'"),
+                        ))
+                    }
+                    None => return Err(bad("role", "'a' or 'b' in gateway mode".into())),
+                };
+                let Some(g) = g else {
+                    return Err(bad("gateway", "a [gateway] table in gateway mode".into()));
+                };
+                Some(gateway_section(g, role, file, &bad)?)
+            }
+        };
+        let needs_port = !gateway.as_ref().is_some_and(|g| g.role == Role::B);
+        let listen_port = match raw.listen_port {
+            Some(0) => return Err(bad("listen_port", "a port from 1 to 65535".into())),
+            Some(p) => p,
+            None if needs_port => return Err(bad("listen_port", "a port from 1 to 65535".into())),
+            None => 0,
+        };
         let metrics = match raw.metrics {
             None => None,
             Some(s) if s.is_empty() => None,
@@ -309,10 +399,10 @@ impl Config {
                     "a port (1 to 65535) or a range such as \"8000-8100\"".into(),
                 )
             })?;
-            if range.contains(raw.listen_port) {
+            if listen_port != 0 && range.contains(listen_port) {
                 return Err(bad(
                     &key,
-                    format!("ports that exclude listen_port {}", raw.listen_port),
+                    format!("ports that exclude listen_port {listen_port}"),
                 ));
             }
             ports.push(range);
@@ -347,7 +437,7 @@ impl Config {
         }
         Ok(Config {
             mode,
-            listen_port: raw.listen_port,
+            listen_port,
             metrics,
             max_connections: max_connections as usize,
             buffer_bytes: buffer_bytes as usize,
@@ -365,8 +455,132 @@ impl Config {
                 mark,
                 route_table,
             },
+            gateway,
         })
     }
+}
+
+/// Checks `[gateway]`.
+fn gateway_section(
+    g: RawGateway,
+    role: Role,
+    file: &str,
+    bad: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<GatewaySection, ConfigError> {
+    let addr = |key: &str, s: &str| -> Result<SocketAddrV4, ConfigError> {
+        s.parse().map_err(|_| {
+            bad(
+                key,
+                format!("an IPv4 address and port such as 192.0.2.1:4850, got '{s}'"),
+            )
+        })
+    };
+    let peer = addr("gateway.peer", &g.peer)?;
+    let listen = addr("gateway.listen", &g.listen)?;
+    if peer.port() == 0 || peer.ip().is_unspecified() {
+        return Err(bad(
+            "gateway.peer",
+            format!("the other gateway's address and a non-zero port, got '{peer}'"),
+        ));
+    }
+    if g.key_file.is_empty() {
+        return Err(bad("gateway.key_file", "a key file's path".into()));
+    }
+    let key_file = Path::new(file)
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join(&g.key_file);
+    let aead_name = g.aead.as_deref().unwrap_or("chacha20-poly1305");
+    let aead = Aead::parse(aead_name).ok_or_else(|| {
+        bad(
+            "gateway.aead",
+            format!("'chacha20-poly1305' or 'aes-256-gcm', got '{aead_name}'"),
+        )
+    })?;
+    let congestion = g.congestion.unwrap_or_else(|| "hybla".into());
+    let usable = hetpath_proto::cc::NAMES
+        .iter()
+        .filter(|n| !GATEWAY_UNSUPPORTED.contains(n))
+        .copied()
+        .collect::<Vec<_>>();
+    if Algorithm::by_name(&congestion).is_none()
+        || GATEWAY_UNSUPPORTED.contains(&congestion.as_str())
+    {
+        return Err(bad(
+            "gateway.congestion",
+            format!("one of {}, got '{congestion}'", usable.join(", ")),
+        ));
+    }
+    let default_pacing = if congestion == "hybla" {
+        "hybla"
+    } else {
+        "linux"
+    };
+    let pacing = match g.pacing.as_deref().unwrap_or(default_pacing) {
+        "hybla" => Some(Pacing::HYBLA),
+        "linux" => Some(Pacing::LINUX),
+        "off" => None,
+        p => {
+            return Err(bad(
+                "gateway.pacing",
+                format!(
+                    "'hybla' (one window per RTT), 'linux' (Linux's fq ratios) or 'off', got '{p}'"
+                ),
+            ))
+        }
+    };
+    let max_datagram = g.max_datagram.unwrap_or(1472);
+    if !(576..=65_507).contains(&max_datagram) {
+        return Err(bad(
+            "gateway.max_datagram",
+            format!(
+                "576 to 65507 bytes of UDP payload (1472 fits a 1500-byte MTU), got {max_datagram}"
+            ),
+        ));
+    }
+    let ms = |key: &str, v: Option<u64>, default: u64, lo: u64, hi: u64| {
+        let v = v.unwrap_or(default);
+        if (lo..=hi).contains(&v) {
+            Ok(Dur::from_millis(v))
+        } else {
+            Err(bad(key, format!("{lo} to {hi} milliseconds, got {v}")))
+        }
+    };
+    let keepalive = ms("gateway.keepalive_ms", g.keepalive_ms, 1000, 10, 60_000)?;
+    let peer_timeout = ms(
+        "gateway.peer_timeout_ms",
+        g.peer_timeout_ms,
+        30_000,
+        1000,
+        3_600_000,
+    )?;
+    if peer_timeout <= keepalive {
+        return Err(bad(
+            "gateway.peer_timeout_ms",
+            "more than keepalive_ms".into(),
+        ));
+    }
+    let connect_timeout = ms(
+        "gateway.connect_timeout_ms",
+        g.connect_timeout_ms,
+        20_000,
+        100,
+        600_000,
+    )?;
+    let _ = file;
+    Ok(GatewaySection {
+        role,
+        peer,
+        listen,
+        key_file,
+        aead,
+        congestion,
+        pacing,
+        max_datagram: max_datagram as usize,
+        keepalive,
+        peer_timeout,
+        connect_timeout,
+    })
 }
 
 fn parse_range(s: &str) -> Option<Ports> {

@@ -14,6 +14,8 @@ pub mod config;
 pub mod daemon;
 pub mod frame;
 pub mod gateway;
+#[cfg(target_os = "linux")]
+pub mod gateway_daemon;
 pub mod log;
 pub mod metrics;
 pub mod relay;

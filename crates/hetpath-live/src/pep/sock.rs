@@ -96,6 +96,11 @@ pub fn set_abort(s: &impl AsFd) {
     let _ = SockRef::from(s).set_linger(Some(std::time::Duration::ZERO));
 }
 
+/// Undoes `set_abort`: the next close ends the connection normally.
+pub fn clear_abort(s: &impl AsFd) {
+    let _ = SockRef::from(s).set_linger(None);
+}
+
 /// Segments retransmitted over the connection's life (`tcpi_total_retrans`).
 pub fn retransmissions(fd: &impl AsRawFd) -> Option<u64> {
     let mut info = std::mem::MaybeUninit::<libc::tcp_info>::zeroed();
