@@ -154,7 +154,6 @@ pub fn main(args: Vec<String>) -> i32 {
     let run = match (cfg.mode, udp, key) {
         (Mode::Gateway, Some(udp), Some(key)) => {
             let g = cfg.gateway.clone().expect("gateway mode");
-            let start = std::time::Instant::now();
             let core_cfg = GatewayConfig {
                 role: g.role,
                 psk: key,
@@ -167,10 +166,11 @@ pub fn main(args: Vec<String>) -> i32 {
                 max_connections: cfg.max_connections,
                 keepalive: g.keepalive,
                 peer_timeout: g.peer_timeout,
+                rate_bps: g.rate_bps,
                 allow: cfg.is_gateway_b().then(|| cfg.matching.clone()),
             };
             let core = Gateway::new(core_cfg, hetpath_proto::time::Time::ZERO);
-            GatewayDaemon::new(cfg, core, listener, udp, metrics.clone(), start)
+            GatewayDaemon::new(cfg, core, listener, udp, metrics.clone())
                 .and_then(|mut d| d.run(&signals))
         }
         _ => {

@@ -102,6 +102,8 @@ pub struct GatewaySection {
     pub peer_timeout: Dur,
     /// B: how long the connect to a server may take before A hears `Refuse`.
     pub connect_timeout: Dur,
+    /// The satellite link's IP rate: datagrams never leave faster (`None`: unshaped).
+    pub rate_bps: Option<u64>,
 }
 
 impl GatewaySection {
@@ -219,6 +221,7 @@ struct RawGateway {
     keepalive_ms: Option<u64>,
     peer_timeout_ms: Option<u64>,
     connect_timeout_ms: Option<u64>,
+    rate_bps: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -567,8 +570,18 @@ fn gateway_section(
         100,
         600_000,
     )?;
-    let _ = file;
+    let rate_bps = match g.rate_bps.unwrap_or(0) {
+        0 => None,
+        r if (64_000..=100_000_000_000).contains(&r) => Some(r),
+        r => {
+            return Err(bad(
+                "gateway.rate_bps",
+                format!("0 (unshaped) or 64000 to 100000000000 bits per second, got {r}"),
+            ))
+        }
+    };
     Ok(GatewaySection {
+        rate_bps,
         role,
         peer,
         listen,
@@ -668,6 +681,67 @@ ports = [5001, "8000-8100"]
         );
         let e = err("mode = 3");
         assert!(e.starts_with("pep.toml: ") && !e.contains('\n'), "{e}");
+    }
+
+    const GATEWAY_A: &str = r#"
+mode = "gateway"
+role = "a"
+listen_port = 7070
+[match]
+sources = ["10.1.0.0/24"]
+ports = [5001]
+[gateway]
+peer = "192.0.2.2:4850"
+listen = "0.0.0.0:4850"
+key_file = "psk.key"
+"#;
+
+    #[test]
+    fn a_gateway_file_loads_with_defaults() {
+        let c = Config::parse(GATEWAY_A, "/etc/hetpath/a.toml").unwrap();
+        assert_eq!(c.mode, Mode::Gateway);
+        let g = c.gateway.as_ref().unwrap();
+        assert_eq!(g.role, Role::A);
+        assert_eq!(g.key_file, Path::new("/etc/hetpath/psk.key"));
+        assert_eq!(g.congestion, "hybla");
+        assert_eq!(g.pacing, Some(Pacing::HYBLA));
+        assert_eq!(g.aead, Aead::ChaCha20Poly1305);
+        assert_eq!(g.max_datagram, 1472);
+        assert!(!c.is_gateway_b());
+        let b = GATEWAY_A
+            .replace("role = \"a\"", "role = \"b\"")
+            .replace("listen_port = 7070\n", "")
+            .replace("key_file", "congestion = \"cubic\"\nkey_file");
+        let c = Config::parse(&b, "b.toml").unwrap();
+        assert!(c.is_gateway_b());
+        assert_eq!(c.listen_port, 0);
+        assert_eq!(c.gateway.unwrap().pacing, Some(Pacing::LINUX));
+    }
+
+    #[test]
+    fn gateway_errors_name_the_key() {
+        let e = err(&GATEWAY_A.replace("[gateway]", "[gw]"));
+        assert!(e.starts_with("pep.toml: ") && e.contains("gw"), "{e}");
+        let e = err(&GATEWAY_A.replace("role = \"a\"\n", ""));
+        assert_eq!(e, "pep.toml: role: expected 'a' or 'b' in gateway mode");
+        let e = err(&GATEWAY_A.replace("listen = ", "aead = \"des\"\nlisten = "));
+        assert!(e.starts_with("pep.toml: gateway.aead: expected"), "{e}");
+        let e = err(&GATEWAY_A.replace("listen = ", "pacing = \"fast\"\nlisten = "));
+        assert!(e.starts_with("pep.toml: gateway.pacing: expected"), "{e}");
+        let e = err(&GATEWAY_A.replace("listen = ", "peer_timeout_ms = 500\nlisten = "));
+        assert!(
+            e.starts_with("pep.toml: gateway.peer_timeout_ms: expected"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("listen_port", "role = \"a\"\nlisten_port"));
+        assert_eq!(e, "pep.toml: role: expected no role in integrated mode");
+        let e = err(&GATEWAY_A
+            .replace("mode = \"gateway\"", "mode = \"integrated\"")
+            .replace("role = \"a\"\n", ""));
+        assert_eq!(
+            e,
+            "pep.toml: gateway: expected no [gateway] in integrated mode"
+        );
     }
 
     #[test]

@@ -82,6 +82,9 @@ pub struct GatewayConfig {
     pub max_connections: usize,
     pub keepalive: Dur,
     pub peer_timeout: Dur,
+    /// The satellite link's IP rate, if known: the gateway never sends faster (see
+    /// `Gateway::poll_transmit`).
+    pub rate_bps: Option<u64>,
     /// B: the connections it opens for A (client source, server destination and port);
     /// `None` opens any.
     pub allow: Option<Match>,
@@ -236,8 +239,16 @@ pub struct Gateway {
     refusals: VecDeque<(ConnId, RefuseReason)>,
     last_sent: Time,
     last_heard: Time,
+    /// With `rate_bps`: when the next datagram may leave.
+    next_free: Time,
     stats: Stats,
 }
+
+/// Bytes of IPv4 and UDP header a datagram costs on the link.
+const IP_UDP: u64 = 28;
+/// How far behind the shaper may fall and catch up at once: the driver's wake-ups are
+/// late by up to a millisecond or so.
+const SHAPER_CREDIT: Dur = Dur::from_millis(2);
 
 impl Gateway {
     pub fn new(cfg: GatewayConfig, now: Time) -> Gateway {
@@ -259,6 +270,7 @@ impl Gateway {
             // The first keepalive goes out at once, so the peer learns the epoch.
             last_sent: Time::ZERO,
             last_heard: now,
+            next_free: Time::ZERO,
             stats: Stats::default(),
         }
     }
@@ -659,6 +671,10 @@ impl Gateway {
     /// The earliest time `handle_timeout` has work (or a keepalive is due).
     pub fn poll_timeout(&self) -> Option<Time> {
         let mut t = self.last_sent + self.cfg.keepalive;
+        let work = !(self.dirty.is_empty() && self.ready.is_empty() && self.control.is_empty());
+        if self.cfg.rate_bps.is_some() && work {
+            t = t.min(self.next_free);
+        }
         if !self.conns.is_empty() {
             t = t.min(self.last_heard + self.cfg.peer_timeout);
         }
@@ -710,7 +726,16 @@ impl Gateway {
 
     /// The next sealed datagram for the peer, or `None` when there is nothing to send
     /// now. Call until `None` after anything that may have given a connection work.
+    ///
+    /// With `rate_bps` the datagrams are spaced at that rate (a token bucket of
+    /// `SHAPER_CREDIT`), and no connection is asked for a segment before its turn: TCP
+    /// sends when the link can take it, and a window larger than the path's queue
+    /// (Hybla's, above all, whose pacing follows cwnd rather than what is in flight)
+    /// waits here instead of overflowing the satellite modem's queue.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Vec<u8>> {
+        if self.cfg.rate_bps.is_some() && now < self.next_free {
+            return None;
+        }
         let budget = self.cfg.max_datagram - seal::OVERHEAD;
         while self.ready_bytes < budget {
             if let Some(f) = self.control.pop_front() {
@@ -737,6 +762,12 @@ impl Gateway {
         let mut out = Vec::with_capacity(plain.len() + seal::OVERHEAD);
         self.sealer.seal(&plain, &mut out).ok()?;
         self.last_sent = now;
+        if let Some(rate) = self.cfg.rate_bps {
+            let start = self
+                .next_free
+                .max(Time(now.0.saturating_sub(SHAPER_CREDIT.0)));
+            self.next_free = start + Dur::serialization(out.len() as u64 + IP_UDP, rate);
+        }
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += out.len() as u64;
         Some(out)

@@ -2,8 +2,8 @@
 //! core. One thread, epoll through mio, edge-triggered: the UDP socket to the peer
 //! gateway, the kernel-TCP sockets of the local leg (A: the clients' connections,
 //! intercepted with TPROXY as in integrated mode; B: the server connections it opens in
-//! the clients' names with `IP_TRANSPARENT`), SIGINT/SIGTERM, and the core's next
-//! deadline as the poll timeout (mio rounds it up to the millisecond).
+//! the clients' names with `IP_TRANSPARENT`), SIGINT/SIGTERM, and an absolute timerfd
+//! armed at the core's next deadline (`timer.rs`).
 //!
 //! Every local socket has `SO_LINGER` 0 from the start, so if the daemon dies its
 //! connections end with a RST, never with a FIN that would pass a truncated stream off
@@ -16,6 +16,7 @@ use super::gateway::{Event, Gateway};
 use super::log::log;
 use super::metrics::Metrics;
 use super::sock;
+use super::timer::{monotonic_ns, Timer};
 use hetpath_proto::time::Time;
 use mio::net::{TcpListener, TcpStream, UdpSocket};
 use mio::unix::SourceFd;
@@ -32,7 +33,8 @@ use std::time::{Duration, Instant};
 const LISTENER: Token = Token(0);
 const SIGNALS: Token = Token(1);
 const UDP: Token = Token(2);
-const FIRST_SOCKET: usize = 3;
+const TIMER: Token = Token(3);
+const FIRST_SOCKET: usize = 4;
 /// Reads one socket may do per wake-up before the others get a turn.
 const BUDGET: usize = 16;
 /// The most bytes read from a socket at once.
@@ -68,20 +70,21 @@ pub struct GatewayDaemon {
     /// Datagrams the UDP socket would not take yet (EAGAIN), oldest first.
     unsent: VecDeque<Vec<u8>>,
     metrics: Arc<Metrics>,
-    start: Instant,
+    /// The core's time zero, in `monotonic_ns`.
+    start_ns: u64,
+    timer: Timer,
     scratch: Vec<u8>,
     peak: u64,
 }
 
 impl GatewayDaemon {
-    /// `listener`: gateway A's TPROXY listener; B has none.
+    /// `listener`: gateway A's TPROXY listener; B has none. The core's time zero is now.
     pub fn new(
         cfg: Config,
         core: Gateway,
         listener: Option<TcpListener>,
         udp: UdpSocket,
         metrics: Arc<Metrics>,
-        start: Instant,
     ) -> io::Result<GatewayDaemon> {
         let g = cfg.gateway.as_ref().expect("gateway mode");
         let peer = SocketAddr::V4(g.peer);
@@ -99,14 +102,15 @@ impl GatewayDaemon {
             again: Vec::new(),
             unsent: VecDeque::new(),
             metrics,
-            start,
+            start_ns: monotonic_ns(),
+            timer: Timer::new()?,
             scratch: vec![0; CHUNK],
             peak: 0,
         })
     }
 
     fn now(&self) -> Time {
-        Time(self.start.elapsed().as_nanos() as u64)
+        Time(monotonic_ns().saturating_sub(self.start_ns))
     }
 
     /// Runs until a signal arrives on `signals`.
@@ -121,12 +125,13 @@ impl GatewayDaemon {
             Interest::READABLE,
         )?;
         reg.register(&mut self.udp, UDP, Interest::READABLE | Interest::WRITABLE)?;
+        reg.register(&mut SourceFd(&self.timer.fd()), TIMER, Interest::READABLE)?;
         let mut events = Events::with_capacity(256);
         let mut refreshed = Instant::now();
         loop {
             self.pump();
             let wait = if self.again.is_empty() {
-                self.wait_time()
+                self.wait_time()?
             } else {
                 Duration::ZERO
             };
@@ -143,6 +148,7 @@ impl GatewayDaemon {
                         self.shutdown();
                         return Ok(());
                     }
+                    TIMER => self.timer.drain(),
                     UDP => {
                         if ev.is_readable() {
                             self.receive_all();
@@ -169,12 +175,15 @@ impl GatewayDaemon {
         }
     }
 
-    /// Until the core's next deadline, a connect's, or the metrics' refresh.
-    fn wait_time(&self) -> Duration {
+    /// Arms the timer at the core's next deadline; the poll's own timeout is the next
+    /// connect deadline or the metrics' refresh (zero if the core's deadline passed).
+    fn wait_time(&mut self) -> io::Result<Duration> {
         let now = self.now();
         let mut wait = METRICS_EVERY;
-        if let Some(t) = self.core.poll_timeout() {
-            wait = wait.min(Duration::from_nanos(t.0.saturating_sub(now.0)));
+        match self.core.poll_timeout() {
+            Some(t) if t <= now => return Ok(Duration::ZERO),
+            Some(t) => self.timer.arm(Some(self.start_ns + t.0))?,
+            None => self.timer.arm(None)?,
         }
         let at = Instant::now();
         for (_, s) in &self.socks {
@@ -182,7 +191,7 @@ impl GatewayDaemon {
                 wait = wait.min(d.saturating_duration_since(at));
             }
         }
-        wait
+        Ok(wait)
     }
 
     /// The core's events acted on and its datagrams sent, until it has neither.

@@ -69,6 +69,7 @@ fn config(role: Role, epoch: u64, buffer: usize, max_datagram: usize) -> Gateway
         max_connections: 16,
         keepalive: Dur::from_secs(1),
         peer_timeout: Dur::from_secs(30),
+        rate_bps: None,
         allow: None,
     }
 }
@@ -540,4 +541,37 @@ fn mss_fits_a_1500_byte_mtu() {
         mss + tcpseg::MAX_HEADER + FRAME_HEADER + seal::OVERHEAD,
         1472
     );
+}
+
+/// Not a check: how long 10 MB take over a GEO hop (2 x 300 ms, 0.5% loss each way)
+/// with the shaper at 10 Mbit/s. `cargo test -- --ignored geo_goodput --nocapture`.
+#[test]
+#[ignore]
+fn geo_goodput() {
+    for cc in ["hybla", "cubic", "newreno"] {
+        let link = Link {
+            loss: 0.005,
+            dup: 0.0,
+            delay: Dur::from_millis(300),
+            jitter: Dur::ZERO,
+        };
+        let mut sim = Sim::new(1, link, 4 << 20, 1472);
+        for g in [&mut sim.a, &mut sim.b] {
+            let mut cfg = g.config().clone();
+            cfg.rate_bps = Some(10_000_000);
+            cfg.cc = Algorithm::by_name(cc).unwrap();
+            *g = Gateway::new(cfg, Time::ZERO);
+        }
+        let id = sim.open(App {
+            up: vec![1; 10_000_000],
+            ..App::default()
+        });
+        assert!(sim.run_until(Dur::from_secs(600), |s| s.apps[&id].fin_at_b));
+        let secs = sim.now.as_secs_f64();
+        eprintln!(
+            "{cc}: 10 MB in {secs:.1} s, {:.2} Mbit/s, {} retransmissions",
+            80.0 / secs,
+            sim.a.retransmissions()
+        );
+    }
 }

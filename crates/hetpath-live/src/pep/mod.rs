@@ -27,6 +27,8 @@ pub mod seal;
 pub mod sock;
 pub mod stream;
 pub mod tcpseg;
+#[cfg(target_os = "linux")]
+pub mod timer;
 
 #[cfg(test)]
 mod proptests;
