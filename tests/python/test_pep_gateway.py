@@ -136,7 +136,7 @@ class GatewayNet:
                 out[name] = float(value)
         return out
 
-    def gateway(self, tmp_path: Path, role: str, extra: str = "", log_name: str = "") -> Pep:
+    def gateway(self, tmp_path: Path, role: str, extra: str = "", log_name: str = "", buffer: int = 1 << 20) -> Pep:
         key = tmp_path / "psk.key"
         if not key.exists():
             key.write_text(KEY + "\n")
@@ -147,7 +147,7 @@ class GatewayNet:
 role = "{role}"
 {'listen_port = 7070' if role == 'a' else ''}
 metrics = "127.0.0.1:{9480 if role == 'a' else 9481}"
-buffer_bytes = 1048576
+buffer_bytes = {buffer}
 log = "debug"
 {extra}
 [match]
@@ -247,6 +247,25 @@ def test_a_restarted_gateway_b_gives_the_client_an_error_not_a_short_stream(tmp_
 
 
 @needs_netns
+def test_a_stalled_server_keeps_both_gateways_within_their_bound(tmp_path: Path) -> None:
+    buf = 256 << 10
+    small = "socket_buffer_bytes = 65536"  # the kernel's buffers bounded too, on both local legs
+    with GatewayNet() as tb, tb.gateway(tmp_path, "b", small, buffer=buf), tb.gateway(tmp_path, "a", small, buffer=buf):
+        tb.background("s", PROBE, "stall-server", "5001", "8")
+        _wait_listening(tb, 5001)
+        sent = tb.probe("c", PROBE, "stall-client", SERVER, "5001", "4")["sent"]
+        time.sleep(0.5)
+        ma, mb = tb.metrics("a", 9480), tb.metrics("b", 9481)
+    for m in (ma, mb):
+        assert m["hetpath_pep_buffer_limit_bytes"] == 2 * buf
+        assert 0 < m["hetpath_pep_buffer_bytes"] <= m["hetpath_pep_buffer_limit_bytes"]
+        assert m["hetpath_pep_buffer_peak_bytes"] <= m["hetpath_pep_buffer_limit_bytes"]
+    # What the client could push is bounded by the buffers on the way, not by how long
+    # it kept trying: the windows closed, back to the client.
+    assert sent < 8 << 20, f"the client pushed {sent} bytes into a stalled path"
+
+
+@needs_netns
 def test_the_data_of_a_completed_download_is_exact(tmp_path: Path) -> None:
     size = 3 << 20
     with GatewayNet() as tb, tb.gateway(tmp_path, "b"), tb.gateway(tmp_path, "a"):
@@ -293,3 +312,13 @@ def test_an_exposed_key_file_is_an_input_error(tmp_path: Path) -> None:
         with pytest.raises(ScenarioError, match=r"gateway.key_file: .*chmod 600"):
             with gw:
                 pass
+
+
+@pytest.mark.skipif(_binary() is None, reason="hetpath-live is not installed (scripts/setup.sh)")
+def test_the_contrib_examples_load() -> None:
+    contrib = Path(__file__).resolve().parents[2] / "contrib" / "pep"
+    for name, tproxy in [("pep-gateway-a.toml", True), ("pep-gateway-b.toml", False), ("pep.toml", True)]:
+        res = subprocess.run([_binary(), "pep", "--config", str(contrib / name), "--print-rules"],
+                             capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+        assert ("tproxy to :7070" in res.stdout) == tproxy, name
