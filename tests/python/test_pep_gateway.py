@@ -153,7 +153,7 @@ log = "debug"
 [match]
 sources = ["10.92.1.0/24"]
 destinations = ["10.92.2.0/24"]
-ports = [5001]
+ports = ["5001-5004"]
 
 [gateway]
 peer = "{peer}:4850"
@@ -205,6 +205,24 @@ def test_bytes_cross_both_ways_and_the_server_sees_the_client(tmp_path: Path) ->
     assert ma['hetpath_pep_satellite_datagrams_total{direction="rejected"}'] == 0
     assert 'hetpath_pep_retransmissions_total{leg="satellite"}' in ma
     print(f"4 MiB through the gateways in {elapsed:.2f} s")
+
+
+@needs_netns
+def test_concurrent_connections_each_arrive_intact(tmp_path: Path) -> None:
+    ports = ["5001", "5002", "5003", "5004"]
+    with GatewayNet() as tb, tb.gateway(tmp_path, "b"), tb.gateway(tmp_path, "a"):
+        servers = [tb.background("s", PROBE, "server", p, "60") for p in ports]
+        for p in ports:
+            _wait_listening(tb, int(p))
+        clients = [tb.background("c", PROBE, "client", SERVER, p, str((k + 1) << 20), str(k)) for k, p in enumerate(ports)]
+        got = [json.loads(c.communicate(timeout=60)[0]) for c in clients]
+        seen = [json.loads(s.communicate(timeout=60)[0]) for s in servers]
+        time.sleep(0.5)
+        ma = tb.metrics("a", 9480)
+    for k, (g, v) in enumerate(zip(got, seen)):
+        assert v["bytes"] == (k + 1) << 20 and v["sha256"] == g["sha256"]
+        assert g["answer"] == f"ok:{g['sha256']}" and v["peer"] == g["local"]
+    assert ma['hetpath_pep_connections_total{outcome="completed"}'] == 4
 
 
 @needs_netns
