@@ -312,7 +312,7 @@ def test_gateway_configuration_errors_name_the_key(tmp_path: Path) -> None:
     assert res.returncode == 0 and "tproxy to :7070" in res.stdout, res.stderr
     check(good.replace('role = "a"', 'role = "c"'), "role")
     check(good.replace('"192.0.2.2:4850"', '"192.0.2.2"'), "gateway.peer")
-    check(good + 'congestion = "xcp-pep"\n', "gateway.congestion")
+    check(good + 'congestion = "xcp-pep"\n', "gateway.rate_bps")
     check(good + 'congestion = "nope"\n', "gateway.congestion")
     check(good + 'max_datagram = 100\n', "gateway.max_datagram")
     check(good.replace("listen_port = 7070\n", ""), "listen_port")

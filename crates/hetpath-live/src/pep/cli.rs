@@ -167,6 +167,7 @@ pub fn main(args: Vec<String>) -> i32 {
                 keepalive: g.keepalive,
                 peer_timeout: g.peer_timeout,
                 rate_bps: g.rate_bps,
+                monitor_interval: g.rtt,
                 allow: cfg.is_gateway_b().then(|| cfg.matching.clone()),
             };
             let core = Gateway::new(core_cfg, hetpath_proto::time::Time::ZERO);

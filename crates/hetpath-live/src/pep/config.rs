@@ -3,7 +3,7 @@
 //! one line (docs/architecture.md, convention 9); unknown keys are errors.
 
 use super::seal::{Aead, Role};
-use hetpath_proto::cc::Algorithm;
+use hetpath_proto::cc::{Algorithm, SatpepConfig};
 use hetpath_proto::tcp::Pacing;
 use hetpath_proto::time::Dur;
 use serde::Deserialize;
@@ -104,17 +104,25 @@ pub struct GatewaySection {
     pub connect_timeout: Dur,
     /// The satellite link's IP rate: datagrams never leave faster (`None`: unshaped).
     pub rate_bps: Option<u64>,
+    /// The satellite leg's round trip: xcp-pep's fixed control interval.
+    pub rtt: Dur,
 }
 
 impl GatewaySection {
+    /// The satellite leg's controller; satpep paced at `rate_bps`.
     pub fn algorithm(&self) -> Algorithm {
-        Algorithm::by_name(&self.congestion).expect("checked when parsed")
+        match Algorithm::by_name(&self.congestion).expect("checked when parsed") {
+            Algorithm::Satpep(_) => Algorithm::Satpep(SatpepConfig {
+                rate_bps: self.rate_bps.expect("checked when parsed"),
+            }),
+            a => a,
+        }
     }
 }
 
-/// Controllers that need what a gateway does not have: the RAPPEP traffic monitor of a
-/// simulated link (xcp-pep, mpcp-pep), or the link's rate (satpep).
-const GATEWAY_UNSUPPORTED: [&str; 3] = ["xcp-pep", "mpcp-pep", "satpep"];
+/// Controllers that need the satellite link's rate (`rate_bps`): RAPPEP's, fed by a
+/// traffic monitor of the link (`monitor.rs`), and satpep, paced at it.
+const NEEDS_RATE: [&str; 3] = ["xcp-pep", "mpcp-pep", "satpep"];
 
 /// What is proxied: TCP from `sources` to `destinations` on `ports`; nothing else.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -222,6 +230,7 @@ struct RawGateway {
     peer_timeout_ms: Option<u64>,
     connect_timeout_ms: Option<u64>,
     rate_bps: Option<u64>,
+    rtt_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -501,17 +510,13 @@ fn gateway_section(
         )
     })?;
     let congestion = g.congestion.unwrap_or_else(|| "hybla".into());
-    let usable = hetpath_proto::cc::NAMES
-        .iter()
-        .filter(|n| !GATEWAY_UNSUPPORTED.contains(n))
-        .copied()
-        .collect::<Vec<_>>();
-    if Algorithm::by_name(&congestion).is_none()
-        || GATEWAY_UNSUPPORTED.contains(&congestion.as_str())
-    {
+    if Algorithm::by_name(&congestion).is_none() {
         return Err(bad(
             "gateway.congestion",
-            format!("one of {}, got '{congestion}'", usable.join(", ")),
+            format!(
+                "one of {}, got '{congestion}'",
+                hetpath_proto::cc::NAMES.join(", ")
+            ),
         ));
     }
     let default_pacing = if congestion == "hybla" {
@@ -580,8 +585,16 @@ fn gateway_section(
             ))
         }
     };
+    if rate_bps.is_none() && NEEDS_RATE.contains(&congestion.as_str()) {
+        return Err(bad(
+            "gateway.rate_bps",
+            format!("the satellite link's rate for congestion = '{congestion}' (it watches or paces at it)"),
+        ));
+    }
+    let rtt = ms("gateway.rtt_ms", g.rtt_ms, 600, 1, 10_000)?;
     Ok(GatewaySection {
         rate_bps,
+        rtt,
         role,
         peer,
         listen,

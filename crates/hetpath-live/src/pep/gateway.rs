@@ -34,11 +34,13 @@
 
 use super::config::Match;
 use super::frame::{self, ConnId, Frame, RefuseReason};
+use super::monitor::Monitor;
 use super::seal::{self, Aead, OpenError, Opener, Psk, Role, Sealer};
 use super::stream::{RecvBuffer, SendBuffer};
 use super::tcpseg;
 use hetpath_proto::cc::Algorithm;
 use hetpath_proto::packet::{Addr, Body, Endpoint, TcpFlags, TcpSegment};
+use hetpath_proto::rap::Iface;
 use hetpath_proto::tcp::{self, Connection, Pacing, State, TcpConfig};
 use hetpath_proto::time::{Dur, Time};
 use std::collections::{BTreeMap, VecDeque};
@@ -85,6 +87,9 @@ pub struct GatewayConfig {
     /// The satellite link's IP rate, if known: the gateway never sends faster (see
     /// `Gateway::poll_transmit`).
     pub rate_bps: Option<u64>,
+    /// The satellite leg's round trip: xcp-pep's fixed control interval (seed 004
+    /// section IV), for the traffic monitor `monitor.rs` runs on the shaper.
+    pub monitor_interval: Dur,
     /// B: the connections it opens for A (client source, server destination and port);
     /// `None` opens any.
     pub allow: Option<Match>,
@@ -241,6 +246,10 @@ pub struct Gateway {
     last_heard: Time,
     /// With `rate_bps`: when the next datagram may leave.
     next_free: Time,
+    /// Bytes sent in all, headers included (the shaper's `tx_bytes`).
+    tx_bytes: u64,
+    /// RAPPEP's traffic monitor, for xcp-pep and mpcp-pep (`monitor.rs`).
+    monitor: Option<Monitor>,
     stats: Stats,
 }
 
@@ -253,6 +262,7 @@ const SHAPER_CREDIT: Dur = Dur::from_millis(2);
 impl Gateway {
     pub fn new(cfg: GatewayConfig, now: Time) -> Gateway {
         let sealer = Sealer::new(&cfg.psk, cfg.aead, cfg.role, cfg.epoch);
+        let monitor = Monitor::new(&cfg.cc, cfg.monitor_interval);
         let opener = Opener::new(&cfg.psk, cfg.aead, cfg.role);
         Gateway {
             tcp: cfg.tcp(),
@@ -271,6 +281,8 @@ impl Gateway {
             last_sent: Time::ZERO,
             last_heard: now,
             next_free: Time::ZERO,
+            tx_bytes: 0,
+            monitor,
             stats: Stats::default(),
         }
     }
@@ -459,7 +471,7 @@ impl Gateway {
     /// The local application's side failed: the peer resets its own. Gone.
     pub fn reset(&mut self, conn: ConnId) {
         if let Some(c) = self.conns.remove(&conn) {
-            self.forget(&c);
+            self.forget(conn, &c);
             self.stats.reset += 1;
             self.control.push_back(Frame::Reset { conn });
         }
@@ -553,7 +565,7 @@ impl Gateway {
                 if let Some(c) = self.conns.get(&conn) {
                     if matches!(c.phase, Phase::Opening) {
                         let c = self.conns.remove(&conn).expect("just found");
-                        self.forget(&c);
+                        self.forget(conn, &c);
                         self.stats.refused += 1;
                         self.events.push_back(Event::Refused { conn, reason });
                     }
@@ -573,7 +585,7 @@ impl Gateway {
                     return;
                 }
                 if let Some(c) = self.conns.remove(&conn) {
-                    self.forget(&c);
+                    self.forget(conn, &c);
                     self.stats.reset += 1;
                     self.events.push_back(Event::Reset {
                         conn,
@@ -663,6 +675,9 @@ impl Gateway {
             c.recv.store(seg.seq - 1, payload);
         }
         t.handle_segment(now, &seg);
+        if let Some(m) = &mut self.monitor {
+            m.on_ack(now, conn, &seg, t);
+        }
         self.mark(conn);
     }
 
@@ -674,6 +689,9 @@ impl Gateway {
         let work = !(self.dirty.is_empty() && self.ready.is_empty() && self.control.is_empty());
         if self.cfg.rate_bps.is_some() && work {
             t = t.min(self.next_free);
+        }
+        if let Some(d) = self.monitor.as_ref().and_then(Monitor::poll_timeout) {
+            t = t.min(d);
         }
         if !self.conns.is_empty() {
             t = t.min(self.last_heard + self.cfg.peer_timeout);
@@ -690,6 +708,17 @@ impl Gateway {
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
+        if self
+            .monitor
+            .as_ref()
+            .and_then(Monitor::poll_timeout)
+            .is_some_and(|d| d <= now)
+        {
+            let iface = self.iface(now);
+            if let Some(m) = &mut self.monitor {
+                m.handle_timeout(now, &iface);
+            }
+        }
         if !self.conns.is_empty() && now >= self.last_heard + self.cfg.peer_timeout {
             self.reset_all(ResetWhy::PeerSilent, true);
             return;
@@ -702,7 +731,7 @@ impl Gateway {
             .collect();
         for id in over {
             let c = self.conns.remove(&id).expect("listed");
-            self.forget(&c);
+            self.forget(id, &c);
         }
         let due: Vec<ConnId> = self
             .conns
@@ -762,11 +791,19 @@ impl Gateway {
         let mut out = Vec::with_capacity(plain.len() + seal::OVERHEAD);
         self.sealer.seal(&plain, &mut out).ok()?;
         self.last_sent = now;
+        let wire = out.len() as u64 + IP_UDP;
         if let Some(rate) = self.cfg.rate_bps {
             let start = self
                 .next_free
                 .max(Time(now.0.saturating_sub(SHAPER_CREDIT.0)));
-            self.next_free = start + Dur::serialization(out.len() as u64 + IP_UDP, rate);
+            self.next_free = start + Dur::serialization(wire, rate);
+        }
+        self.tx_bytes += wire;
+        if self.monitor.is_some() {
+            let iface = self.iface(now);
+            if let Some(m) = &mut self.monitor {
+                m.on_datagram(now, wire as u32, &iface);
+            }
         }
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += out.len() as u64;
@@ -800,10 +837,23 @@ impl Gateway {
                 continue;
             };
             match self.unit(id, &seg) {
-                Some(unit) => self.push_ready(unit),
+                Some(unit) => {
+                    if self.monitor.is_some() {
+                        let iface = self.iface(now);
+                        let cwnd = self.conns[&id]
+                            .tcp
+                            .as_ref()
+                            .map_or(0, |t| t.sender().cwnd());
+                        let wire = (unit.len() + seal::OVERHEAD) as u32 + IP_UDP as u32;
+                        if let Some(m) = &mut self.monitor {
+                            m.on_segment(now, id, &seg, cwnd, wire, &iface);
+                        }
+                    }
+                    self.push_ready(unit)
+                }
                 None => {
                     let c = self.conns.remove(&id).expect("polled above");
-                    self.forget(&c);
+                    self.forget(id, &c);
                     self.stats.reset += 1;
                     self.control.push_back(Frame::Reset { conn: id });
                     self.events.push_back(Event::Reset {
@@ -880,7 +930,7 @@ impl Gateway {
         }
         if aborted {
             let c = self.conns.remove(&id).expect("held");
-            self.forget(&c);
+            self.forget(id, &c);
             self.stats.reset += 1;
             // The peer may not know yet (our retries ran out): tell it.
             self.control.push_back(Frame::Reset { conn: id });
@@ -912,7 +962,7 @@ impl Gateway {
             c.closed_at = Some(now);
             if c.timed_wait {
                 let c = self.conns.remove(&id).expect("held");
-                self.forget(&c);
+                self.forget(id, &c);
             }
         } else if t.state() == State::TimeWait {
             c.timed_wait = true;
@@ -920,9 +970,24 @@ impl Gateway {
     }
 
     /// A connection leaves: its retransmissions stay counted.
-    fn forget(&mut self, c: &Conn) {
+    fn forget(&mut self, id: ConnId, c: &Conn) {
         if let Some(t) = &c.tcp {
             self.stats.retransmissions_closed += t.stats().retransmissions;
+        }
+        if let Some(m) = &mut self.monitor {
+            m.forget(id);
+        }
+    }
+
+    /// The shaper as the link a traffic monitor watches (`rap::Iface`).
+    fn iface(&self, now: Time) -> Iface {
+        Iface {
+            rate_bps: self.cfg.rate_bps.unwrap_or(0),
+            queue_pkts: self.ready.len() as u64,
+            queue_bytes: self.ready_bytes as u64,
+            tx_bytes: self.tx_bytes,
+            transmitting: now < self.next_free,
+            up: true,
         }
     }
 
@@ -930,7 +995,7 @@ impl Gateway {
     /// peer hears it too.
     fn reset_all(&mut self, why: ResetWhy, tell: bool) {
         for (conn, c) in std::mem::take(&mut self.conns) {
-            self.forget(&c);
+            self.forget(conn, &c);
             self.stats.reset += 1;
             if tell {
                 self.control.push_back(Frame::Reset { conn });

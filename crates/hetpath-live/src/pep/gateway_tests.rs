@@ -70,6 +70,7 @@ fn config(role: Role, epoch: u64, buffer: usize, max_datagram: usize) -> Gateway
         keepalive: Dur::from_secs(1),
         peer_timeout: Dur::from_secs(30),
         rate_bps: None,
+        monitor_interval: Dur::from_millis(600),
         allow: None,
     }
 }
@@ -543,12 +544,52 @@ fn mss_fits_a_1500_byte_mtu() {
     );
 }
 
+/// Every controller of hetpath-proto carries streams exactly, shaped at the link's rate:
+/// RAPPEP's (xcp-pep, mpcp-pep) fed by the monitor on the shaper, satpep paced at it.
+#[test]
+fn every_controller_carries_streams_exactly() {
+    for cc in hetpath_proto::cc::NAMES {
+        let link = Link {
+            loss: 0.01,
+            dup: 0.01,
+            delay: Dur::from_millis(100),
+            jitter: Dur::from_millis(5),
+        };
+        let mut sim = Sim::new(11, link, 256 << 10, 1472);
+        for g in [&mut sim.a, &mut sim.b] {
+            let mut cfg = g.config().clone();
+            cfg.rate_bps = Some(10_000_000);
+            cfg.cc = match Algorithm::by_name(cc).unwrap() {
+                Algorithm::Satpep(_) => Algorithm::Satpep(hetpath_proto::cc::SatpepConfig {
+                    rate_bps: 10_000_000,
+                }),
+                a => a,
+            };
+            *g = Gateway::new(cfg, Time::ZERO);
+        }
+        let mut rng = Rng(5);
+        let id = sim.open(App {
+            up: rng.bytes(400_000),
+            down: rng.bytes(300_000),
+            ..App::default()
+        });
+        let ok = sim.run_until(Dur::from_secs(300), |s| finished(&s.apps[&id]));
+        let app = &sim.apps[&id];
+        assert!(ok, "{cc}: not finished");
+        assert!(
+            app.at_b == app.up && app.at_a == app.down,
+            "{cc}: bytes differ"
+        );
+        eprintln!("{cc}: {:.1} s", sim.now.as_secs_f64());
+    }
+}
+
 /// Not a check: how long 10 MB take over a GEO hop (2 x 300 ms, 0.5% loss each way)
 /// with the shaper at 10 Mbit/s. `cargo test -- --ignored geo_goodput --nocapture`.
 #[test]
 #[ignore]
 fn geo_goodput() {
-    for cc in ["hybla", "cubic", "newreno"] {
+    for cc in ["hybla", "cubic", "newreno", "xcp-pep", "mpcp-pep"] {
         let link = Link {
             loss: 0.005,
             dup: 0.0,

@@ -21,6 +21,7 @@ pub mod gateway;
 pub mod gateway_daemon;
 pub mod log;
 pub mod metrics;
+pub mod monitor;
 pub mod relay;
 pub mod replay;
 pub mod ring;
