@@ -5,7 +5,10 @@
 //! side; a restarted or silent peer resets the connections; no input panics a core.
 
 use super::*;
-use crate::pep::config::{Ports, Subnet};
+use crate::pep::config::{Match, Ports, Subnet};
+use crate::pep::seal::{Aead, Psk};
+use hetpath_proto::cc::Algorithm;
+use hetpath_proto::tcp::Pacing;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -614,5 +617,48 @@ fn geo_goodput() {
             80.0 / secs,
             sim.a.retransmissions()
         );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Authenticated, well-formed segments with arbitrary header values (a peer with a
+    /// bug, or a key holder misbehaving) do not panic a core or its TCP.
+    #[test]
+    fn any_authenticated_segment_is_harmless(
+        segs in proptest::collection::vec(
+            (any::<u8>(), 0u64..1 << 40, 0u64..1 << 40, any::<u32>(), 0usize..3000,
+             proptest::collection::vec((0u64..1 << 40, 0u64..1 << 40), 0..4), any::<bool>()),
+            1..12),
+    ) {
+        let mut sim = Sim::new(3, Link::CLEAN, 8192, 1472);
+        let id = sim.open(App { up: vec![1; 50_000], down: vec![2; 50_000], ..App::default() });
+        sim.run_until(Dur::from_millis(300), |_| false);
+        let mut sealer = Sealer::new(&Psk::new([7; 32]), Aead::ChaCha20Poly1305, Role::B, 200);
+        for _ in 0..5_000 { sealer.seal(&[], &mut Vec::new()).unwrap(); }
+        for (flags, seq, ack, window, len, sack, syn_opts) in segs {
+            let seg = TcpSegment {
+                flags: TcpFlags(flags),
+                seq,
+                ack,
+                window: window as u64,
+                len: len.min(1200) as u32,
+                sack: sack.iter().map(|&(a, b)| hetpath_proto::packet::SackBlock { start: a, end: b }).collect(),
+                syn_options: syn_opts.then_some(hetpath_proto::packet::SynOptions { mss: 0, sack_permitted: true, window_scale: 14 }),
+                ..TcpSegment::default()
+            };
+            let mut body = Vec::new();
+            let payload = vec![0u8; seg.len as usize];
+            prop_assert!(tcpseg::encode(&seg, &payload, 1400, &mut body));
+            let mut plain = Vec::new();
+            Frame::Segment { conn: id, bytes: body }.encode(&mut plain).unwrap();
+            let mut d = Vec::new();
+            sealer.seal(&plain, &mut d).unwrap();
+            sim.a.handle_datagram(sim.now, &d).ok();
+            sim.step();
+        }
+        sim.run_until(Dur::from_secs(20), |_| false);
+        sim.check_bounds();
     }
 }

@@ -19,6 +19,7 @@ pub mod frame;
 pub mod gateway;
 #[cfg(target_os = "linux")]
 pub mod gateway_daemon;
+pub mod gateway_types;
 pub mod log;
 pub mod metrics;
 pub mod monitor;
