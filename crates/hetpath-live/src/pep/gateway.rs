@@ -28,6 +28,11 @@
 //!   connections too. A segment for a connection the receiver does not know (it was
 //!   reset or forgotten) is answered with `Reset`, as TCP answers with a RST.
 //!
+//! - **Shaping.** With `rate_bps`, datagrams leave no faster than the satellite link
+//!   takes them, and TCP is asked for a segment only when one can leave; the shaper is
+//!   also the link RAPPEP's traffic monitor watches for xcp-pep and mpcp-pep
+//!   (`monitor.rs`).
+//!
 //! A `tcp::Connection` rather than a whole `host::Host` per gateway: the host keeps
 //! every TCB forever and demultiplexes by port, while a daemon must forget finished
 //! connections and names them by the frames' 64-bit ids, which its opener never reuses.
@@ -48,8 +53,9 @@ use std::net::SocketAddrV4;
 /// Bytes a `Segment` frame adds to its segment: type, connection id, length.
 pub const FRAME_HEADER: usize = 1 + 8 + 2;
 /// How long a connection that closed first lingers in TIME-WAIT to acknowledge a
-/// retransmitted FIN (RFC 9293 section 3.4.2 asks 2 MSL; nothing else can arrive late
-/// on the leg, whose only routers are the two gateways' peers).
+/// retransmitted FIN. RFC 9293 section 3.4.2 asks 2 MSL, also against old duplicates
+/// reaching a new incarnation of the same connection; connection ids are never reused
+/// here, so only the lost last ACK is left, and a few retransmission timeouts cover it.
 pub const TIME_WAIT: Dur = Dur::from_secs(10);
 /// Refusals B remembers, to answer a repeated `Open` without connecting again.
 const REFUSALS_KEPT: usize = 256;
@@ -564,6 +570,7 @@ impl Gateway {
         if let Some(m) = &mut self.monitor {
             m.on_ack(now, conn, &seg, t);
         }
+        notify(conn, c, &mut self.events);
         self.mark(conn);
     }
 
@@ -826,18 +833,10 @@ impl Gateway {
             });
             return;
         }
-        c.send.release_to(t.sender().bytes_acked());
-        if c.want_write && c.send.space() > 0 {
-            c.want_write = false;
-            self.events.push_back(Event::Writable { conn: id });
-        }
-        let received = t.bytes_received();
-        let fin = t.peer_finished();
-        if received > c.seen_received || fin != c.seen_fin {
-            c.seen_received = received;
-            c.seen_fin = fin;
-            self.events.push_back(Event::Readable { conn: id });
-        }
+        notify(id, c, &mut self.events);
+        let Some(t) = &c.tcp else {
+            return;
+        };
         let done = matches!(t.state(), State::TimeWait | State::Closed) && t.readable() == 0;
         if done && !c.closed_reported {
             c.closed_reported = true;
@@ -895,6 +894,28 @@ impl Gateway {
         if !tell {
             self.control.clear();
         }
+    }
+}
+
+/// What an arriving segment may have changed for the application: acknowledged bytes
+/// leave the send buffer (`Writable` if it was full), new in-order bytes or the peer's
+/// FIN are `Readable`. Reported at once, not when the connection is next polled, which
+/// the shaper may delay.
+fn notify(id: ConnId, c: &mut Conn, events: &mut VecDeque<Event>) {
+    let Some(t) = &c.tcp else {
+        return;
+    };
+    c.send.release_to(t.sender().bytes_acked());
+    if c.want_write && c.send.space() > 0 {
+        c.want_write = false;
+        events.push_back(Event::Writable { conn: id });
+    }
+    let received = t.bytes_received();
+    let fin = t.peer_finished();
+    if received > c.seen_received || fin != c.seen_fin {
+        c.seen_received = received;
+        c.seen_fin = fin;
+        events.push_back(Event::Readable { conn: id });
     }
 }
 

@@ -333,9 +333,18 @@ proptest! {
         buffer in prop::sample::select(vec![4096usize, 20_000, 65_536]),
         max_datagram in prop::sample::select(vec![576usize, 1472]),
         slow in any::<bool>(),
+        shaped in any::<bool>(),
+        cc in prop::sample::select(vec!["hybla", "cubic", "newreno", "westwood+", "xcp-pep", "mpcp-pep"]),
     ) {
         let link = Link { loss, dup, delay: Dur::from_millis(40), jitter: Dur::from_millis(jitter_ms) };
         let mut sim = Sim::new(seed, link, buffer, max_datagram);
+        let needs_rate = cc.ends_with("-pep");
+        for g in [&mut sim.a, &mut sim.b] {
+            let mut cfg = g.config().clone();
+            cfg.cc = Algorithm::by_name(cc).unwrap();
+            cfg.rate_bps = (shaped || needs_rate).then_some(20_000_000);
+            *g = Gateway::new(cfg, Time::ZERO);
+        }
         if slow {
             sim.read_cap = 3000;
             sim.write_cap = 5000;
