@@ -123,8 +123,8 @@ pub fn main(args: Vec<String>) -> i32 {
                 g.role,
                 g.listen,
                 g.peer,
-                g.congestion,
-                if g.pacing.is_some() { "on" } else { "off" },
+                g.cc.name(),
+                if g.tcp.pacing.is_some() { "on" } else { "off" },
                 g.aead
             ),
         );
@@ -159,8 +159,8 @@ pub fn main(args: Vec<String>) -> i32 {
                 psk: key,
                 aead: g.aead,
                 epoch: seal::epoch_now(),
-                cc: g.algorithm(),
-                pacing: g.pacing,
+                cc: g.cc.clone(),
+                tcp: g.tcp,
                 buffer: cfg.buffer_bytes,
                 max_datagram: g.max_datagram,
                 max_connections: cfg.max_connections,

@@ -4,8 +4,11 @@
 
 use super::seal::{Aead, Role};
 use hetpath_proto::cc::{Algorithm, SatpepConfig};
-use hetpath_proto::tcp::Pacing;
+use hetpath_proto::tcp::{Pacing, TcpConfig};
 use hetpath_proto::time::Dur;
+use hetpath_sim::scenario::cc::CcSpec;
+use hetpath_sim::scenario::profiles;
+use hetpath_sim::scenario::spec::TcpSpec;
 use serde::Deserialize;
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
@@ -85,7 +88,7 @@ pub enum Mode {
 }
 
 /// Gateway mode's own keys (`[gateway]` and `role`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GatewaySection {
     pub role: Role,
     /// The other gateway's UDP address, and this one's.
@@ -94,9 +97,11 @@ pub struct GatewaySection {
     /// Resolved against the configuration file's directory.
     pub key_file: PathBuf,
     pub aead: Aead,
-    /// A hetpath-proto controller name (`Algorithm::by_name`).
-    pub congestion: String,
-    pub pacing: Option<Pacing>,
+    /// The satellite leg's controller (`congestion`, a name or a table as a scenario's
+    /// `cc`) and TCP settings (`[gateway.tcp]`, a scenario's `[tcp]` keys: a profile,
+    /// `min_rto`, `iw`, ...), its MSS from `max_datagram` and its pacing resolved.
+    pub cc: Algorithm,
+    pub tcp: TcpConfig,
     pub max_datagram: usize,
     pub keepalive: Dur,
     pub peer_timeout: Dur,
@@ -108,17 +113,8 @@ pub struct GatewaySection {
     pub rtt: Dur,
 }
 
-impl GatewaySection {
-    /// The satellite leg's controller; satpep paced at `rate_bps`.
-    pub fn algorithm(&self) -> Algorithm {
-        match Algorithm::by_name(&self.congestion).expect("checked when parsed") {
-            Algorithm::Satpep(_) => Algorithm::Satpep(SatpepConfig {
-                rate_bps: self.rate_bps.expect("checked when parsed"),
-            }),
-            a => a,
-        }
-    }
-}
+/// The satellite leg's profile when `[gateway.tcp]` names none.
+pub const DEFAULT_PROFILE: &str = "linux";
 
 /// Controllers that need the satellite link's rate (`rate_bps`): RAPPEP's, fed by a
 /// traffic monitor of the link (`monitor.rs`), and satpep, paced at it.
@@ -151,7 +147,7 @@ pub struct Nft {
 }
 
 /// The whole configuration, checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     pub mode: Mode,
     /// The TPROXY listener's port (0 on gateway B, which intercepts nothing).
@@ -195,6 +191,13 @@ pub enum ConfigError {
         key: String,
         expected: String,
     },
+    /// From the scenario loader's checks of `[gateway.tcp]` and `congestion`.
+    #[error("{file}: {key}: {message}")]
+    Key {
+        file: String,
+        key: String,
+        message: String,
+    },
 }
 
 #[derive(Deserialize)]
@@ -223,8 +226,9 @@ struct RawGateway {
     listen: String,
     key_file: String,
     aead: Option<String>,
-    congestion: Option<String>,
+    congestion: Option<CcSpec>,
     pacing: Option<String>,
+    tcp: Option<TcpSpec>,
     max_datagram: Option<u64>,
     keepalive_ms: Option<u64>,
     peer_timeout_ms: Option<u64>,
@@ -509,34 +513,6 @@ fn gateway_section(
             format!("'chacha20-poly1305' or 'aes-256-gcm', got '{aead_name}'"),
         )
     })?;
-    let congestion = g.congestion.unwrap_or_else(|| "hybla".into());
-    if Algorithm::by_name(&congestion).is_none() {
-        return Err(bad(
-            "gateway.congestion",
-            format!(
-                "one of {}, got '{congestion}'",
-                hetpath_proto::cc::NAMES.join(", ")
-            ),
-        ));
-    }
-    let default_pacing = if congestion == "hybla" {
-        "hybla"
-    } else {
-        "linux"
-    };
-    let pacing = match g.pacing.as_deref().unwrap_or(default_pacing) {
-        "hybla" => Some(Pacing::HYBLA),
-        "linux" => Some(Pacing::LINUX),
-        "off" => None,
-        p => {
-            return Err(bad(
-                "gateway.pacing",
-                format!(
-                    "'hybla' (one window per RTT), 'linux' (Linux's fq ratios) or 'off', got '{p}'"
-                ),
-            ))
-        }
-    };
     let max_datagram = g.max_datagram.unwrap_or(1472);
     if !(576..=65_507).contains(&max_datagram) {
         return Err(bad(
@@ -585,28 +561,121 @@ fn gateway_section(
             ))
         }
     };
-    if rate_bps.is_none() && NEEDS_RATE.contains(&congestion.as_str()) {
-        return Err(bad(
-            "gateway.rate_bps",
-            format!("the satellite link's rate for congestion = '{congestion}' (it watches or paces at it)"),
-        ));
-    }
     let rtt = ms("gateway.rtt_ms", g.rtt_ms, 600, 1, 10_000)?;
+    let (cc, tcp) = satellite_stack(
+        g.congestion,
+        g.tcp,
+        g.pacing.as_deref(),
+        max_datagram as usize,
+        rate_bps,
+        file,
+        bad,
+    )?;
     Ok(GatewaySection {
         rate_bps,
         rtt,
+        cc,
+        tcp,
         role,
         peer,
         listen,
         key_file,
         aead,
-        congestion,
-        pacing,
         max_datagram: max_datagram as usize,
         keepalive,
         peer_timeout,
         connect_timeout,
     })
+}
+
+/// The satellite leg's controller and TCP settings, resolved as the scenario loader
+/// resolves a stack (`hetpath_sim::scenario::tcp::resolve`: the keys over a profile over
+/// the RFC defaults; a controller may imply its paper's profile), then fitted to the
+/// gateway: the MSS follows `max_datagram`, and pacing is `pacing` if given, else the
+/// stack's, else one window per RTT for Hybla and Linux's ratios for the others.
+fn satellite_stack(
+    congestion: Option<CcSpec>,
+    tcp: Option<TcpSpec>,
+    pacing: Option<&str>,
+    max_datagram: usize,
+    rate_bps: Option<u64>,
+    file: &str,
+    bad: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<(Algorithm, TcpConfig), ConfigError> {
+    let mut own = tcp.unwrap_or_default();
+    if own.mss.is_some() {
+        return Err(bad(
+            "gateway.tcp.mss",
+            "no mss: it follows gateway.max_datagram".into(),
+        ));
+    }
+    own.mss = Some(super::gateway_types::mss_for(max_datagram));
+    let spec = congestion.unwrap_or_else(|| CcSpec::Name("hybla".into()));
+    // satpep by name alone paces at the shaper's rate.
+    let satpep = matches!(&spec, CcSpec::Name(n) if n == "satpep");
+    let named = if satpep {
+        CcSpec::Name("newreno".into())
+    } else {
+        spec
+    };
+    // Linux's defaults unless a profile is named (`"rfc"`: the RFC defaults) or the
+    // controller brings its paper's (tcp-radio): on a GEO hop with 0.5% loss they carry
+    // Hybla at twice the rate of the RFC defaults (docs/live.md).
+    let general = TcpSpec {
+        profile: (own.profile.is_none() && profiles::implied_by(named.name()).is_none())
+            .then(|| DEFAULT_PROFILE.to_string()),
+        ..TcpSpec::default()
+    };
+    let stack = hetpath_sim::scenario::tcp::resolve(&general, &own, Some(&named), "hybla")
+        .map_err(|e| {
+            let key = match e.key.strip_prefix("cc") {
+                Some(rest) => format!("gateway.congestion{rest}"),
+                None => format!("gateway.{}", e.key),
+            };
+            ConfigError::Key {
+                file: file.into(),
+                key,
+                message: e.message,
+            }
+        })?;
+    let cc = match (satpep, rate_bps) {
+        (true, Some(rate_bps)) => Algorithm::Satpep(SatpepConfig { rate_bps }),
+        _ => stack.cc,
+    };
+    if rate_bps.is_none() && NEEDS_RATE.contains(&cc.name()) {
+        return Err(bad(
+            "gateway.rate_bps",
+            format!(
+                "the satellite link's rate for congestion = '{}' (it watches or paces at it)",
+                cc.name()
+            ),
+        ));
+    }
+    let mut tcp = stack.tcp;
+    if tcp.ilc.is_some() {
+        return Err(bad(
+            "gateway.tcp.ilc",
+            "none: no State Manager answers ILC-TCP's question on a gateway".into(),
+        ));
+    }
+    tcp.pacing = match pacing {
+        Some("hybla") => Some(Pacing::HYBLA),
+        Some("linux") => Some(Pacing::LINUX),
+        Some("off") => None,
+        Some(p) => {
+            return Err(bad(
+                "gateway.pacing",
+                format!(
+                    "'hybla' (one window per RTT), 'linux' (Linux's fq ratios) or 'off', got '{p}'"
+                ),
+            ))
+        }
+        None => tcp.pacing.or(Some(match cc {
+            Algorithm::Hybla(_) => Pacing::HYBLA,
+            _ => Pacing::LINUX,
+        })),
+    };
+    Ok((cc, tcp))
 }
 
 fn parse_range(s: &str) -> Option<Ports> {
@@ -716,8 +785,10 @@ key_file = "psk.key"
         let g = c.gateway.as_ref().unwrap();
         assert_eq!(g.role, Role::A);
         assert_eq!(g.key_file, Path::new("/etc/hetpath/psk.key"));
-        assert_eq!(g.congestion, "hybla");
-        assert_eq!(g.pacing, Some(Pacing::HYBLA));
+        assert_eq!(g.cc.name(), "hybla");
+        assert_eq!(g.tcp.pacing, Some(Pacing::LINUX), "the linux profile's");
+        assert_eq!(g.tcp.mss, 1368, "the MSS follows max_datagram");
+        assert_eq!(g.tcp.rto.min, Dur::from_millis(200), "the linux profile's");
         assert_eq!(g.aead, Aead::ChaCha20Poly1305);
         assert_eq!(g.max_datagram, 1472);
         assert!(!c.is_gateway_b());
@@ -728,7 +799,31 @@ key_file = "psk.key"
         let c = Config::parse(&b, "b.toml").unwrap();
         assert!(c.is_gateway_b());
         assert_eq!(c.listen_port, 0);
-        assert_eq!(c.gateway.unwrap().pacing, Some(Pacing::LINUX));
+        assert_eq!(c.gateway.unwrap().tcp.pacing, Some(Pacing::LINUX));
+        let rfc = GATEWAY_A.to_string() + "[gateway.tcp]\nprofile = \"rfc\"\n";
+        let g = Config::parse(&rfc, "a.toml").unwrap().gateway.unwrap();
+        assert_eq!(g.tcp.rto.min, Dur::from_secs(1), "the RFC defaults");
+        assert_eq!(
+            g.tcp.pacing,
+            Some(Pacing::HYBLA),
+            "a window per RTT for Hybla"
+        );
+        // A scenario's [tcp] keys, a profile among them, and a controller's table.
+        let linux = GATEWAY_A.to_string()
+            + "congestion = { name = \"hybla\", rtt0 = \"25ms\" }\n[gateway.tcp]\nprofile = \"linux\"\nmin_rto = \"300ms\"\n";
+        let g = Config::parse(&linux, "a.toml").unwrap().gateway.unwrap();
+        assert_eq!(g.cc.name(), "hybla");
+        assert_eq!(
+            g.tcp.rto.min,
+            Dur::from_millis(300),
+            "the key over the profile"
+        );
+        assert!(
+            g.tcp.timestamps && g.tcp.cwnd_validation,
+            "the linux profile"
+        );
+        assert_eq!(g.tcp.pacing, Some(Pacing::LINUX), "the profile's pacing");
+        assert_eq!(g.tcp.initial_window, 10 * 1368);
     }
 
     #[test]
@@ -746,6 +841,21 @@ key_file = "psk.key"
             e.starts_with("pep.toml: gateway.peer_timeout_ms: expected"),
             "{e}"
         );
+        let e = err(&(GATEWAY_A.to_string() + "[gateway.tcp]\nmin_rto = \"soon\"\n"));
+        assert!(
+            e.starts_with("pep.toml: ") && e.contains("soon") && !e.contains('\n'),
+            "{e}"
+        );
+        let e = err(&(GATEWAY_A.to_string() + "[gateway.tcp]\niw = 0\n"));
+        assert!(e.starts_with("pep.toml: gateway.tcp.iw: "), "{e}");
+        let e = err(&(GATEWAY_A.to_string() + "[gateway.tcp]\nmss = 1000\n"));
+        assert!(e.starts_with("pep.toml: gateway.tcp.mss: expected"), "{e}");
+        let e = err(&(GATEWAY_A.to_string() + "[gateway.tcp]\nprofile = \"bsd\"\n"));
+        assert!(e.starts_with("pep.toml: gateway.tcp.profile: "), "{e}");
+        let e = err(&GATEWAY_A.replace("listen = ", "congestion = \"vegas\"\nlisten = "));
+        assert!(e.starts_with("pep.toml: gateway.congestion"), "{e}");
+        let e = err(&GATEWAY_A.replace("listen = ", "congestion = \"xcp-pep\"\nlisten = "));
+        assert!(e.starts_with("pep.toml: gateway.rate_bps: expected"), "{e}");
         let e = err(&GOOD.replace("listen_port", "role = \"a\"\nlisten_port"));
         assert_eq!(e, "pep.toml: role: expected no role in integrated mode");
         let e = err(&GATEWAY_A

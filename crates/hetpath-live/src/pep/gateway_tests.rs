@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::pep::config::{Match, Ports, Subnet};
+use crate::pep::gateway_types::mss_for;
 use crate::pep::seal::{Aead, Psk};
 use hetpath_proto::cc::Algorithm;
 use hetpath_proto::tcp::Pacing;
@@ -66,7 +67,10 @@ fn config(role: Role, epoch: u64, buffer: usize, max_datagram: usize) -> Gateway
         aead: Aead::ChaCha20Poly1305,
         epoch,
         cc: Algorithm::by_name("hybla").unwrap(),
-        pacing: Some(Pacing::HYBLA),
+        tcp: TcpConfig {
+            pacing: Some(Pacing::HYBLA),
+            ..TcpConfig::new(mss_for(max_datagram))
+        },
         buffer,
         max_datagram,
         max_connections: 16,
@@ -335,6 +339,7 @@ proptest! {
         slow in any::<bool>(),
         shaped in any::<bool>(),
         cc in prop::sample::select(vec!["hybla", "cubic", "newreno", "westwood+", "xcp-pep", "mpcp-pep"]),
+        linux in any::<bool>(),
     ) {
         let link = Link { loss, dup, delay: Dur::from_millis(40), jitter: Dur::from_millis(jitter_ms) };
         let mut sim = Sim::new(seed, link, buffer, max_datagram);
@@ -343,6 +348,16 @@ proptest! {
             let mut cfg = g.config().clone();
             cfg.cc = Algorithm::by_name(cc).unwrap();
             cfg.rate_bps = (shaped || needs_rate).then_some(20_000_000);
+            if linux {
+                // The linux profile's main keys: timestamps on every segment, PRR, a
+                // 200 ms minimum RTO, IW 10, a separate handshake ACK.
+                cfg.tcp.timestamps = true;
+                cfg.tcp.recovery = hetpath_proto::tcp::Recovery::PrrSsrb;
+                cfg.tcp.cwnd_validation = true;
+                cfg.tcp.rto.min = Dur::from_millis(200);
+                cfg.tcp.initial_window = 10 * cfg.tcp.mss as u64;
+                cfg.tcp.handshake_ack = hetpath_proto::tcp::HandshakeAck::Separate;
+            }
             *g = Gateway::new(cfg, Time::ZERO);
         }
         if slow {

@@ -7,7 +7,7 @@ use super::gateway::{FRAME_HEADER, TIME_WAIT};
 use super::seal::{self, Aead, Psk, Role};
 use super::tcpseg;
 use hetpath_proto::cc::Algorithm;
-use hetpath_proto::tcp::{Pacing, TcpConfig};
+use hetpath_proto::tcp::TcpConfig;
 use hetpath_proto::time::Dur;
 use std::net::SocketAddrV4;
 
@@ -20,7 +20,9 @@ pub struct GatewayConfig {
     /// This gateway's epoch (`seal::epoch_now` at start): later than any before.
     pub epoch: u64,
     pub cc: Algorithm,
-    pub pacing: Option<Pacing>,
+    /// The satellite leg's TCP settings (pacing included); its MSS, receive buffer and
+    /// TIME-WAIT are the gateway's (`tcp()`).
+    pub tcp: TcpConfig,
     /// Each direction's buffer per connection: the send buffer and the reassembly
     /// buffer (the receive window).
     pub buffer: usize,
@@ -44,21 +46,25 @@ impl GatewayConfig {
     /// The satellite leg's MSS: a full segment with every fixed option field fits one
     /// datagram of `max_datagram` bytes.
     pub fn mss(&self) -> u32 {
-        let room = self
-            .max_datagram
-            .saturating_sub(seal::OVERHEAD + FRAME_HEADER);
-        room.saturating_sub(tcpseg::MAX_HEADER).max(64) as u32
+        mss_for(self.max_datagram)
     }
 
-    /// The satellite leg's TCP configuration: the RFC defaults, with `buffer` as the
-    /// receive buffer, the pacing asked for, and a short TIME-WAIT.
+    /// The satellite leg's TCP configuration: `tcp`, with the MSS that fits, `buffer`
+    /// as the receive buffer, and a short TIME-WAIT.
     pub fn tcp(&self) -> TcpConfig {
-        let mut t = TcpConfig::new(self.mss());
+        let mut t = self.tcp;
+        t.mss = self.mss();
         t.recv_buffer = self.buffer as u64;
-        t.pacing = self.pacing;
         t.time_wait = TIME_WAIT;
         t
     }
+}
+
+/// The satellite leg's MSS for datagrams of `max_datagram` bytes: a full segment with
+/// every fixed option field fits one.
+pub fn mss_for(max_datagram: usize) -> u32 {
+    let room = max_datagram.saturating_sub(seal::OVERHEAD + FRAME_HEADER);
+    room.saturating_sub(tcpseg::MAX_HEADER).max(64) as u32
 }
 
 /// Why a connection was reset.
