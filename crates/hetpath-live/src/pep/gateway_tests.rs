@@ -686,3 +686,49 @@ proptest! {
         sim.check_bounds();
     }
 }
+
+/// With `rate_bps` the datagrams leave no faster than the link's rate (headers
+/// included), whatever the window, and the transfer still completes.
+#[test]
+fn the_shaper_keeps_to_the_rate() {
+    let mut sim = Sim::new(12, Link::CLEAN, 1 << 20, 1472);
+    for g in [&mut sim.a, &mut sim.b] {
+        let mut cfg = g.config().clone();
+        cfg.rate_bps = Some(2_000_000);
+        *g = Gateway::new(cfg, Time::ZERO);
+    }
+    let id = sim.open(App {
+        up: vec![7; 1_000_000],
+        ..App::default()
+    });
+    // (time, bytes on the wire so far) after each step.
+    let mut sent: Vec<(Time, u64)> = Vec::new();
+    while !sim.apps[&id].fin_at_b && sim.now < Time(60_000_000_000) {
+        sim.step();
+        let st = sim.a.stats();
+        sent.push((sim.now, st.bytes_sent + 28 * st.datagrams_sent));
+    }
+    assert!(sim.apps[&id].fin_at_b);
+    // Over every stretch of at least 200 ms, no more than the rate allows (plus the
+    // shaper's credit and a datagram); over the whole transfer, close to it.
+    let allowed = |secs: f64| 2_000_000.0 / 8.0 * (secs + 0.002) + 1500.0;
+    for (k, &(t0, b0)) in sent.iter().enumerate().step_by(7) {
+        for &(t1, b1) in &sent[k..] {
+            let secs = t1.since(t0).as_secs_f64();
+            if secs >= 0.2 {
+                assert!(
+                    (b1 - b0) as f64 <= allowed(secs),
+                    "{} bytes in {secs} s",
+                    b1 - b0
+                );
+            }
+        }
+    }
+    let (t_end, b_end) = sent[sent.len() - 1];
+    let rate = b_end as f64 * 8.0 / t_end.as_secs_f64();
+    assert!(rate <= 2_000_000.0 * 1.01, "{rate} bit/s");
+    assert!(
+        rate >= 2_000_000.0 * 0.8,
+        "{rate} bit/s: the link kept busy"
+    );
+}
