@@ -226,6 +226,25 @@ def test_concurrent_connections_each_arrive_intact(tmp_path: Path) -> None:
 
 
 @needs_netns
+def test_esp_and_an_unmatched_port_pass_untouched(tmp_path: Path) -> None:
+    with GatewayNet() as tb, tb.gateway(tmp_path, "b"), tb.gateway(tmp_path, "a"):
+        srv = tb.background("s", PROBE, "server", "5009", "30")
+        _wait_listening(tb, 5009)
+        got = tb.probe("c", PROBE, "client", SERVER, "5009", "100000", "8")
+        server = json.loads(srv.communicate(timeout=30)[0])
+        payload = bytes(range(256)).hex() * 2
+        esp = tb.background("s", PROBE, "esp-recv", "10")
+        time.sleep(0.3)
+        tb.probe("c", PROBE, "esp-send", SERVER, payload)
+        seen = json.loads(esp.communicate(timeout=30)[0])
+        time.sleep(0.5)
+        ma = tb.metrics("a", 9480)
+    assert server["sha256"] == got["sha256"], "routed, not relayed"
+    assert seen == {"src": CLIENT, "payload": payload}, "ESP crossed both gateways unchanged"
+    assert ma['hetpath_pep_connections_total{outcome="accepted"}'] == 0
+
+
+@needs_netns
 def test_a_refused_connect_reaches_the_client_as_a_reset(tmp_path: Path) -> None:
     with GatewayNet() as tb, tb.gateway(tmp_path, "b"), tb.gateway(tmp_path, "a"):
         seen = tb.probe("c", PROBE, "reset", SERVER, "5001")
