@@ -142,6 +142,8 @@ pub struct Gateway {
     tx_bytes: u64,
     /// RAPPEP's traffic monitor, for xcp-pep and mpcp-pep (`monitor.rs`).
     monitor: Option<Monitor>,
+    /// Connections in `conns` closed cleanly and lingering (`closed_reported`).
+    lingering: usize,
     stats: Stats,
 }
 
@@ -175,6 +177,7 @@ impl Gateway {
             next_free: Time::ZERO,
             tx_bytes: 0,
             monitor,
+            lingering: 0,
             stats: Stats::default(),
         }
     }
@@ -188,8 +191,10 @@ impl Gateway {
     }
 
     /// Connections held (opening, connecting, open, lingering).
+    /// Connections held and not finished (opening, connecting, open); those lingering
+    /// after a clean close (TIME-WAIT) hold no buffers and count toward no cap.
     pub fn connections(&self) -> usize {
-        self.conns.len()
+        self.conns.len() - self.lingering
     }
 
     pub fn contains(&self, conn: ConnId) -> bool {
@@ -210,14 +215,11 @@ impl Gateway {
     /// Bytes held in the connections' buffers now (unacknowledged, and received but not
     /// consumed), and the most they can hold.
     pub fn buffered(&self) -> (u64, u64) {
-        let held = self
-            .conns
-            .values()
+        let live = || self.conns.values().filter(|c| !c.closed_reported);
+        let held = live()
             .map(|c| c.send.len() as u64 + c.tcp.as_ref().map_or(0, |t| t.readable()))
             .sum();
-        let limit = self
-            .conns
-            .values()
+        let limit = live()
             .map(|c| (c.send.capacity() + c.recv.capacity()) as u64)
             .sum();
         (held, limit)
@@ -233,10 +235,10 @@ impl Gateway {
         client: SocketAddrV4,
         server: SocketAddrV4,
     ) -> Option<ConnId> {
-        if self.cfg.role != Role::A || self.conns.len() >= self.cfg.max_connections {
+        if self.cfg.role != Role::A || self.connections() >= self.cfg.max_connections {
             return None;
         }
-        if self.conns.is_empty() {
+        if self.connections() == 0 {
             // The peer's silence counts from the first connection that needs it.
             self.last_heard = self.last_heard.max(now);
         }
@@ -501,7 +503,7 @@ impl Gateway {
             .allow
             .as_ref()
             .is_none_or(|m| m.allows(*client.ip(), *server.ip(), server.port()));
-        if !allowed || self.conns.len() >= self.cfg.max_connections {
+        if !allowed || self.connections() >= self.cfg.max_connections {
             self.stats.opened += 1;
             self.stats.refused += 1;
             self.control.push_back(Frame::Refuse {
@@ -586,7 +588,7 @@ impl Gateway {
         if let Some(d) = self.monitor.as_ref().and_then(Monitor::poll_timeout) {
             t = t.min(d);
         }
-        if !self.conns.is_empty() {
+        if self.connections() > 0 {
             t = t.min(self.last_heard + self.cfg.peer_timeout);
         }
         for c in self.conns.values() {
@@ -612,7 +614,7 @@ impl Gateway {
                 m.handle_timeout(now, &iface);
             }
         }
-        if !self.conns.is_empty() && now >= self.last_heard + self.cfg.peer_timeout {
+        if self.connections() > 0 && now >= self.last_heard + self.cfg.peer_timeout {
             self.reset_all(ResetWhy::PeerSilent, true);
             return;
         }
@@ -729,6 +731,13 @@ impl Gateway {
             let Body::Tcp(seg) = pkt.body else {
                 continue;
             };
+            if seg.len > 0 && self.conns[&id].closed_reported {
+                // Its FIN was acknowledged, so the peer has every byte, and the buffers
+                // are gone; yet hetpath-proto's connection can still emit an old data
+                // segment in TIME-WAIT or CLOSED (seen when a duplicate is shown to it).
+                // Dropped: the peer, done as well, would ignore it.
+                continue;
+            }
             match self.unit(id, &seg) {
                 Some(unit) => {
                     if self.monitor.is_some() {
@@ -840,6 +849,11 @@ impl Gateway {
         let done = matches!(t.state(), State::TimeWait | State::Closed) && t.readable() == 0;
         if done && !c.closed_reported {
             c.closed_reported = true;
+            // Everything was sent, acknowledged and consumed: the buffers go now, not
+            // after TIME-WAIT (a late duplicate's payload is never stored).
+            c.send = SendBuffer::new(1);
+            c.recv = RecvBuffer::new(1);
+            self.lingering += 1;
             self.stats.completed += 1;
             self.events.push_back(Event::Closed { conn: id });
         }
@@ -856,6 +870,9 @@ impl Gateway {
 
     /// A connection leaves: its retransmissions stay counted.
     fn forget(&mut self, id: ConnId, c: &Conn) {
+        if c.closed_reported {
+            self.lingering -= 1;
+        }
         if let Some(t) = &c.tcp {
             self.stats.retransmissions_closed += t.stats().retransmissions;
         }
@@ -881,6 +898,9 @@ impl Gateway {
     fn reset_all(&mut self, why: ResetWhy, tell: bool) {
         for (conn, c) in std::mem::take(&mut self.conns) {
             self.forget(conn, &c);
+            if c.closed_reported {
+                continue; // it completed; nothing of it is lost
+            }
             self.stats.reset += 1;
             if tell {
                 self.control.push_back(Frame::Reset { conn });
