@@ -174,6 +174,14 @@ def _wait_listening(tb: GatewayNet, port: int) -> None:
     raise AssertionError(f"nothing listens on {port}")
 
 
+def _rss_kib(pep: Pep) -> int:
+    assert pep.process is not None
+    for line in Path(f"/proc/{pep.process.pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
 def _stream_sha(size: int) -> str:
     rng, h, n = random.Random(1), hashlib.sha256(), 0
     while n < size:
@@ -287,12 +295,15 @@ def test_a_restarted_gateway_b_gives_the_client_an_error_not_a_short_stream(tmp_
 def test_a_stalled_server_keeps_both_gateways_within_their_bound(tmp_path: Path) -> None:
     buf = 256 << 10
     small = "socket_buffer_bytes = 65536"  # the kernel's buffers bounded too, on both local legs
-    with GatewayNet() as tb, tb.gateway(tmp_path, "b", small, buffer=buf), tb.gateway(tmp_path, "a", small, buffer=buf):
+    with GatewayNet() as tb, tb.gateway(tmp_path, "b", small, buffer=buf) as gb, \
+            tb.gateway(tmp_path, "a", small, buffer=buf) as ga:
         tb.background("s", PROBE, "stall-server", "5001", "8")
         _wait_listening(tb, 5001)
         sent = tb.probe("c", PROBE, "stall-client", SERVER, "5001", "4")["sent"]
         time.sleep(0.5)
         ma, mb = tb.metrics("a", 9480), tb.metrics("b", 9481)
+        rss = [_rss_kib(g) for g in (ga, gb)]
+    assert max(rss) < 64 * 1024, f"gateway RSS {rss} KiB"
     for m in (ma, mb):
         assert m["hetpath_pep_buffer_limit_bytes"] == 2 * buf
         assert 0 < m["hetpath_pep_buffer_bytes"] <= m["hetpath_pep_buffer_limit_bytes"]
