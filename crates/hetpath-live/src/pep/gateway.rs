@@ -55,8 +55,11 @@ pub const FRAME_HEADER: usize = 1 + 8 + 2;
 /// How long a connection that closed first lingers in TIME-WAIT to acknowledge a
 /// retransmitted FIN. RFC 9293 section 3.4.2 asks 2 MSL, also against old duplicates
 /// reaching a new incarnation of the same connection; connection ids are never reused
-/// here, so only the lost last ACK is left, and a few retransmission timeouts cover it.
-pub const TIME_WAIT: Dur = Dur::from_secs(10);
+/// here, so only the lost last ACK is left: Linux's 60 s (`TCP_TIMEWAIT_LEN`) outlasts
+/// the peer's backed-off retransmissions on a lossy link, where 10 s did not (the peer
+/// then heard `Reset` for a connection that had delivered everything). A lingering
+/// connection holds no buffers and counts toward no cap.
+pub const TIME_WAIT: Dur = Dur::from_secs(60);
 /// Refusals B remembers, to answer a repeated `Open` without connecting again.
 const REFUSALS_KEPT: usize = 256;
 
