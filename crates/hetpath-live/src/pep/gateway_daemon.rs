@@ -88,7 +88,7 @@ impl GatewayDaemon {
     ) -> io::Result<GatewayDaemon> {
         let g = cfg.gateway.as_ref().expect("gateway mode");
         let peer = SocketAddr::V4(g.peer);
-        let _ = sock::set_buffers(&udp, UDP_BUFFER);
+        sock::force_buffers(&udp, UDP_BUFFER);
         metrics.gateway.store(true, Relaxed);
         Ok(GatewayDaemon {
             cfg,
