@@ -2,8 +2,10 @@
 
 Runs ``hetpath-live pep`` in the foreground (in ``--netns`` if given) until Ctrl-C or
 SIGTERM, with its log on stderr; the daemon installs its nftables table on start and
-removes it on the way out. ``--print-rules`` only prints what it would install. See
-docs/live.md, "The PEP".
+removes it on the way out. ``--print-rules`` only prints what it would install. The
+same command runs either gateway of a gateway-mode pair (``mode = "gateway"``, ``role``),
+whose middle leg is hetpath-proto's TCP over sealed UDP. See docs/live.md, "The PEP" and
+"Gateway mode".
 """
 
 from __future__ import annotations

@@ -4,10 +4,13 @@
 //! out. Exit status: 0 done, 2 bad input (configuration, arguments), 1 a failure while
 //! setting up or running.
 
-use super::config::{Config, LogLevel};
+use super::config::{Config, LogLevel, Mode};
 use super::daemon::Daemon;
+use super::gateway::{Gateway, GatewayConfig};
+use super::gateway_daemon::GatewayDaemon;
 use super::log::{log, set_level};
 use super::metrics::{self, Metrics};
+use super::seal;
 use super::{rules, sock};
 use std::io::Write;
 
@@ -56,23 +59,50 @@ pub fn main(args: Vec<String>) -> i32 {
             }
         }
     }
+    // Gateway mode's key, checked before anything is set up.
+    let key = match &cfg.gateway {
+        Some(g) => match seal::load_key(&g.key_file) {
+            Ok(k) => Some(k),
+            Err(e) => return fail(2, &format!("{file}: gateway.key_file: {e}")),
+        },
+        None => None,
+    };
     set_level(cfg.log);
     // Block SIGINT and SIGTERM before any thread starts, so that only the signalfd sees them.
     let signals = match crate::sys::event_loop::signal_fd() {
         Ok(s) => s,
         Err(e) => return fail(1, &format!("signalfd: {e}")),
     };
-    let listener = match sock::listener(cfg.listen_port, 1024) {
-        Ok(l) => l,
-        Err(e) => {
-            return fail(
-                1,
-                &format!(
-                    "cannot listen on port {} with IP_TRANSPARENT: {e}",
-                    cfg.listen_port
-                ),
-            )
+    let listener = if cfg.is_gateway_b() {
+        None
+    } else {
+        match sock::listener(cfg.listen_port, 1024) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                return fail(
+                    1,
+                    &format!(
+                        "cannot listen on port {} with IP_TRANSPARENT: {e}",
+                        cfg.listen_port
+                    ),
+                )
+            }
         }
+    };
+    let udp = match &cfg.gateway {
+        Some(g) => match std::net::UdpSocket::bind(g.listen) {
+            Ok(u) => {
+                let _ = u.set_nonblocking(true);
+                Some(mio::net::UdpSocket::from_std(u))
+            }
+            Err(e) => {
+                return fail(
+                    1,
+                    &format!("cannot bind the gateway's UDP socket {}: {e}", g.listen),
+                )
+            }
+        },
+        None => None,
     };
     let metrics = Metrics::new();
     if let Some(addr) = cfg.metrics {
@@ -85,28 +115,71 @@ pub fn main(args: Vec<String>) -> i32 {
         Ok(i) => i,
         Err(e) => return fail(1, &format!("cannot install the interception rules: {e}")),
     };
-    log(
-        LogLevel::Info,
-        format_args!(
-            "intercepting TCP to ports {:?} from {:?} on :{} (table ip {})",
-            cfg.matching
-                .ports
-                .iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>(),
-            cfg.matching
-                .sources
-                .iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>(),
-            cfg.listen_port,
-            cfg.nft.table
-        ),
-    );
+    if let Some(g) = &cfg.gateway {
+        log(
+            LogLevel::Info,
+            format_args!(
+                "gateway {:?}: UDP {} <-> peer {}, {} paced {}, {:?}",
+                g.role,
+                g.listen,
+                g.peer,
+                g.cc.name(),
+                if g.tcp.pacing.is_some() { "on" } else { "off" },
+                g.aead
+            ),
+        );
+    }
+    if !cfg.is_gateway_b() {
+        log(
+            LogLevel::Info,
+            format_args!(
+                "intercepting TCP to ports {:?} from {:?} on :{} (table ip {})",
+                cfg.matching
+                    .ports
+                    .iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>(),
+                cfg.matching
+                    .sources
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>(),
+                cfg.listen_port,
+                cfg.nft.table
+            ),
+        );
+    }
     println!("ready");
     let _ = std::io::stdout().flush();
-    let status = match Daemon::new(cfg, listener, metrics.clone()).and_then(|mut d| d.run(&signals))
-    {
+    let run = match (cfg.mode, udp, key) {
+        (Mode::Gateway, Some(udp), Some(key)) => {
+            let g = cfg.gateway.clone().expect("gateway mode");
+            let core_cfg = GatewayConfig {
+                role: g.role,
+                psk: key,
+                aead: g.aead,
+                epoch: seal::epoch_now(),
+                cc: g.cc.clone(),
+                tcp: g.tcp,
+                buffer: cfg.buffer_bytes,
+                max_datagram: g.max_datagram,
+                max_connections: cfg.max_connections,
+                keepalive: g.keepalive,
+                peer_timeout: g.peer_timeout,
+                rate_bps: g.rate_bps,
+                monitor_interval: g.rtt,
+                allow: cfg.is_gateway_b().then(|| cfg.matching.clone()),
+            };
+            let core = Gateway::new(core_cfg, hetpath_proto::time::Time::ZERO);
+            GatewayDaemon::new(cfg, core, listener, udp, metrics.clone())
+                .and_then(|mut d| d.run(&signals))
+        }
+        _ => {
+            let listener = listener.expect("integrated mode listens");
+            Daemon::new(cfg, listener, metrics.clone()).and_then(|mut d| d.run(&signals))
+        }
+    };
+    let status = match run {
         Ok(()) => 0,
         Err(e) => {
             log(LogLevel::Error, format_args!("the relay loop failed: {e}"));

@@ -2,9 +2,17 @@
 //! relays, where it reports. Errors name the file, the key and what was expected, on
 //! one line (docs/architecture.md, convention 9); unknown keys are errors.
 
+use super::seal::{Aead, Role};
+use hetpath_proto::cc::{Algorithm, SatpepConfig};
+use hetpath_proto::tcp::{Pacing, TcpConfig};
+use hetpath_proto::time::Dur;
+use hetpath_sim::scenario::cc::CcSpec;
+use hetpath_sim::scenario::profiles;
+use hetpath_sim::scenario::spec::TcpSpec;
 use serde::Deserialize;
 use std::fmt;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::path::{Path, PathBuf};
 
 /// An IPv4 subnet, `10.1.0.0/24`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +82,43 @@ impl fmt::Display for Ports {
 pub enum Mode {
     /// One PEP (PEPsal): the server leg is kernel TCP with its own controller.
     Integrated,
+    /// A pair (QPEP, PEPesc): the leg between them is hetpath-proto's TCP over sealed
+    /// UDP datagrams (`[gateway]`).
+    Gateway,
 }
+
+/// Gateway mode's own keys (`[gateway]` and `role`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GatewaySection {
+    pub role: Role,
+    /// The other gateway's UDP address, and this one's.
+    pub peer: SocketAddrV4,
+    pub listen: SocketAddrV4,
+    /// Resolved against the configuration file's directory.
+    pub key_file: PathBuf,
+    pub aead: Aead,
+    /// The satellite leg's controller (`congestion`, a name or a table as a scenario's
+    /// `cc`) and TCP settings (`[gateway.tcp]`, a scenario's `[tcp]` keys: a profile,
+    /// `min_rto`, `iw`, ...), its MSS from `max_datagram` and its pacing resolved.
+    pub cc: Algorithm,
+    pub tcp: TcpConfig,
+    pub max_datagram: usize,
+    pub keepalive: Dur,
+    pub peer_timeout: Dur,
+    /// B: how long the connect to a server may take before A hears `Refuse`.
+    pub connect_timeout: Dur,
+    /// The satellite link's IP rate: datagrams never leave faster (`None`: unshaped).
+    pub rate_bps: Option<u64>,
+    /// The satellite leg's round trip: xcp-pep's fixed control interval.
+    pub rtt: Dur,
+}
+
+/// The satellite leg's profile when `[gateway.tcp]` names none.
+pub const DEFAULT_PROFILE: &str = "linux";
+
+/// Controllers that need the satellite link's rate (`rate_bps`): RAPPEP's, fed by a
+/// traffic monitor of the link (`monitor.rs`), and satpep, paced at it.
+const NEEDS_RATE: [&str; 3] = ["xcp-pep", "mpcp-pep", "satpep"];
 
 /// What is proxied: TCP from `sources` to `destinations` on `ports`; nothing else.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,9 +147,10 @@ pub struct Nft {
 }
 
 /// The whole configuration, checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     pub mode: Mode,
+    /// The TPROXY listener's port (0 on gateway B, which intercepts nothing).
     pub listen_port: u16,
     pub metrics: Option<SocketAddr>,
     pub max_connections: usize,
@@ -116,6 +161,15 @@ pub struct Config {
     pub log: LogLevel,
     pub matching: Match,
     pub nft: Nft,
+    /// Gateway mode's keys; `None` in integrated mode.
+    pub gateway: Option<GatewaySection>,
+}
+
+impl Config {
+    /// Gateway B: it opens server connections for A and intercepts nothing itself.
+    pub fn is_gateway_b(&self) -> bool {
+        self.gateway.as_ref().is_some_and(|g| g.role == Role::B)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -137,13 +191,21 @@ pub enum ConfigError {
         key: String,
         expected: String,
     },
+    /// From the scenario loader's checks of `[gateway.tcp]` and `congestion`.
+    #[error("{file}: {key}: {message}")]
+    Key {
+        file: String,
+        key: String,
+        message: String,
+    },
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Raw {
     mode: String,
-    listen_port: u16,
+    role: Option<String>,
+    listen_port: Option<u16>,
     metrics: Option<String>,
     max_connections: Option<u64>,
     buffer_bytes: Option<u64>,
@@ -154,6 +216,25 @@ struct Raw {
     #[serde(rename = "match")]
     matching: RawMatch,
     nft: Option<RawNft>,
+    gateway: Option<RawGateway>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGateway {
+    peer: String,
+    listen: String,
+    key_file: String,
+    aead: Option<String>,
+    congestion: Option<CcSpec>,
+    pacing: Option<String>,
+    tcp: Option<TcpSpec>,
+    max_datagram: Option<u64>,
+    keepalive_ms: Option<u64>,
+    peer_timeout_ms: Option<u64>,
+    connect_timeout_ms: Option<u64>,
+    rate_bps: Option<u64>,
+    rtt_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -196,17 +277,42 @@ impl Config {
         };
         let mode = match raw.mode.as_str() {
             "integrated" => Mode::Integrated,
-            "gateway" => {
-                return Err(bad(
-                    "mode",
-                    "'integrated' (gateway mode is not built yet)".into(),
-                ))
-            }
+            "gateway" => Mode::Gateway,
             m => return Err(bad("mode", format!("'integrated' or 'gateway', got '{m}'"))),
         };
-        if raw.listen_port == 0 {
-            return Err(bad("listen_port", "a port from 1 to 65535".into()));
-        }
+        let gateway = match (mode, raw.role.as_deref(), raw.gateway) {
+            (Mode::Integrated, None, None) => None,
+            (Mode::Integrated, Some(_), _) => {
+                return Err(bad("role", "no role in integrated mode".into()))
+            }
+            (Mode::Integrated, None, Some(_)) => {
+                return Err(bad("gateway", "no [gateway] in integrated mode".into()))
+            }
+            (Mode::Gateway, role, g) => {
+                let role = match role {
+                    Some("a") => Role::A,
+                    Some("b") => Role::B,
+                    Some(r) => {
+                        return Err(bad(
+                            "role",
+                            format!("'a' (near the clients) or 'b' (near the servers), got '{r}'"),
+                        ))
+                    }
+                    None => return Err(bad("role", "'a' or 'b' in gateway mode".into())),
+                };
+                let Some(g) = g else {
+                    return Err(bad("gateway", "a [gateway] table in gateway mode".into()));
+                };
+                Some(gateway_section(g, role, file, &bad)?)
+            }
+        };
+        let needs_port = !gateway.as_ref().is_some_and(|g| g.role == Role::B);
+        let listen_port = match raw.listen_port {
+            Some(0) => return Err(bad("listen_port", "a port from 1 to 65535".into())),
+            Some(p) => p,
+            None if needs_port => return Err(bad("listen_port", "a port from 1 to 65535".into())),
+            None => 0,
+        };
         let metrics = match raw.metrics {
             None => None,
             Some(s) if s.is_empty() => None,
@@ -309,10 +415,10 @@ impl Config {
                     "a port (1 to 65535) or a range such as \"8000-8100\"".into(),
                 )
             })?;
-            if range.contains(raw.listen_port) {
+            if listen_port != 0 && range.contains(listen_port) {
                 return Err(bad(
                     &key,
-                    format!("ports that exclude listen_port {}", raw.listen_port),
+                    format!("ports that exclude listen_port {listen_port}"),
                 ));
             }
             ports.push(range);
@@ -347,7 +453,7 @@ impl Config {
         }
         Ok(Config {
             mode,
-            listen_port: raw.listen_port,
+            listen_port,
             metrics,
             max_connections: max_connections as usize,
             buffer_bytes: buffer_bytes as usize,
@@ -365,8 +471,211 @@ impl Config {
                 mark,
                 route_table,
             },
+            gateway,
         })
     }
+}
+
+/// Checks `[gateway]`.
+fn gateway_section(
+    g: RawGateway,
+    role: Role,
+    file: &str,
+    bad: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<GatewaySection, ConfigError> {
+    let addr = |key: &str, s: &str| -> Result<SocketAddrV4, ConfigError> {
+        s.parse().map_err(|_| {
+            bad(
+                key,
+                format!("an IPv4 address and port such as 192.0.2.1:4850, got '{s}'"),
+            )
+        })
+    };
+    let peer = addr("gateway.peer", &g.peer)?;
+    let listen = addr("gateway.listen", &g.listen)?;
+    if peer.port() == 0 || peer.ip().is_unspecified() {
+        return Err(bad(
+            "gateway.peer",
+            format!("the other gateway's address and a non-zero port, got '{peer}'"),
+        ));
+    }
+    if g.key_file.is_empty() {
+        return Err(bad("gateway.key_file", "a key file's path".into()));
+    }
+    let key_file = Path::new(file)
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join(&g.key_file);
+    let aead_name = g.aead.as_deref().unwrap_or("chacha20-poly1305");
+    let aead = Aead::parse(aead_name).ok_or_else(|| {
+        bad(
+            "gateway.aead",
+            format!("'chacha20-poly1305' or 'aes-256-gcm', got '{aead_name}'"),
+        )
+    })?;
+    let max_datagram = g.max_datagram.unwrap_or(1472);
+    if !(576..=65_507).contains(&max_datagram) {
+        return Err(bad(
+            "gateway.max_datagram",
+            format!(
+                "576 to 65507 bytes of UDP payload (1472 fits a 1500-byte MTU), got {max_datagram}"
+            ),
+        ));
+    }
+    let ms = |key: &str, v: Option<u64>, default: u64, lo: u64, hi: u64| {
+        let v = v.unwrap_or(default);
+        if (lo..=hi).contains(&v) {
+            Ok(Dur::from_millis(v))
+        } else {
+            Err(bad(key, format!("{lo} to {hi} milliseconds, got {v}")))
+        }
+    };
+    let keepalive = ms("gateway.keepalive_ms", g.keepalive_ms, 1000, 10, 60_000)?;
+    let peer_timeout = ms(
+        "gateway.peer_timeout_ms",
+        g.peer_timeout_ms,
+        30_000,
+        1000,
+        3_600_000,
+    )?;
+    if peer_timeout <= keepalive {
+        return Err(bad(
+            "gateway.peer_timeout_ms",
+            "more than keepalive_ms".into(),
+        ));
+    }
+    let connect_timeout = ms(
+        "gateway.connect_timeout_ms",
+        g.connect_timeout_ms,
+        20_000,
+        100,
+        600_000,
+    )?;
+    let rate_bps = match g.rate_bps.unwrap_or(0) {
+        0 => None,
+        r if (64_000..=100_000_000_000).contains(&r) => Some(r),
+        r => {
+            return Err(bad(
+                "gateway.rate_bps",
+                format!("0 (unshaped) or 64000 to 100000000000 bits per second, got {r}"),
+            ))
+        }
+    };
+    let rtt = ms("gateway.rtt_ms", g.rtt_ms, 600, 1, 10_000)?;
+    let (cc, tcp) = satellite_stack(
+        g.congestion,
+        g.tcp,
+        g.pacing.as_deref(),
+        max_datagram as usize,
+        rate_bps,
+        file,
+        bad,
+    )?;
+    Ok(GatewaySection {
+        rate_bps,
+        rtt,
+        cc,
+        tcp,
+        role,
+        peer,
+        listen,
+        key_file,
+        aead,
+        max_datagram: max_datagram as usize,
+        keepalive,
+        peer_timeout,
+        connect_timeout,
+    })
+}
+
+/// The satellite leg's controller and TCP settings, resolved as the scenario loader
+/// resolves a stack (`hetpath_sim::scenario::tcp::resolve`: the keys over a profile over
+/// the RFC defaults; a controller may imply its paper's profile), then fitted to the
+/// gateway: the MSS follows `max_datagram`, and pacing is `pacing` if given, else the
+/// stack's, else one window per RTT for Hybla and Linux's ratios for the others.
+fn satellite_stack(
+    congestion: Option<CcSpec>,
+    tcp: Option<TcpSpec>,
+    pacing: Option<&str>,
+    max_datagram: usize,
+    rate_bps: Option<u64>,
+    file: &str,
+    bad: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<(Algorithm, TcpConfig), ConfigError> {
+    let mut own = tcp.unwrap_or_default();
+    if own.mss.is_some() {
+        return Err(bad(
+            "gateway.tcp.mss",
+            "no mss: it follows gateway.max_datagram".into(),
+        ));
+    }
+    own.mss = Some(super::gateway_types::mss_for(max_datagram));
+    let spec = congestion.unwrap_or_else(|| CcSpec::Name("hybla".into()));
+    // satpep by name alone paces at the shaper's rate.
+    let satpep = matches!(&spec, CcSpec::Name(n) if n == "satpep");
+    let named = if satpep {
+        CcSpec::Name("newreno".into())
+    } else {
+        spec
+    };
+    // Linux's defaults unless a profile is named (`"rfc"`: the RFC defaults) or the
+    // controller brings its paper's (tcp-radio): on a GEO hop with 0.5% loss they carry
+    // Hybla at twice the rate of the RFC defaults (docs/live.md).
+    let general = TcpSpec {
+        profile: (own.profile.is_none() && profiles::implied_by(named.name()).is_none())
+            .then(|| DEFAULT_PROFILE.to_string()),
+        ..TcpSpec::default()
+    };
+    let stack = hetpath_sim::scenario::tcp::resolve(&general, &own, Some(&named), "hybla")
+        .map_err(|e| {
+            let key = match e.key.strip_prefix("cc") {
+                Some(rest) => format!("gateway.congestion{rest}"),
+                None => format!("gateway.{}", e.key),
+            };
+            ConfigError::Key {
+                file: file.into(),
+                key,
+                message: e.message,
+            }
+        })?;
+    let cc = match (satpep, rate_bps) {
+        (true, Some(rate_bps)) => Algorithm::Satpep(SatpepConfig { rate_bps }),
+        _ => stack.cc,
+    };
+    if rate_bps.is_none() && NEEDS_RATE.contains(&cc.name()) {
+        return Err(bad(
+            "gateway.rate_bps",
+            format!(
+                "the satellite link's rate for congestion = '{}' (it watches or paces at it)",
+                cc.name()
+            ),
+        ));
+    }
+    let mut tcp = stack.tcp;
+    if tcp.ilc.is_some() {
+        return Err(bad(
+            "gateway.tcp.ilc",
+            "none: no State Manager answers ILC-TCP's question on a gateway".into(),
+        ));
+    }
+    tcp.pacing = match pacing {
+        Some("hybla") => Some(Pacing::HYBLA),
+        Some("linux") => Some(Pacing::LINUX),
+        Some("off") => None,
+        Some(p) => {
+            return Err(bad(
+                "gateway.pacing",
+                format!(
+                    "'hybla' (one window per RTT), 'linux' (Linux's fq ratios) or 'off', got '{p}'"
+                ),
+            ))
+        }
+        None => tcp.pacing.or(Some(match cc {
+            Algorithm::Hybla(_) => Pacing::HYBLA,
+            _ => Pacing::LINUX,
+        })),
+    };
+    Ok((cc, tcp))
 }
 
 fn parse_range(s: &str) -> Option<Ports> {
@@ -454,6 +763,108 @@ ports = [5001, "8000-8100"]
         );
         let e = err("mode = 3");
         assert!(e.starts_with("pep.toml: ") && !e.contains('\n'), "{e}");
+    }
+
+    const GATEWAY_A: &str = r#"
+mode = "gateway"
+role = "a"
+listen_port = 7070
+[match]
+sources = ["10.1.0.0/24"]
+ports = [5001]
+[gateway]
+peer = "192.0.2.2:4850"
+listen = "0.0.0.0:4850"
+key_file = "psk.key"
+"#;
+
+    #[test]
+    fn a_gateway_file_loads_with_defaults() {
+        let c = Config::parse(GATEWAY_A, "/etc/hetpath/a.toml").unwrap();
+        assert_eq!(c.mode, Mode::Gateway);
+        let g = c.gateway.as_ref().unwrap();
+        assert_eq!(g.role, Role::A);
+        assert_eq!(g.key_file, Path::new("/etc/hetpath/psk.key"));
+        assert_eq!(g.cc.name(), "hybla");
+        assert_eq!(g.tcp.pacing, Some(Pacing::LINUX), "the linux profile's");
+        assert_eq!(g.tcp.mss, 1368, "the MSS follows max_datagram");
+        assert_eq!(g.tcp.rto.min, Dur::from_millis(200), "the linux profile's");
+        assert_eq!(g.aead, Aead::ChaCha20Poly1305);
+        assert_eq!(g.max_datagram, 1472);
+        assert!(!c.is_gateway_b());
+        let b = GATEWAY_A
+            .replace("role = \"a\"", "role = \"b\"")
+            .replace("listen_port = 7070\n", "")
+            .replace("key_file", "congestion = \"cubic\"\nkey_file");
+        let c = Config::parse(&b, "b.toml").unwrap();
+        assert!(c.is_gateway_b());
+        assert_eq!(c.listen_port, 0);
+        assert_eq!(c.gateway.unwrap().tcp.pacing, Some(Pacing::LINUX));
+        let rfc = GATEWAY_A.to_string() + "[gateway.tcp]\nprofile = \"rfc\"\n";
+        let g = Config::parse(&rfc, "a.toml").unwrap().gateway.unwrap();
+        assert_eq!(g.tcp.rto.min, Dur::from_secs(1), "the RFC defaults");
+        assert_eq!(
+            g.tcp.pacing,
+            Some(Pacing::HYBLA),
+            "a window per RTT for Hybla"
+        );
+        // A scenario's [tcp] keys, a profile among them, and a controller's table.
+        let linux = GATEWAY_A.to_string()
+            + "congestion = { name = \"hybla\", rtt0 = \"25ms\" }\n[gateway.tcp]\nprofile = \"linux\"\nmin_rto = \"300ms\"\n";
+        let g = Config::parse(&linux, "a.toml").unwrap().gateway.unwrap();
+        assert_eq!(g.cc.name(), "hybla");
+        assert_eq!(
+            g.tcp.rto.min,
+            Dur::from_millis(300),
+            "the key over the profile"
+        );
+        assert!(
+            g.tcp.timestamps && g.tcp.cwnd_validation,
+            "the linux profile"
+        );
+        assert_eq!(g.tcp.pacing, Some(Pacing::LINUX), "the profile's pacing");
+        assert_eq!(g.tcp.initial_window, 10 * 1368);
+    }
+
+    #[test]
+    fn gateway_errors_name_the_key() {
+        let e = err(&GATEWAY_A.replace("[gateway]", "[gw]"));
+        assert!(e.starts_with("pep.toml: ") && e.contains("gw"), "{e}");
+        let e = err(&GATEWAY_A.replace("role = \"a\"\n", ""));
+        assert_eq!(e, "pep.toml: role: expected 'a' or 'b' in gateway mode");
+        let e = err(&GATEWAY_A.replace("listen = ", "aead = \"des\"\nlisten = "));
+        assert!(e.starts_with("pep.toml: gateway.aead: expected"), "{e}");
+        let e = err(&GATEWAY_A.replace("listen = ", "pacing = \"fast\"\nlisten = "));
+        assert!(e.starts_with("pep.toml: gateway.pacing: expected"), "{e}");
+        let e = err(&GATEWAY_A.replace("listen = ", "peer_timeout_ms = 500\nlisten = "));
+        assert!(
+            e.starts_with("pep.toml: gateway.peer_timeout_ms: expected"),
+            "{e}"
+        );
+        let e = err(&(GATEWAY_A.to_string() + "[gateway.tcp]\nmin_rto = \"soon\"\n"));
+        assert!(
+            e.starts_with("pep.toml: ") && e.contains("soon") && !e.contains('\n'),
+            "{e}"
+        );
+        let e = err(&(GATEWAY_A.to_string() + "[gateway.tcp]\niw = 0\n"));
+        assert!(e.starts_with("pep.toml: gateway.tcp.iw: "), "{e}");
+        let e = err(&(GATEWAY_A.to_string() + "[gateway.tcp]\nmss = 1000\n"));
+        assert!(e.starts_with("pep.toml: gateway.tcp.mss: expected"), "{e}");
+        let e = err(&(GATEWAY_A.to_string() + "[gateway.tcp]\nprofile = \"bsd\"\n"));
+        assert!(e.starts_with("pep.toml: gateway.tcp.profile: "), "{e}");
+        let e = err(&GATEWAY_A.replace("listen = ", "congestion = \"vegas\"\nlisten = "));
+        assert!(e.starts_with("pep.toml: gateway.congestion"), "{e}");
+        let e = err(&GATEWAY_A.replace("listen = ", "congestion = \"xcp-pep\"\nlisten = "));
+        assert!(e.starts_with("pep.toml: gateway.rate_bps: expected"), "{e}");
+        let e = err(&GOOD.replace("listen_port", "role = \"a\"\nlisten_port"));
+        assert_eq!(e, "pep.toml: role: expected no role in integrated mode");
+        let e = err(&GATEWAY_A
+            .replace("mode = \"gateway\"", "mode = \"integrated\"")
+            .replace("role = \"a\"\n", ""));
+        assert_eq!(
+            e,
+            "pep.toml: gateway: expected no [gateway] in integrated mode"
+        );
     }
 
     #[test]

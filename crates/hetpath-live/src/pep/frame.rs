@@ -1,5 +1,5 @@
 //! Gateway mode's frames: what travels, encrypted, inside one datagram between the two
-//! gateways (docs/live.md, "Gateway framing"). A datagram holds frames back to back;
+//! gateways (docs/live.md, "Gateway mode", "Datagrams"). A datagram holds frames back to back;
 //! each names its connection by a 64-bit id that its opener never reuses. The first
 //! frame of a connection, `Open`, carries the original addresses, so that the far
 //! gateway connects to the server in the client's name; `Accept` or `Refuse` answers

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,6 +35,19 @@ pub struct Metrics {
     pub buffer_limit: AtomicU64,
     /// The most ever held at once.
     pub buffered_peak: AtomicU64,
+    /// Gateway mode: the satellite leg (hetpath-proto's TCP over sealed datagrams).
+    pub gateway: AtomicBool,
+    /// Segments the satellite leg's connections retransmitted (their `SenderStats`).
+    pub sat_retransmissions: AtomicU64,
+    /// Datagrams sent to and received from the peer, and received ones rejected
+    /// (forged, replayed, stale epoch, malformed).
+    pub sat_datagrams_out: AtomicU64,
+    pub sat_datagrams_in: AtomicU64,
+    pub sat_datagrams_rejected: AtomicU64,
+    pub sat_bytes_out: AtomicU64,
+    pub sat_bytes_in: AtomicU64,
+    /// Times the peer gateway's epoch changed (it restarted).
+    pub peer_restarts: AtomicU64,
 }
 
 impl Metrics {
@@ -101,13 +114,44 @@ impl Metrics {
                 )
             })
             .collect();
-        let rows: Vec<(&str, u64)> = retrans.iter().map(|(l, v)| (l.as_str(), *v)).collect();
+        let gateway = self.gateway.load(Relaxed);
+        let mut rows: Vec<(&str, u64)> = retrans.iter().map(|(l, v)| (l.as_str(), *v)).collect();
+        if gateway {
+            rows.push(("{leg=\"satellite\"}", g(&self.sat_retransmissions)));
+        }
         metric(
             "retransmissions_total",
             "counter",
-            "Segments the PEP retransmitted on each leg (kernel TCP_INFO; open connections as last sampled).",
+            "Segments the PEP retransmitted on each leg (kernel TCP_INFO, open connections as last sampled; the satellite leg's hetpath-proto TCP in gateway mode).",
             &rows,
         );
+        if gateway {
+            metric(
+                "satellite_datagrams_total",
+                "counter",
+                "Sealed datagrams sent to (out) and received from (in) the peer gateway, and received ones rejected (forged, replayed, stale, malformed).",
+                &[
+                    ("{direction=\"out\"}", g(&self.sat_datagrams_out)),
+                    ("{direction=\"in\"}", g(&self.sat_datagrams_in)),
+                    ("{direction=\"rejected\"}", g(&self.sat_datagrams_rejected)),
+                ],
+            );
+            metric(
+                "satellite_bytes_total",
+                "counter",
+                "UDP payload bytes sent to (out) and received from (in) the peer gateway.",
+                &[
+                    ("{direction=\"out\"}", g(&self.sat_bytes_out)),
+                    ("{direction=\"in\"}", g(&self.sat_bytes_in)),
+                ],
+            );
+            metric(
+                "peer_restarts_total",
+                "counter",
+                "Times the peer gateway restarted (a new epoch); each reset every connection.",
+                &[("", g(&self.peer_restarts))],
+            );
+        }
         metric(
             "buffer_bytes",
             "gauge",

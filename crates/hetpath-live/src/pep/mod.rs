@@ -2,10 +2,13 @@
 //! PEP"). Sans IO: `ring` (a connection's bounded buffer) and `relay` (the byte pump
 //! between a connection's two legs, `SplitPep`'s rules on real sockets), `config` (the
 //! TOML file), `rules` (the nftables TPROXY table and policy routing it installs),
-//! `metrics` (counters and their Prometheus text); gateway mode's datagrams: `frame`
-//! (what a datagram carries), `seal` (AEAD under a pre-shared key, epochs), `replay`
-//! (the replay window). Linux: `sock` (transparent sockets,
-//! `TCP_CONGESTION`, `TCP_INFO`), `daemon` (the epoll loop), `cli`.
+//! `metrics` (counters and their Prometheus text); gateway mode (docs/live.md, "Gateway
+//! mode"): `frame` (what a datagram carries), `seal` (AEAD under a pre-shared key,
+//! epochs), `replay` (the replay window), `tcpseg` (a satellite-leg segment in a frame),
+//! `stream` (the byte adapter beside hetpath-proto's byte-counting TCP), `gateway` (the
+//! gateway core). Linux: `sock` (transparent sockets, `TCP_CONGESTION`, `TCP_INFO`),
+//! `daemon` (integrated mode's epoll loop), `gateway_daemon` and `timer` (gateway
+//! mode's), `cli`.
 
 #[cfg(target_os = "linux")]
 pub mod cli;
@@ -13,8 +16,13 @@ pub mod config;
 #[cfg(target_os = "linux")]
 pub mod daemon;
 pub mod frame;
+pub mod gateway;
+#[cfg(target_os = "linux")]
+pub mod gateway_daemon;
+pub mod gateway_types;
 pub mod log;
 pub mod metrics;
+pub mod monitor;
 pub mod relay;
 pub mod replay;
 pub mod ring;
@@ -22,6 +30,10 @@ pub mod rules;
 pub mod seal;
 #[cfg(target_os = "linux")]
 pub mod sock;
+pub mod stream;
+pub mod tcpseg;
+#[cfg(target_os = "linux")]
+pub mod timer;
 
 #[cfg(test)]
 mod proptests;

@@ -15,10 +15,26 @@ fn set<T: ToString>(items: &[T]) -> String {
 
 /// The nft script: the table is made (so that the delete cannot fail), deleted and made
 /// again in one transaction, so a table left by a killed daemon is replaced, never doubled.
+///
+/// Gateway B intercepts nothing: it only needs its transparent server legs' replies
+/// (addressed to the clients) delivered to its sockets, so its table has no TPROXY rule.
 pub fn nft_script(c: &Config) -> String {
     let t = &c.nft.table;
     let m = c.nft.mark;
     let mm = &c.matching;
+    let intercept = if c.is_gateway_b() {
+        "\t\t# gateway B: connections come from gateway A over UDP; nothing is intercepted\n"
+            .to_string()
+    } else {
+        format!(
+            "\t\t# new connections to proxy: these sources, destinations and ports only\n\
+             \t\tip saddr {src} ip daddr {dst} tcp dport {ports} tproxy to :{port} meta mark set {m:#x} accept\n",
+            src = set(&mm.sources),
+            dst = set(&mm.destinations),
+            ports = set(&mm.ports),
+            port = c.listen_port,
+        )
+    };
     format!(
         "table ip {t} {{}}\n\
          delete table ip {t}\n\
@@ -29,14 +45,9 @@ pub fn nft_script(c: &Config) -> String {
          \t\tmeta l4proto tcp socket transparent 1 meta mark set {m:#x} accept\n\
          \t\t# traffic for this host itself is never intercepted\n\
          \t\tfib daddr type local accept\n\
-         \t\t# new connections to proxy: these sources, destinations and ports only\n\
-         \t\tip saddr {src} ip daddr {dst} tcp dport {ports} tproxy to :{port} meta mark set {m:#x} accept\n\
+         {intercept}\
          \t}}\n\
          }}\n",
-        src = set(&mm.sources),
-        dst = set(&mm.destinations),
-        ports = set(&mm.ports),
-        port = c.listen_port,
     )
 }
 

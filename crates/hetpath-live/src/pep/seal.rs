@@ -1,5 +1,5 @@
 //! Gateway mode's datagrams: frames sealed with an AEAD (ChaCha20-Poly1305 or
-//! AES-256-GCM, RustCrypto) under a pre-shared key (docs/live.md, "Gateway framing").
+//! AES-256-GCM, RustCrypto) under a pre-shared key (docs/live.md, "Gateway mode", "Datagrams").
 //!
 //! ```text
 //! 0        1        2                10               18

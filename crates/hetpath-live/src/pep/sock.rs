@@ -54,6 +54,18 @@ pub fn set_buffers(s: &impl AsFd, bytes: usize) -> io::Result<()> {
     Ok(())
 }
 
+/// `SO_SNDBUFFORCE` and `SO_RCVBUFFORCE` (CAP_NET_ADMIN: past `rmem_max`/`wmem_max`),
+/// falling back to `set_buffers`: the gateway's UDP socket takes a window's burst.
+pub fn force_buffers(fd: &(impl AsRawFd + AsFd), bytes: usize) {
+    let v = bytes.min(i32::MAX as usize) as i32;
+    let forced = [libc::SO_SNDBUFFORCE, libc::SO_RCVBUFFORCE]
+        .iter()
+        .all(|&opt| setsockopt(fd, libc::SOL_SOCKET, opt, &v, 4).is_ok());
+    if !forced {
+        let _ = set_buffers(fd, bytes);
+    }
+}
+
 /// The TPROXY listener on `0.0.0.0:port`, nonblocking.
 pub fn listener(port: u16, backlog: i32) -> io::Result<TcpListener> {
     let s = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))?;
@@ -94,6 +106,11 @@ pub fn connect_as(
 /// Makes the next close send a RST.
 pub fn set_abort(s: &impl AsFd) {
     let _ = SockRef::from(s).set_linger(Some(std::time::Duration::ZERO));
+}
+
+/// Undoes `set_abort`: the next close ends the connection normally.
+pub fn clear_abort(s: &impl AsFd) {
+    let _ = SockRef::from(s).set_linger(None);
 }
 
 /// Segments retransmitted over the connection's life (`tcpi_total_retrans`).
