@@ -202,8 +202,8 @@ impl Receiver {
     /// blocks of earlier arrivals, most recent first (RFC 2018 section 4).
     fn sack_blocks(&self) -> SackList {
         let mut list = SackList::default();
-        if !self.sack {
-            return list;
+        if !self.sack || self.ooo.is_empty() {
+            return list; // no block to report (the history may still name old arrivals)
         }
         for &seq in &self.sack_history[..self.sack_history_len] {
             let i = self.ooo.partition_point(|r| r.1 <= seq);

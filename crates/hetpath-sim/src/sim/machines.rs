@@ -377,14 +377,17 @@ impl Simulation {
             };
             let p = &self.frames[k].packet;
             let hop = self.hop_of(m, via, p.ip.dst);
+            let mut size = None;
             if let Some(d) = hop {
-                if !self.has_room(d, p.size()) && self.full_queue_holds(m, now, k) {
+                let s = p.size();
+                size = Some(s);
+                if !self.has_room(d, s) && self.full_queue_holds(m, now, k) {
                     self.machines[m.index()].blocked = Some((d, via, k));
                     self.note_waits(m, &[(d, false)]);
                     break;
                 }
             }
-            self.send_from(m, via, k, hop);
+            self.send_from(m, via, k, hop, size);
         }
         self.machines[m.index()].sending = false;
         let slot = &mut self.machines[m.index()];

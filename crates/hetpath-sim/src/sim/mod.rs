@@ -338,12 +338,12 @@ impl Simulation {
                 if gen != self.dirs[d.index()].generation {
                     return;
                 }
-                let (k, next) = self.dirs[d.index()].on_arrival(now);
+                let (k, next) = self.dirs[d.index()].on_arrival_sized(now);
                 if let Some(t) = next {
                     self.q.schedule(t, Ev::Arrive(d, gen));
                 }
-                if let Some(k) = k {
-                    self.receive(self.dirs[d.index()].params.to, k);
+                if let Some((k, size)) = k {
+                    self.receive(self.dirs[d.index()].params.to, k, Some(size));
                 }
             }
             Ev::Timer(m) => self.machine_timer(m, now),

@@ -169,7 +169,7 @@ impl Simulation {
                         self.wlans[w as usize].unacked[from as usize] = Some((d, f.clone()));
                     }
                     let k = self.frames.insert(f);
-                    self.receive(to, k);
+                    self.receive(to, k, None);
                 }
                 WlanEvent::Dropped {
                     station,
