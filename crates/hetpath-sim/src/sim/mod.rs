@@ -131,6 +131,8 @@ pub struct Simulation {
     scratch: Vec<hetpath_proto::machine::Event>,
     /// `wake_waiters`' buffer, reused (a host at a full queue waits once per packet).
     woken: Vec<MachineId>,
+    /// The buffer of a machine view's full queues and watched interfaces, reused.
+    waits: Vec<(DirId, bool)>,
     /// Server-side connections not yet accepted: (node, local, remote) -> flow.
     expected: HashMap<(NodeId, hetpath_proto::Endpoint, hetpath_proto::Endpoint), FlowId>,
     series: Series,
@@ -182,6 +184,7 @@ impl Simulation {
             streams: Vec::new(),
             scratch: Vec::new(),
             woken: Vec::new(),
+            waits: Vec::new(),
             expected: HashMap::new(),
             series: Series::default(),
             next_uid: 0,
