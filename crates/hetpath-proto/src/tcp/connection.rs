@@ -541,12 +541,12 @@ impl Connection {
             Some(Outgoing::Probe { seq }) => self.segment(TcpFlags::ACK, seq),
             None => self.segment(TcpFlags::ACK, self.sender.snd_max),
         };
-        let (ack, window, mut sack) = self.receiver.on_ack_sent();
+        let (ack, window) = self.receiver.fill_ack(&mut s.sack);
         if window == 0 {
             self.events.push_back(Event::ZeroWindowAck);
         }
         if self.ts_on {
-            sack.truncate(MAX_SACK_BLOCKS_WITH_TIMESTAMPS);
+            s.sack.truncate(MAX_SACK_BLOCKS_WITH_TIMESTAMPS);
             s.ts = Some(Timestamps {
                 val: Self::ts_clock(now),
                 ecr: self.ts_recent,
@@ -555,7 +555,6 @@ impl Connection {
         self.last_ack_sent = ack;
         s.ack = ack;
         s.window = window;
-        s.sack = sack;
         if s.len == 0 {
             s.rap = self.echo.take().map(Box::new);
         }
