@@ -14,6 +14,7 @@ the load; slow).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import subprocess
@@ -30,7 +31,7 @@ def sh(cmd: list[str], **kw) -> str:
 
 def build(tree: Path, target: Path) -> Path:
     sh(["cargo", "build", "--release", "-q", "-p", "hetpath-sim", "--example", "run"],
-       cwd=tree, env={**__import__("os").environ, "CARGO_TARGET_DIR": str(target)})
+       cwd=tree, env={**os.environ, "CARGO_TARGET_DIR": str(target)})
     return target / "release" / "examples" / "run"
 
 
@@ -69,7 +70,8 @@ def main() -> int:
     ap.add_argument("--callgrind", action="store_true")
     a = ap.parse_args()
     old = old_binary(a.rev)
-    new = build(REPO, REPO / "target")
+    # This checkout's build goes where its other builds go (CARGO_TARGET_DIR, if set).
+    new = build(REPO, Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")))
     print(f"old: {a.rev}  new: working tree   ({a.runs} alternating runs each)")
     print(f"{'scenario':<10} {'events':>9} {'old median':>11} {'new median':>11} {'old min':>8} "
           f"{'new min':>8} {'new/old':>8} {'new M ev/s':>11}")

@@ -4,10 +4,12 @@
 //!
 //! The clock and the sequence numbers (`Queue`) are kept apart from the store of pending
 //! entries (`Pending`), so that benches/event_queue can measure other stores behind the
-//! same logic. The engine's store is a binary heap whose entries carry the key packed into
-//! one `u128` (`PackedHeap`): one comparison per sift step instead of two, 0.7-0.9 of the
-//! time of the same heap on `Key` on every recorded event mix (docs/performance.md, "Event
-//! queue, d-ary heap (issue 19)"); `Heap` is kept for the benchmark.
+//! same logic. The simulation's store is `FrontHeap`: a binary heap on the key packed into
+//! one `u128` (one comparison per sift step instead of two, docs/performance.md, "Event
+//! queue, d-ary heap (issue 19)") with its least entry held in front of it when that entry
+//! was pushed before everything pending, and the events packed into a `u128` too
+//! ("Engine speed (issue 19, fourth session)"). `PackedHeap` (std's heap on the packed
+//! key, any event type; `EventQueue`) and `Heap` are kept for the benchmarks.
 
 use hetpath_proto::Time;
 use std::cmp::Ordering;
@@ -131,6 +133,172 @@ impl<E, K: HeapKey> Pending<E> for BinaryStore<E, K> {
     }
 }
 
+/// An event that packs into one `u128` and back (`FrontHeap`).
+pub trait Bits: Copy {
+    fn to_bits(self) -> u128;
+    fn from_bits(bits: u128) -> Self;
+    /// Whether the event may be held in front of the heap (`FrontHeap`): true for the
+    /// kinds often scheduled before everything pending and popped next.
+    fn may_lead(&self) -> bool {
+        true
+    }
+}
+
+/// One `FrontHeap` entry: the packed key and the packed event.
+#[derive(Clone, Copy)]
+struct Slot {
+    key: u128,
+    bits: u128,
+}
+
+/// No entry (`FrontHeap::front`): no real key is `u128::MAX` (its sequence number would be
+/// `u64::MAX`).
+const NO_FRONT: u128 = u128::MAX;
+
+/// A binary min-heap on the packed key (a pop walks the hole to a leaf, then sifts the
+/// last entry up from there, as std's `BinaryHeap` does) with its least entry held
+/// outside it when that entry was pushed before everything pending: an event scheduled
+/// ahead of all others (a link's transmission end, an arrival) and popped next never
+/// touches the heap. Events are packed into a `u128` (`Bits`), so that a pushed entry is
+/// built in registers and written once, where it ends.
+pub struct FrontHeap<E> {
+    /// Earlier than every entry of `v`; `key == NO_FRONT` when there is none.
+    front: Slot,
+    v: Vec<Slot>,
+    _event: std::marker::PhantomData<E>,
+}
+
+impl<E> Default for FrontHeap<E> {
+    fn default() -> Self {
+        FrontHeap {
+            front: Slot {
+                key: NO_FRONT,
+                bits: 0,
+            },
+            v: Vec::new(),
+            _event: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<E> FrontHeap<E> {
+    /// Writes `slot` into the hole at `i` after moving every parent with a larger key down.
+    ///
+    /// # Safety
+    /// `i` is below the vector's capacity and every index below `i` holds an entry.
+    #[inline(always)]
+    unsafe fn sift_up_into(base: *mut Slot, mut i: usize, slot: Slot) {
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            let p = *base.add(parent);
+            if slot.key >= p.key {
+                break;
+            }
+            *base.add(i) = p;
+            i = parent;
+        }
+        *base.add(i) = slot;
+    }
+
+    #[inline(always)]
+    fn heap_push(&mut self, slot: Slot) {
+        let len = self.v.len();
+        self.v.reserve(1);
+        // SAFETY: the capacity exceeds `len`; indices below `len` hold entries; the slot
+        // at `len` is written (by the sift) before the length covers it.
+        unsafe {
+            Self::sift_up_into(self.v.as_mut_ptr(), len, slot);
+            self.v.set_len(len + 1);
+        }
+    }
+
+    #[inline(always)]
+    fn heap_pop(&mut self) -> Option<Slot> {
+        let last = self.v.pop()?;
+        let len = self.v.len();
+        if len == 0 {
+            return Some(last);
+        }
+        let base = self.v.as_mut_ptr();
+        // SAFETY: every index read or written is below `len`; the root is copied out
+        // first, so it is the hole, which each step moves down to the child copied up;
+        // `last`, already out of the vector, fills the final hole.
+        unsafe {
+            let top = *base;
+            let mut hole = 0;
+            let mut child = 1;
+            while child + 1 < len {
+                child += usize::from((*base.add(child + 1)).key < (*base.add(child)).key);
+                *base.add(hole) = *base.add(child);
+                hole = child;
+                child = 2 * hole + 1;
+            }
+            if child + 1 == len {
+                *base.add(hole) = *base.add(child);
+                hole = child;
+            }
+            Self::sift_up_into(base, hole, last);
+            Some(top)
+        }
+    }
+}
+
+impl<E: Bits> Pending<E> for FrontHeap<E> {
+    #[inline(always)]
+    fn push(&mut self, key: Key, event: E) {
+        let slot = Slot {
+            key: key.packed(),
+            bits: event.to_bits(),
+        };
+        if slot.key >= self.front.key {
+            self.heap_push(slot);
+        } else if !event.may_lead() {
+            // Before the front entry, which must then wait in the heap too.
+            if self.front.key != NO_FRONT {
+                let old = std::mem::replace(&mut self.front.key, NO_FRONT);
+                self.heap_push(Slot {
+                    key: old,
+                    bits: self.front.bits,
+                });
+            }
+            self.heap_push(slot);
+        } else if self.front.key != NO_FRONT {
+            // Before the front entry, so before everything in the heap: it takes its place.
+            let old = std::mem::replace(&mut self.front, slot);
+            self.heap_push(old);
+        } else if self.v.first().is_none_or(|h| slot.key < h.key) {
+            self.front = slot;
+        } else {
+            self.heap_push(slot);
+        }
+    }
+    #[inline(always)]
+    fn peek(&self) -> Option<Key> {
+        if self.front.key != NO_FRONT {
+            return Some(Key::from_packed(self.front.key));
+        }
+        self.v.first().map(|e| Key::from_packed(e.key))
+    }
+    #[inline(always)]
+    fn pop(&mut self) -> Option<(Key, E)> {
+        let slot = if self.front.key != NO_FRONT {
+            std::mem::replace(
+                &mut self.front,
+                Slot {
+                    key: NO_FRONT,
+                    bits: 0,
+                },
+            )
+        } else {
+            self.heap_pop()?
+        };
+        Some((Key::from_packed(slot.key), E::from_bits(slot.bits)))
+    }
+    fn len(&self) -> usize {
+        self.v.len() + usize::from(self.front.key != NO_FRONT)
+    }
+}
+
 /// The engine's event queue.
 pub type EventQueue<E> = Queue<E, PackedHeap<E>>;
 
@@ -158,6 +326,7 @@ impl<E, P: Pending<E>> Default for Queue<E, P> {
 
 impl<E, P: Pending<E>> Queue<E, P> {
     /// Schedules `event` at `time`; a time in the past is clamped to now.
+    #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: E) {
         let key = Key {
             time: time.max(self.now),
@@ -169,12 +338,14 @@ impl<E, P: Pending<E>> Queue<E, P> {
 
     /// Takes the sequence number the next `schedule` would use, for an event that is
     /// queued later (`schedule_reserved`) but must keep its place among same-time events.
+    #[inline(always)]
     pub fn reserve_seq(&mut self) -> u64 {
         self.seq += 1;
         self.seq - 1
     }
 
     /// Queues `event` at `time` with a sequence number from `reserve_seq`.
+    #[inline(always)]
     pub fn schedule_reserved(&mut self, time: Time, seq: u64, event: E) {
         debug_assert!(seq < self.seq, "sequence number not reserved");
         let time = time.max(self.now);
@@ -182,6 +353,7 @@ impl<E, P: Pending<E>> Queue<E, P> {
     }
 
     /// Pops the next event if it is due at or before `limit`, advancing the clock.
+    #[inline(always)]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
         if self.pending.peek()?.time > limit {
             return None;
@@ -197,6 +369,7 @@ impl<E, P: Pending<E>> Queue<E, P> {
     /// queued event's and the time is not after `limit`. The clock and the count then move
     /// as if it had been scheduled and popped, so a run is the same either way. Returns
     /// whether it may.
+    #[inline(always)]
     pub fn take_next(&mut self, time: Time, seq: u64, limit: Time) -> bool {
         let time = time.max(self.now);
         if time > limit || self.pending.peek().is_some_and(|k| k < Key { time, seq }) {
@@ -208,6 +381,7 @@ impl<E, P: Pending<E>> Queue<E, P> {
     }
 
     /// The time of the next queued event, if any.
+    #[inline(always)]
     pub fn next_time(&self) -> Option<Time> {
         self.pending.peek().map(|k| k.time)
     }

@@ -104,8 +104,9 @@ pub struct LinkDir<K = FrameKey> {
     queue_bytes: u64,
     /// The packet being serialised, if any.
     transmitting: Option<K>,
-    /// Packets propagating: (arrival time, packet).
-    wire: VecDeque<(Time, K)>,
+    /// Packets propagating: (arrival time, packet, its size), the size handed on so
+    /// that the next hop need not measure the packet again.
+    wire: VecDeque<(Time, K, u32)>,
     up: bool,
     /// Bumped when the link goes down, so pending events for lost packets are ignored.
     pub generation: u64,
@@ -263,7 +264,7 @@ impl<K: Copy> LinkDir<K> {
         let was_empty = self.wire.is_empty();
         let mut lost = None;
         if self.channel.transmit(now - dur, dur, size) {
-            self.wire.push_back((now + self.params.delay, p));
+            self.wire.push_back((now + self.params.delay, p, size));
         } else {
             self.stats.lost_packets += 1;
             lost = Some(p);
@@ -277,10 +278,17 @@ impl<K: Copy> LinkDir<K> {
 
     /// The head of the wire FIFO arrives; returns it and the next arrival time.
     pub fn on_arrival(&mut self, now: Time) -> (Option<K>, Option<Time>) {
+        let (p, next) = self.on_arrival_sized(now);
+        (p.map(|p| p.0), next)
+    }
+
+    /// `on_arrival`, with the packet's size as measured when it joined the queue.
+    #[inline]
+    pub fn on_arrival_sized(&mut self, now: Time) -> (Option<(K, u32)>, Option<Time>) {
         match self.wire.front() {
-            Some((t, _)) if *t <= now => {
-                let (_, p) = self.wire.pop_front().unwrap();
-                (Some(p), self.wire.front().map(|e| e.0))
+            Some(&(t, p, size)) if t <= now => {
+                self.wire.pop_front();
+                (Some((p, size)), self.wire.front().map(|e| e.0))
             }
             _ => (None, None),
         }

@@ -200,6 +200,9 @@ pub struct Dcf<P> {
     /// Per sending station, the channel its frames meet when no other collides with them
     /// (`None`: error-free).
     channels: Vec<Option<Box<dyn Channel>>>,
+    /// `transmit`'s list of the stations whose countdown ends, kept between calls (a
+    /// `malloc` and a `free` per contention round otherwise).
+    senders: Vec<usize>,
 }
 
 impl<P> Dcf<P> {
@@ -225,6 +228,7 @@ impl<P> Dcf<P> {
             },
             next: None,
             channels: (0..n).map(|_| None).collect(),
+            senders: Vec::new(),
         }
     }
 
@@ -387,7 +391,8 @@ impl<P> Dcf<P> {
     /// what they have left.
     fn transmit(&mut self, now: Time, grid: Time) {
         let k = now.since(grid).0 / self.params.slot.0;
-        let mut senders = Vec::new();
+        let mut senders = std::mem::take(&mut self.senders);
+        senders.clear();
         for (i, s) in self.stations.iter_mut().enumerate() {
             let Some((start, left)) = s.backoff else {
                 continue;
@@ -425,13 +430,15 @@ impl<P> Dcf<P> {
                 self.stations[i].stats.collisions += 1;
             }
             self.state = State::Failure {
-                stations: senders,
+                stations: senders.clone(),
                 corrupted: false,
                 end: now + longest,
             };
+            self.senders = senders;
             return;
         }
         let i = senders[0];
+        self.senders = senders;
         let body = self.stations[i].queue.front().expect("a frame").body;
         let handshake = if p.uses_rts(body) {
             p.air(RTS_BYTES, p.basic_rate) + p.sifs + p.air(CTS_BYTES, p.basic_rate) + p.sifs

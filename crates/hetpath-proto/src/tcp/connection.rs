@@ -17,7 +17,7 @@ use super::recovery::AckInput;
 use super::sender::{Expiry, Outgoing, Sender, SenderStats};
 use crate::cc::Algorithm;
 use crate::packet::{
-    Endpoint, Packet, SackList, SynOptions, TcpFlags, TcpSegment, Timestamps,
+    Body, Endpoint, Packet, SackList, SynOptions, TcpFlags, TcpSegment, Timestamps,
     MAX_SACK_BLOCKS_WITH_TIMESTAMPS, TIMESTAMP_TICK_NS,
 };
 use crate::rap::{Echo, Feedback};
@@ -482,7 +482,7 @@ impl Connection {
                 s
             }
             State::SynSent | State::SynReceived if self.syn_due => self.syn_segment(now),
-            s if s.is_synchronized() => self.data_or_ack(now)?,
+            s if s.is_synchronized() => return self.data_or_ack(now),
             _ => return None,
         };
         Some(Packet::tcp(self.local.addr, self.remote.addr, seg))
@@ -516,7 +516,10 @@ impl Connection {
         s
     }
 
-    fn data_or_ack(&mut self, now: Time) -> Option<TcpSegment> {
+    /// A data segment or an ACK, built in the packet that carries it: filled where it
+    /// lies rather than assembled apart and moved, since a move reads it back whole right
+    /// after the narrower stores that built it, which the processor cannot forward.
+    fn data_or_ack(&mut self, now: Time) -> Option<Packet> {
         let out = if std::mem::take(&mut self.handshake_ack_due) {
             None
         } else {
@@ -529,24 +532,26 @@ impl Connection {
             let timeout = !self.sender.in_recovery();
             self.events.push_back(Event::Retransmitted { seq, timeout });
         }
-        let mut s = match out {
-            Some(Outgoing::Data { seq, len, .. }) => {
-                let mut s = self.segment(TcpFlags::ACK, seq);
-                s.len = len;
-                let srtt = self.sender.rtt.srtt().unwrap_or(Dur::ZERO);
-                s.rap = self.sender.cc.request(srtt).map(Box::new);
-                s
-            }
-            Some(Outgoing::Fin { seq, .. }) => self.segment(TcpFlags::ACK | TcpFlags::FIN, seq),
-            Some(Outgoing::Probe { seq }) => self.segment(TcpFlags::ACK, seq),
-            None => self.segment(TcpFlags::ACK, self.sender.snd_max),
+        let (flags, seq) = match out {
+            Some(Outgoing::Data { seq, .. } | Outgoing::Probe { seq }) => (TcpFlags::ACK, seq),
+            Some(Outgoing::Fin { seq, .. }) => (TcpFlags::ACK | TcpFlags::FIN, seq),
+            None => (TcpFlags::ACK, self.sender.snd_max),
         };
-        let (ack, window, mut sack) = self.receiver.on_ack_sent();
+        let mut p = Packet::tcp(self.local.addr, self.remote.addr, self.segment(flags, seq));
+        let Body::Tcp(s) = &mut p.body else {
+            unreachable!("built as a TCP packet")
+        };
+        if let Some(Outgoing::Data { len, .. }) = out {
+            s.len = len;
+            let srtt = self.sender.rtt.srtt().unwrap_or(Dur::ZERO);
+            s.rap = self.sender.cc.request(srtt).map(Box::new);
+        }
+        let (ack, window) = self.receiver.fill_ack(&mut s.sack);
         if window == 0 {
             self.events.push_back(Event::ZeroWindowAck);
         }
         if self.ts_on {
-            sack.truncate(MAX_SACK_BLOCKS_WITH_TIMESTAMPS);
+            s.sack.truncate(MAX_SACK_BLOCKS_WITH_TIMESTAMPS);
             s.ts = Some(Timestamps {
                 val: Self::ts_clock(now),
                 ecr: self.ts_recent,
@@ -555,11 +560,10 @@ impl Connection {
         self.last_ack_sent = ack;
         s.ack = ack;
         s.window = window;
-        s.sack = sack;
         if s.len == 0 {
             s.rap = self.echo.take().map(Box::new);
         }
-        Some(s)
+        Some(p)
     }
 
     fn segment(&self, flags: TcpFlags, seq: u64) -> TcpSegment {

@@ -198,12 +198,12 @@ impl Receiver {
         self.sack_history_len = len + 1;
     }
 
-    /// SACK blocks for the next ACK: the block holding the latest arrival first, then the
-    /// blocks of earlier arrivals, most recent first (RFC 2018 section 4).
-    fn sack_blocks(&self) -> SackList {
-        let mut list = SackList::default();
-        if !self.sack {
-            return list;
+    /// SACK blocks for the next ACK, pushed onto `list`: the block holding the latest
+    /// arrival first, then the blocks of earlier arrivals, most recent first (RFC 2018
+    /// section 4).
+    fn sack_blocks(&self, list: &mut SackList) {
+        if !self.sack || self.ooo.is_empty() {
+            return; // no block to report (the history may still name old arrivals)
         }
         for &seq in &self.sack_history[..self.sack_history_len] {
             let i = self.ooo.partition_point(|r| r.1 <= seq);
@@ -217,7 +217,6 @@ impl Receiver {
                 break;
             }
         }
-        list
     }
 
     pub fn ack_pending(&self) -> bool {
@@ -242,12 +241,22 @@ impl Receiver {
 
     /// Fills the acknowledgement fields of an outgoing segment and clears ACK state.
     pub fn on_ack_sent(&mut self) -> (u64, u64, SackList) {
+        let mut sack = SackList::default();
+        let (ack, window) = self.fill_ack(&mut sack);
+        (ack, window, sack)
+    }
+
+    /// `on_ack_sent` for a segment whose (empty) SACK list is `sack`: the blocks are
+    /// pushed where the list lies. (A list built apart and returned was copied whole,
+    /// a load the processor could not forward from the narrower stores that built it.)
+    pub fn fill_ack(&mut self, sack: &mut SackList) -> (u64, u64) {
         self.ack_now = false;
         self.unacked_segments = 0;
         self.ack_deadline = None;
         let w = self.window();
         self.advertised_edge = self.rcv_nxt + w;
-        (self.rcv_nxt, w, self.sack_blocks())
+        self.sack_blocks(sack);
+        (self.rcv_nxt, w)
     }
 }
 

@@ -12,8 +12,7 @@
 //! the order eager queueing gives (time, then arming order); only entries superseded
 //! while deferred are never queued at all.
 
-use super::Ev;
-use crate::engine::EventQueue;
+use super::{Ev, EventQueue};
 use hetpath_proto::{ConnId, Time};
 
 #[derive(Default)]
@@ -32,7 +31,7 @@ struct Entries {
 impl ConnTimers {
     /// Connection `c` armed a deadline at `t` (earlier than its previous one): queue the
     /// event `ev` for it, or defer it behind an earlier queued entry.
-    pub(super) fn arm(&mut self, q: &mut EventQueue<Ev>, c: ConnId, t: Time, ev: Ev) {
+    pub(super) fn arm(&mut self, q: &mut EventQueue, c: ConnId, t: Time, ev: Ev) {
         if self.conns.len() <= c.index() {
             self.conns.resize_with(c.index() + 1, Entries::default);
         }
@@ -50,7 +49,7 @@ impl ConnTimers {
 
     /// Connection `c`'s earliest queued entry came up: queue its deferred deadline if no
     /// queued entry is left before it.
-    pub(super) fn fired(&mut self, q: &mut EventQueue<Ev>, c: ConnId, ev: Ev) {
+    pub(super) fn fired(&mut self, q: &mut EventQueue, c: ConnId, ev: Ev) {
         let e = &mut self.conns[c.index()];
         e.queued.pop();
         if let Some((t, seq)) = e.deferred {
@@ -73,7 +72,7 @@ mod tests {
     }
 
     /// Pops every entry, telling `timers` as the simulation does.
-    fn drain(q: &mut EventQueue<Ev>, timers: &mut ConnTimers) -> Vec<(Time, usize)> {
+    fn drain(q: &mut EventQueue, timers: &mut ConnTimers) -> Vec<(Time, usize)> {
         let mut out = vec![];
         while let Some((t, e)) = q.pop_until(Time::MAX) {
             let Ev::ConnTimer(_, c) = e else {

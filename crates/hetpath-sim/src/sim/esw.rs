@@ -145,7 +145,7 @@ impl Simulation {
         for (side, f) in out.delivered.drain(..) {
             let to = self.dirs[dirs[side].index()].params.to;
             let k = self.frames.insert(f);
-            self.receive(to, k);
+            self.receive(to, k, None);
         }
         kept
     }

@@ -95,10 +95,12 @@ impl Simulation {
     }
 
     /// A packet reaches `node`: its machines see it arrive; then it is delivered to them
-    /// if it is addressed here, or forwarded.
-    pub(super) fn receive(&mut self, node: NodeId, k: FrameKey) {
+    /// if it is addressed here, or forwarded. `size` is the packet's, if the caller knows
+    /// it (a link direction measured it on entry).
+    pub(super) fn receive(&mut self, node: NodeId, k: FrameKey, mut size: Option<u32>) {
         let n = node.index();
         if !self.nodes[n].arrival.is_empty() {
+            size = None; // a machine may change the packet
             self.frame_power = self.frame_power_at(node);
             for i in 0..self.nodes[n].arrival.len() {
                 let m = self.nodes[n].arrival[i];
@@ -119,7 +121,7 @@ impl Simulation {
             self.no_route_drops += 1;
             return;
         }
-        self.forward(node, k);
+        self.forward(node, k, size);
     }
 
     /// A packet addressed to `node` goes to its machines (but the one that sent it).
@@ -136,31 +138,39 @@ impl Simulation {
 
     /// Routes a packet from `node` (it arrived there, or a machine there sent it).
     #[inline]
-    pub(super) fn forward(&mut self, node: NodeId, k: FrameKey) {
+    pub(super) fn forward(&mut self, node: NodeId, k: FrameKey, size: Option<u32>) {
         let hop = self.next_hop_to(node, self.frames[k].packet.ip.dst);
-        self.leave_by(hop, k);
+        self.leave_by(hop, k, size);
     }
 
     /// The packet leaves by `hop`, or is dropped for want of a route.
     #[inline]
-    fn leave_by(&mut self, hop: Option<DirId>, k: FrameKey) {
+    fn leave_by(&mut self, hop: Option<DirId>, k: FrameKey, size: Option<u32>) {
         let Some(d) = hop else {
             self.frames.remove(k);
             self.no_route_drops += 1;
             return;
         };
-        self.depart(d, k);
+        self.depart(d, k, size);
     }
 
-    /// A machine's packet leaves its node as it asked, by `hop` (`hop_of` its `via`).
+    /// A machine's packet leaves its node as it asked, by `hop` (`hop_of` its `via`);
+    /// `size` is its size if the caller measured it.
     #[inline]
-    pub(super) fn send_from(&mut self, m: MachineId, via: Via, k: FrameKey, hop: Option<DirId>) {
+    pub(super) fn send_from(
+        &mut self,
+        m: MachineId,
+        via: Via,
+        k: FrameKey,
+        hop: Option<DirId>,
+        size: Option<u32>,
+    ) {
         let node = self.machines[m.index()].node;
         if via == Via::Route && self.frames[k].packet.ip.dst == node_addr(node) {
             // between layers of one node (APOHN's booster answers its TCP)
             return self.deliver_local(node, k, Some(m));
         }
-        self.leave_by(hop, k);
+        self.leave_by(hop, k, size);
     }
 
     /// The link direction `via` a packet would leave by (for a machine's flow control).
@@ -174,20 +184,21 @@ impl Simulation {
 
     /// The machines watching `d` see the packet; then it joins the queue.
     #[inline]
-    fn depart(&mut self, d: DirId, k: FrameKey) {
+    fn depart(&mut self, d: DirId, k: FrameKey, mut size: Option<u32>) {
         for i in 0..self.departure[d.index()].len() {
             let (m, iface) = self.departure[d.index()][i];
+            size = None; // a machine may change the packet
             if self.show(m, At::Departure(iface), k) == Verdict::Consume {
                 self.frames.remove(k);
                 return;
             }
         }
-        self.send_on(d, k);
+        self.send_on(d, k, size);
     }
 
     /// Offers a packet to link direction `d`'s queue.
     #[inline]
-    fn send_on(&mut self, d: DirId, k: FrameKey) {
+    fn send_on(&mut self, d: DirId, k: FrameKey, size: Option<u32>) {
         if let Some(&Some((e, side))) = self.esw_of.get(d.index()) {
             let f = self.frames.remove(k);
             return self.esw_offer(e, side, d, f);
@@ -197,7 +208,7 @@ impl Simulation {
             return self.wlan_offer(wd, d, f);
         }
         let now = self.q.now();
-        let size = self.frames[k].packet.size();
+        let size = size.unwrap_or_else(|| self.frames[k].packet.size());
         match self.dirs[d.index()].enqueue(now, k, size) {
             Ok(w) => self.wake_link(d, w),
             Err(k) => {

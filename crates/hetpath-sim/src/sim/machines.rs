@@ -222,23 +222,28 @@ impl Simulation {
             return f(h.as_mut(), &BlindView);
         }
         let mut owned = std::mem::replace(&mut self.machines[m.index()].machine, Owned::Vacant);
+        // The view's list starts from a kept buffer: a machine that asks `ready` of a full
+        // queue at every poll (a split PEP) would allocate and free one per call.
+        let waits = std::mem::take(&mut self.waits);
         let slot = &self.machines[m.index()];
         let view = View {
             sim: self,
             node: slot.node,
             ifaces: &slot.ifaces,
-            waits: RefCell::new(Vec::new()),
+            waits: RefCell::new(waits),
         };
         let r = match &mut owned {
             Owned::Host(h) => f(h.as_mut(), &view),
             Owned::Other(x) => f(x.as_mut(), &view),
             Owned::Vacant => unreachable!("machine {m:?} called while out"),
         };
-        let waits = view.waits.into_inner();
+        let mut waits = view.waits.into_inner();
         self.machines[m.index()].machine = owned;
         if !waits.is_empty() {
             self.note_waits(m, &waits);
+            waits.clear();
         }
+        self.waits = waits;
         r
     }
 
@@ -377,14 +382,17 @@ impl Simulation {
             };
             let p = &self.frames[k].packet;
             let hop = self.hop_of(m, via, p.ip.dst);
+            let mut size = None;
             if let Some(d) = hop {
-                if !self.has_room(d, p.size()) && self.full_queue_holds(m, now, k) {
+                let s = p.size();
+                size = Some(s);
+                if !self.has_room(d, s) && self.full_queue_holds(m, now, k) {
                     self.machines[m.index()].blocked = Some((d, via, k));
                     self.note_waits(m, &[(d, false)]);
                     break;
                 }
             }
-            self.send_from(m, via, k, hop);
+            self.send_from(m, via, k, hop, size);
         }
         self.machines[m.index()].sending = false;
         let slot = &mut self.machines[m.index()];

@@ -42,7 +42,7 @@ pub use detach::{DetachError, DetachedDir, StateChange};
 pub use flows::{FlowParams, FlowTransport, Ipsec, TcpFlow};
 pub use forwarding::node_addr;
 
-use crate::engine::EventQueue;
+use crate::engine::{Bits, FrontHeap, Queue};
 use crate::link::{Frames, LinkDir, Wakeups};
 use crate::mobility::MobileHost;
 use crate::results::Series;
@@ -77,6 +77,79 @@ enum Ev {
     WebWake(FlowId),
 }
 
+/// The tag of each `Ev` variant in its packed form (`Bits`).
+mod tag {
+    pub const TX_DONE: u8 = 0;
+    pub const ARRIVE: u8 = 1;
+    pub const TIMER: u8 = 2;
+    pub const CONN_TIMER: u8 = 3;
+    pub const FLOW_START: u8 = 4;
+    pub const LINK_STATE: u8 = 5;
+    pub const SAMPLE: u8 = 6;
+    pub const REASSOCIATE: u8 = 7;
+    pub const ESW_SLOT: u8 = 8;
+    pub const ESW_ARRIVE: u8 = 9;
+    pub const WLAN: u8 = 10;
+    pub const WEB_WAKE: u8 = 11;
+}
+
+/// An event packed for the queue (`engine::FrontHeap`): the tag in bits 0..8, a 32-bit
+/// handle in 8..40, a second field (a connection, a side, up or down) in 40..72, or a
+/// link's generation in 64..128 (the variants that carry one have no second field).
+impl Bits for Ev {
+    #[inline(always)]
+    fn to_bits(self) -> u128 {
+        let pack = |t: u8, a: u32, b: u32| t as u128 | (a as u128) << 8 | (b as u128) << 40;
+        let with_gen =
+            |t: u8, d: DirId, gen: u64| t as u128 | (d.0 as u128) << 8 | (gen as u128) << 64;
+        match self {
+            Ev::TxDone(d, gen) => with_gen(tag::TX_DONE, d, gen),
+            Ev::Arrive(d, gen) => with_gen(tag::ARRIVE, d, gen),
+            Ev::Timer(m) => pack(tag::TIMER, m.0, 0),
+            Ev::ConnTimer(m, c) => pack(tag::CONN_TIMER, m.0, c.0),
+            Ev::FlowStart(f) => pack(tag::FLOW_START, f.0, 0),
+            Ev::LinkState(d, up) => pack(tag::LINK_STATE, d.0, up as u32),
+            Ev::Sample => pack(tag::SAMPLE, 0, 0),
+            Ev::Reassociate => pack(tag::REASSOCIATE, 0, 0),
+            Ev::EswSlot(e, side) => pack(tag::ESW_SLOT, e, side as u32),
+            Ev::EswArrive(e, side) => pack(tag::ESW_ARRIVE, e, side as u32),
+            Ev::Wlan(w) => pack(tag::WLAN, w, 0),
+            Ev::WebWake(f) => pack(tag::WEB_WAKE, f.0, 0),
+        }
+    }
+    #[inline(always)]
+    fn from_bits(bits: u128) -> Ev {
+        let a = (bits >> 8) as u32;
+        let b = (bits >> 40) as u32;
+        let gen = (bits >> 64) as u64;
+        match bits as u8 {
+            tag::TX_DONE => Ev::TxDone(DirId(a), gen),
+            tag::ARRIVE => Ev::Arrive(DirId(a), gen),
+            tag::TIMER => Ev::Timer(MachineId(a)),
+            tag::CONN_TIMER => Ev::ConnTimer(MachineId(a), hetpath_proto::ConnId(b)),
+            tag::FLOW_START => Ev::FlowStart(FlowId(a)),
+            tag::LINK_STATE => Ev::LinkState(DirId(a), b != 0),
+            tag::SAMPLE => Ev::Sample,
+            tag::REASSOCIATE => Ev::Reassociate,
+            tag::ESW_SLOT => Ev::EswSlot(a, b as u8),
+            tag::ESW_ARRIVE => Ev::EswArrive(a, b as u8),
+            tag::WLAN => Ev::Wlan(a),
+            tag::WEB_WAKE => Ev::WebWake(FlowId(a)),
+            t => unreachable!("no event has tag {t}"),
+        }
+    }
+    /// A link's transmission end or arrival: on a fast link it is usually scheduled
+    /// before everything pending and popped next. The other kinds seldom are, and an ESW
+    /// link's slots run in place of being queued when they are next (`esw.rs`).
+    #[inline(always)]
+    fn may_lead(&self) -> bool {
+        matches!(self, Ev::TxDone(..) | Ev::Arrive(..))
+    }
+}
+
+/// The simulation's event queue.
+type EventQueue = Queue<Ev, FrontHeap<Ev>>;
+
 /// Progress callback: called with (now, end) about every 1% of simulated time and every
 /// `PROGRESS_EVENTS` events; returning `false` stops the run early.
 pub type Progress<'a> = &'a mut dyn FnMut(Time, Time) -> bool;
@@ -100,7 +173,7 @@ pub struct Simulation {
     pub seed: u64,
     end: Time,
     sample_interval: Dur,
-    q: EventQueue<Ev>,
+    q: EventQueue,
     nodes: Vec<Node>,
     dirs: Vec<LinkDir>,
     links: Vec<[DirId; 2]>,
@@ -131,6 +204,8 @@ pub struct Simulation {
     scratch: Vec<hetpath_proto::machine::Event>,
     /// `wake_waiters`' buffer, reused (a host at a full queue waits once per packet).
     woken: Vec<MachineId>,
+    /// The buffer of a machine view's full queues and watched interfaces, reused.
+    waits: Vec<(DirId, bool)>,
     /// Server-side connections not yet accepted: (node, local, remote) -> flow.
     expected: HashMap<(NodeId, hetpath_proto::Endpoint, hetpath_proto::Endpoint), FlowId>,
     series: Series,
@@ -182,6 +257,7 @@ impl Simulation {
             streams: Vec::new(),
             scratch: Vec::new(),
             woken: Vec::new(),
+            waits: Vec::new(),
             expected: HashMap::new(),
             series: Series::default(),
             next_uid: 0,
@@ -338,12 +414,12 @@ impl Simulation {
                 if gen != self.dirs[d.index()].generation {
                     return;
                 }
-                let (k, next) = self.dirs[d.index()].on_arrival(now);
+                let (k, next) = self.dirs[d.index()].on_arrival_sized(now);
                 if let Some(t) = next {
                     self.q.schedule(t, Ev::Arrive(d, gen));
                 }
-                if let Some(k) = k {
-                    self.receive(self.dirs[d.index()].params.to, k);
+                if let Some((k, size)) = k {
+                    self.receive(self.dirs[d.index()].params.to, k, Some(size));
                 }
             }
             Ev::Timer(m) => self.machine_timer(m, now),

@@ -27,6 +27,8 @@ pub(super) struct Wlan {
     /// Per station, the frame handed up and awaiting its MAC ACK, kept only when a
     /// machine on its direction asked for the link status.
     unacked: Vec<Option<(DirId, Frame)>>,
+    /// `wlan_event`'s buffer of the medium's outcomes, kept between events.
+    out: Vec<WlanEvent<(DirId, Frame)>>,
 }
 
 /// Where a link direction's packets go: WLAN `w`, from station `from` to station `to`.
@@ -73,6 +75,7 @@ impl Simulation {
             queue,
             scheduled: None,
             unacked: vec![None; nodes.len()],
+            out: Vec::new(),
             nodes,
             dirs,
         });
@@ -149,10 +152,10 @@ impl Simulation {
             return; // superseded
         }
         wlan.scheduled = None;
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut wlan.out);
         wlan.dcf.on_event(now, &mut out);
         self.wlan_schedule(w);
-        for ev in out {
+        for ev in out.drain(..) {
             match ev {
                 WlanEvent::Delivered {
                     payload: (d, f), ..
@@ -169,7 +172,7 @@ impl Simulation {
                         self.wlans[w as usize].unacked[from as usize] = Some((d, f.clone()));
                     }
                     let k = self.frames.insert(f);
-                    self.receive(to, k);
+                    self.receive(to, k, None);
                 }
                 WlanEvent::Dropped {
                     station,
@@ -188,6 +191,7 @@ impl Simulation {
                 }
             }
         }
+        self.wlans[w as usize].out = out;
     }
 
     /// The machines on direction `d` that asked learn what its MAC did with `p`.
