@@ -276,7 +276,8 @@ def test_kernel_tcp_goodput_is_the_rate_times_mss_over_mtu(tmp_path: Path, topo:
     goodput = statistics.median(r for r, _ in rates)
     # Each 1500-byte IP packet (a 1514-byte frame) carries MSS bytes.
     expected = 10e6 * rates[0][1] / 1500
-    assert abs(goodput - expected) <= 0.05 * expected, f"goodput {goodput / 1e6:.3f} Mbit/s, expected {expected / 1e6:.3f}"
+    assert abs(goodput - expected) <= 0.05 * expected, \
+        f"goodput {goodput / 1e6:.3f} Mbit/s, expected {expected / 1e6:.3f}"
 
 
 def emulate(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -318,3 +319,43 @@ def test_the_core_alone_refuses_a_non_ethernet_interface(tmp_path: Path, topo: T
                          capture_output=True, text=True, timeout=30)
     assert res.returncode == 2, res.stderr
     assert "'lo'" in res.stderr and "not Ethernet" in res.stderr
+
+
+def test_without_a_command_it_runs_until_ctrl_c_and_keeps_the_files(tmp_path: Path, topo: Topology) -> None:
+    import select
+    import signal
+
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-m", "hetpath", "emulate", str(scenario(tmp_path)), "--link", "sat",
+                          "--if-a", "p1", "--if-b", "p2", "--netns-a", topo.br, "--netns-b", topo.br,
+                          "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stderr is not None
+        deadline, seen = time.monotonic() + 30, ""
+        while "Ctrl-C stops it" not in seen and time.monotonic() < deadline and p.poll() is None:
+            if select.select([p.stderr], [], [], 0.5)[0]:
+                seen += p.stderr.readline()
+        assert "Ctrl-C stops it" in seen, seen
+        rtts = json.loads(in_ns(topo.h1, [sys.executable, PROBE, "ping", H2, "4", "0.05"]).stdout)
+        assert len(rtts) == 4
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, seen + err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["links"][0]["tx_packets"] >= 4 and summary["links"][1]["tx_packets"] >= 4
+
+
+def test_without_root_packet_mode_is_one_line_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from helpers import invoke
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    res = invoke(["emulate", str(scenario(tmp_path)), "--link", "sat", "--if-a", "eth1", "--if-b", "eth2",
+                  "--out", str(tmp_path / "out"), "--", "true"])
+    assert res.exit_code == 2, res.stderr
+    assert res.stderr.strip() == ("hetpath: error: packet mode needs root "
+                                  "(raw packet sockets, promiscuous mode, offload settings)")
+    assert not (tmp_path / ".out.partial").exists()
