@@ -100,8 +100,8 @@ impl<O: Observer> Emulator<O> {
     }
 
     /// Packets carry a link-layer header of `bytes` in front of the IP packet (14 for
-    /// Ethernet frames): the link sizes each packet, and the fates report it, without
-    /// it, as the TUN mode and `hetpath run` count, and the capture gets the IP packet
+    /// Ethernet frames, and 4 more per VLAN tag): the link sizes each packet, and the
+    /// fates report it, without it, as the TUN mode and `hetpath run` count, and the capture gets the IP packet
     /// alone (frames of other EtherTypes, e.g. ARP, cross the link but are not
     /// captured: the capture is LINKTYPE_RAW). Call before the first input.
     pub fn set_link_header(&mut self, bytes: usize) {
@@ -151,7 +151,8 @@ impl<O: Observer> Emulator<O> {
         let now = self.now;
         let d = dir.index();
         self.bufs.set_len(s, len);
-        let bytes = self.bufs.get(s).len().saturating_sub(self.link_header) as u32;
+        let frame = self.bufs.get(s);
+        let bytes = (frame.len() - header_len(frame, self.link_header)) as u32;
         self.meta[s.index()] = Meta {
             seq: self.read[d],
             entered: now,
@@ -368,14 +369,31 @@ fn fate(m: Meta, left: Time, outcome: Outcome) -> Fate {
     }
 }
 
+/// The length of `frame`'s link header, `header` bytes (0: none), with up to two VLAN
+/// tags (802.1Q, 802.1ad) after an Ethernet header's addresses; never more than the frame.
+fn header_len(frame: &[u8], header: usize) -> usize {
+    let mut h = header;
+    if header > 0 {
+        for _ in 0..2 {
+            match frame.get(h - 2..h) {
+                Some([0x81, 0x00] | [0x88, 0xa8]) => h += 4,
+                _ => break,
+            }
+        }
+    }
+    h.min(frame.len())
+}
+
 /// The IP packet in `frame` behind a link header of `header` bytes: all of it without
-/// one, else what follows an Ethernet header whose EtherType is IPv4 or IPv6.
+/// one, else what follows an Ethernet header (and its VLAN tags) whose EtherType is
+/// IPv4 or IPv6.
 fn ip_packet(frame: &[u8], header: usize) -> Option<&[u8]> {
     if header == 0 {
         return Some(frame);
     }
-    let ethertype = frame.get(header - 2..header)?;
-    matches!(ethertype, [0x08, 0x00] | [0x86, 0xdd]).then(|| &frame[header..])
+    let h = header_len(frame, header);
+    let ethertype = frame.get(h.checked_sub(2)?..h)?;
+    matches!(ethertype, [0x08, 0x00] | [0x86, 0xdd]).then(|| &frame[h..])
 }
 
 /// Slots one direction can hold at once: a full queue, the transmitter, and a wire full

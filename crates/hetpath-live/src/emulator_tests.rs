@@ -498,3 +498,19 @@ fn ethernet_frames_are_sized_and_captured_by_their_ip_packet_and_forwarded_whole
     assert_eq!(rec.started[0].2, packet(0, 1250));
     assert_eq!(e.stats(Dir::Ab).tx_bytes, 11 * 1250 + 28);
 }
+
+#[test]
+fn a_vlan_tagged_frame_is_sized_and_captured_without_its_tag() {
+    let mut e = link(10);
+    e.set_link_header(14);
+    let mut f = vec![0xaau8; 12];
+    f.extend_from_slice(&[0x81, 0x00, 0x00, 0x64, 0x08, 0x00]); // VLAN 100, then IPv4
+    f.extend_from_slice(&packet(7, 1250));
+    e.handle_datagram(Time::ZERO, Dir::Ba, &f);
+    let out = drain(&mut e, |_| 0);
+    assert_eq!(out[0].2, f, "forwarded with its tag");
+    assert_eq!(out[0].0 .0, MS + 20 * MS, "1250 bytes at 10 Mbit/s");
+    let rec = e.observer();
+    assert_eq!(rec.fates[0].bytes, 1250);
+    assert_eq!(rec.started[0].2, packet(7, 1250));
+}

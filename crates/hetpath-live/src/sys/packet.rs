@@ -19,6 +19,11 @@
 //! and where it goes), and the port completes the checksum as the kernel's
 //! `skb_checksum_help` would before the frame enters the link.
 //!
+//! VLAN tags: the kernel takes an 802.1Q (or 802.1ad) tag out of every frame it receives
+//! before packet sockets see it, whatever the device's offloads; the socket asks for it
+//! back (`PACKET_AUXDATA`) and the port puts it back in the frame, where it was, so a
+//! trunk keeps its tags across the bump.
+//!
 //! The socket is created inside the interface's namespace (if given) and stays tied to
 //! it, wherever the process goes afterwards (as `tun.rs` does for TUN devices).
 
@@ -50,6 +55,24 @@ const PACKET_VNET_HDR: libc::c_int = 15;
 /// `struct virtio_net_hdr`: flags, gso_type, hdr_len, gso_size, csum_start, csum_offset.
 const VNET_HDR: usize = 10;
 const VNET_NEEDS_CSUM: u8 = 1;
+const PACKET_AUXDATA: libc::c_int = 8;
+const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
+const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
+/// A VLAN tag: its TPID and TCI.
+pub const VLAN_TAG: usize = 4;
+
+/// `struct tpacket_auxdata`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct AuxData {
+    status: u32,
+    len: u32,
+    snaplen: u32,
+    mac: u16,
+    net: u16,
+    vlan_tci: u16,
+    vlan_tpid: u16,
+}
 const ARPHRD_ETHER: u16 = 1;
 
 /// `struct ifreq`: the name, then a union (an int, a pointer, an address).
@@ -256,6 +279,8 @@ impl PacketPort {
             .map_err(|e| fail("PACKET_ADD_MEMBERSHIP", e))?;
         setsockopt(raw, libc::SOL_PACKET, PACKET_VNET_HDR, &1 as &libc::c_int)
             .map_err(|e| fail("PACKET_VNET_HDR", e))?;
+        setsockopt(raw, libc::SOL_PACKET, PACKET_AUXDATA, &1 as &libc::c_int)
+            .map_err(|e| fail("PACKET_AUXDATA", e))?;
         // Older kernels (< 4.20) lack it: `recv` also skips outgoing frames itself.
         let _ = setsockopt(
             raw,
@@ -356,6 +381,18 @@ pub fn fits(len: usize, room: usize, mtu: usize) -> bool {
     len <= mtu + ETH_HEADER && len <= room
 }
 
+/// Puts a VLAN tag (`tpid`, `tci`) back into the `len`-byte frame at the start of `buf`,
+/// after the two addresses; the frame's new length, or `None` if `buf` has no room.
+pub fn insert_vlan(buf: &mut [u8], len: usize, tpid: u16, tci: u16) -> Option<usize> {
+    if len < 12 || len + VLAN_TAG > buf.len() {
+        return None;
+    }
+    buf.copy_within(12..len, 12 + VLAN_TAG);
+    buf[12..14].copy_from_slice(&tpid.to_be_bytes());
+    buf[14..16].copy_from_slice(&tci.to_be_bytes());
+    Some(len + VLAN_TAG)
+}
+
 /// Completes a partial checksum in `frame` as `skb_checksum_help` does: the ones'
 /// complement sum from `start` to the end (the field at `start + offset` holds the
 /// pseudo-header's sum), folded, complemented, 0 sent as 0xffff. `false` if the
@@ -382,6 +419,25 @@ pub fn complete_checksum(frame: &mut [u8], start: usize, offset: usize) -> bool 
     true
 }
 
+/// The `PACKET_AUXDATA` control message of a received frame (zeros if there is none).
+fn aux_data(msg: &libc::msghdr) -> AuxData {
+    // SAFETY: the CMSG macros walk the control buffer the kernel filled, within
+    // `msg_controllen`; the aux data is read unaligned.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_PACKET
+                && (*c).cmsg_type == PACKET_AUXDATA
+                && (*c).cmsg_len as usize >= libc::CMSG_LEN(size_of::<AuxData>() as u32) as usize
+            {
+                return std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<AuxData>());
+            }
+            c = libc::CMSG_NXTHDR(msg, c);
+        }
+    }
+    AuxData::default()
+}
+
 impl Port for PacketPort {
     fn fd(&self) -> RawFd {
         self.fd.as_raw_fd()
@@ -403,12 +459,16 @@ impl Port for PacketPort {
                     iov_len: buf.len(),
                 },
             ];
+            // Room for one control message (the aux data), aligned as cmsghdr.
+            let mut control = [0u64; 8];
             // SAFETY: an all-zero msghdr is valid; the pointers are set below.
             let mut msg: libc::msghdr = unsafe { MaybeUninit::zeroed().assume_init() };
             msg.msg_name = (&mut sll as *mut libc::sockaddr_ll).cast();
             msg.msg_namelen = size_of::<libc::sockaddr_ll>() as libc::socklen_t;
             msg.msg_iov = iov.as_mut_ptr();
             msg.msg_iovlen = iov.len() as _;
+            msg.msg_control = control.as_mut_ptr().cast();
+            msg.msg_controllen = size_of::<[u64; 8]>() as _;
             // MSG_TRUNC: the frame's real length, even when longer than `buf`.
             // SAFETY: every buffer named by `msg` is valid for its length.
             let n =
@@ -424,14 +484,33 @@ impl Port for PacketPort {
                 continue;
             }
             let n = (n as usize).saturating_sub(VNET_HDR);
-            if !fits(n, buf.len(), self.mtu) {
+            let aux = aux_data(&msg);
+            let tagged = aux.status & TP_STATUS_VLAN_VALID != 0;
+            // The tag is counted in neither the MTU nor the frame read.
+            let room = if tagged {
+                buf.len().saturating_sub(VLAN_TAG)
+            } else {
+                buf.len()
+            };
+            if !fits(n, room, self.mtu) {
                 self.oversize.set(self.oversize.get() + 1);
                 continue;
             }
             if vnet[0] & VNET_NEEDS_CSUM != 0 {
+                // Offsets from the frame as read, before any tag goes back in.
                 let start = u16::from_le_bytes([vnet[6], vnet[7]]) as usize;
                 let offset = u16::from_le_bytes([vnet[8], vnet[9]]) as usize;
                 complete_checksum(&mut buf[..n], start, offset);
+            }
+            if tagged {
+                let tpid = if aux.status & TP_STATUS_VLAN_TPID_VALID != 0 {
+                    aux.vlan_tpid
+                } else {
+                    0x8100
+                };
+                // `room` kept the space for it.
+                let n = insert_vlan(buf, n, tpid, aux.vlan_tci).expect("room was kept");
+                return Ok(Some(n));
             }
             return Ok(Some(n));
         }
@@ -526,6 +605,18 @@ mod tests {
         assert_eq!(frame[start + 6..start + 8], expected);
         assert_ne!(expected, [0, 0]);
         assert!(!complete_checksum(&mut frame, 4000, 6), "outside the frame");
+    }
+
+    #[test]
+    fn a_vlan_tag_goes_back_after_the_addresses() {
+        let mut buf = [0u8; 64];
+        let frame: Vec<u8> = (0..20).collect();
+        buf[..20].copy_from_slice(&frame);
+        assert_eq!(insert_vlan(&mut buf, 20, 0x8100, 0x0064), Some(24));
+        assert_eq!(buf[..12], frame[..12]);
+        assert_eq!(buf[12..16], [0x81, 0x00, 0x00, 0x64]);
+        assert_eq!(buf[16..24], frame[12..20]);
+        assert_eq!(insert_vlan(&mut buf, 62, 0x8100, 1), None, "no room");
     }
 
     #[test]
