@@ -309,6 +309,9 @@ def test_an_unknown_interface_is_one_line_exit_2(tmp_path: Path, topo: Topology)
     res = emulate(str(scenario(tmp_path)), "--link", "sat", "--if-a", "p1", "--if-b", "p2",
                   "--netns-a", "hp-no-such-ns", "--out", str(out), "--", "true")
     assert res.returncode == 2 and "no network namespace 'hp-no-such-ns'" in res.stderr, res.stderr
+    res = emulate(str(scenario(tmp_path)), "--link", "sat", "--if-a", "p1", "--if-b", "p1",
+                  "--netns-a", topo.br, "--netns-b", topo.br, "--out", str(out), "--", "true")
+    assert res.returncode == 2 and "are the same interface ('p1')" in res.stderr, res.stderr
     res = emulate(str(scenario(tmp_path)), "--link", "sat", "--if-a", "p1", "--out", str(out), "--", "true")
     assert res.returncode == 2 and "both --if-a and --if-b" in res.stderr, res.stderr
 

@@ -109,6 +109,12 @@ mod linux {
                 "--tun-a/--tun-b (TUN mode) and --if-a/--if-b (packet mode) exclude each other\n{USAGE}"
             ));
         }
+        if packet && a.ifs[0] == a.ifs[1] && a.netns[0] == a.netns[1] {
+            return Err(format!(
+                "--if-a and --if-b are the same interface ('{}'); packet mode bridges two",
+                a.ifs[0]
+            ));
+        }
         let devices = if packet {
             [(&a.ifs[0], "--if-a"), (&a.ifs[1], "--if-b")]
         } else {
