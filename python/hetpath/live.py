@@ -6,6 +6,10 @@
 stops the core (which then writes its files) and deletes both namespaces, whatever
 happened. The link's behaviour is the simulator's own (docs/live.md); this module only
 sets up and tears down. Linux, as root.
+
+:class:`Bridge` is packet mode: the same core as a bump in the wire between two existing
+Ethernet interfaces (of this namespace, or of named ones), over AF_PACKET; it makes and
+deletes nothing but the core's files.
 """
 
 from __future__ import annotations
@@ -180,6 +184,99 @@ class Emulation:
         for ns in reversed(self._made):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         self._made.clear()
+        summary = self.out / "summary.json"
+        if summary.is_file():
+            self.summary = json.loads(summary.read_text())
+        if failure is not None:
+            raise failure
+
+
+def netns_path(name: str) -> str:
+    """A namespace argument as the core takes it: a path as is, a name under /run/netns."""
+    path = name if "/" in name else f"/run/netns/{name}"
+    if not os.path.exists(path):
+        raise ScenarioError(f"no network namespace '{name}' ({path} does not exist)")
+    return path
+
+
+class Bridge:
+    """Packet mode: one scenario link between Ethernet interfaces `if_a` (the link's a
+    side: what it receives crosses a -> b and leaves by `if_b`) and `if_b`, each in the
+    namespace given (a name under /run/netns or a path), else in this one. A context
+    manager: entering starts the core and waits until both sockets are open; leaving
+    stops it (it then writes its files) and reads ``summary.json``."""
+
+    def __init__(self, scenario: Path, link: str, if_a: str, if_b: str, *, netns_a: Optional[str] = None,
+                 netns_b: Optional[str] = None, seed: Optional[int] = None, out: Path, pcap: bool = True,
+                 realtime: bool = True) -> None:
+        self.scenario, self.link, self.seed = Path(scenario), link, seed
+        self.interfaces = {"a": if_a, "b": if_b}
+        self.netns = {"a": netns_a, "b": netns_b}
+        self.out, self.pcap, self.realtime = Path(out), pcap, realtime
+        self._core: Optional[subprocess.Popen] = None
+        self.summary: Optional[dict] = None
+
+    def __enter__(self) -> "Bridge":
+        if not sys.platform.startswith("linux"):
+            raise LiveError("packet mode runs on Linux only")
+        if os.geteuid() != 0:
+            raise ScenarioError("packet mode needs root (raw packet sockets, promiscuous mode, offload settings)")
+        cmd = [find_binary(), "emulate", "--scenario", str(self.scenario), "--link", self.link,
+               "--if-a", self.interfaces["a"], "--if-b", self.interfaces["b"], "--out", str(self.out)]
+        for side in "ab":
+            ns = self.netns[side]
+            if ns:
+                cmd += [f"--netns-{side}", netns_path(ns)]
+        if self.seed is not None:
+            cmd += ["--seed", str(self.seed)]
+        if not self.pcap:
+            cmd.append("--no-pcap")
+        if not self.realtime:
+            cmd.append("--no-realtime")
+        core = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                text=True, start_new_session=True)
+        self._core = core
+
+        def exited() -> HetpathError:
+            self._core = None
+            assert core.stderr is not None
+            return core_error("the link core", core.returncode, core.stderr.read())
+
+        try:
+            wait_ready(core, "the link core", exited)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    @property
+    def core_pid(self) -> Optional[int]:
+        return self._core.pid if self._core is not None else None
+
+    def running(self) -> bool:
+        """Whether the core is still running (it stops by itself only on a failure)."""
+        return self._core is not None and self._core.poll() is None
+
+    def env(self) -> dict[str, str]:
+        """The environment a command gets: the two interfaces (and namespaces, if any)."""
+        env = {**os.environ, "HETPATH_IF_A": self.interfaces["a"], "HETPATH_IF_B": self.interfaces["b"]}
+        for side in "ab":
+            if self.netns[side]:
+                env[f"HETPATH_NS_{side.upper()}"] = str(self.netns[side])
+        return env
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stops the core and reads its summary; safe to call twice."""
+        core, self._core = self._core, None
+        failure = None
+        if core is not None:
+            stop(core, timeout=10)
+            if core.returncode not in (0, -signal.SIGTERM, -signal.SIGKILL):
+                assert core.stderr is not None
+                failure = core_error("the link core", core.returncode, core.stderr.read())
         summary = self.out / "summary.json"
         if summary.is_file():
             self.summary = json.loads(summary.read_text())

@@ -52,6 +52,9 @@ pub struct Emulator<O: Observer> {
     out: VecDeque<(Dir, Slot)>,
     /// The sampling interval and the next sampling time; `None`: no series.
     sampling: Option<(Dur, Time)>,
+    /// Bytes of link-layer header in front of each packet (0: TUN, IP packets; 14:
+    /// AF_PACKET, Ethernet frames): not counted in the packet's size, and not captured.
+    link_header: usize,
     now: Time,
     obs: O,
 }
@@ -83,6 +86,7 @@ impl<O: Observer> Emulator<O> {
             no_buffer: [0; 2],
             out: VecDeque::new(),
             sampling: None,
+            link_header: 0,
             now: Time::ZERO,
             obs,
         }
@@ -93,6 +97,15 @@ impl<O: Observer> Emulator<O> {
     /// off. Call before the first input. The driver then always has a deadline.
     pub fn set_sampling(&mut self, interval: Option<Dur>) {
         self.sampling = interval.filter(|i| *i > Dur::ZERO).map(|i| (i, self.now));
+    }
+
+    /// Packets carry a link-layer header of `bytes` in front of the IP packet (14 for
+    /// Ethernet frames, and 4 more per VLAN tag): the link sizes each packet, and the
+    /// fates report it, without it, as the TUN mode and `hetpath run` count, and the capture gets the IP packet
+    /// alone (frames of other EtherTypes, e.g. ARP, cross the link but are not
+    /// captured: the capture is LINKTYPE_RAW). Call before the first input.
+    pub fn set_link_header(&mut self, bytes: usize) {
+        self.link_header = bytes;
     }
 
     pub fn observer(&mut self) -> &mut O {
@@ -138,7 +151,8 @@ impl<O: Observer> Emulator<O> {
         let now = self.now;
         let d = dir.index();
         self.bufs.set_len(s, len);
-        let bytes = self.bufs.get(s).len() as u32;
+        let frame = self.bufs.get(s);
+        let bytes = (frame.len() - header_len(frame, self.link_header)) as u32;
         self.meta[s.index()] = Meta {
             seq: self.read[d],
             entered: now,
@@ -174,7 +188,7 @@ impl<O: Observer> Emulator<O> {
             dir,
             seq: self.read[d],
             transmission: None,
-            bytes: len as u32,
+            bytes: len.saturating_sub(self.link_header) as u32,
             entered: self.now,
             left: self.now,
             outcome: Outcome::NoBuffer,
@@ -277,7 +291,9 @@ impl<O: Observer> Emulator<O> {
     fn wake(&mut self, d: usize, now: Time, w: Wakeups<Slot>) {
         if let Some(s) = w.started {
             let dir = Dir::BOTH[d];
-            self.obs.started(now, dir, self.bufs.get(s));
+            if let Some(ip) = ip_packet(self.bufs.get(s), self.link_header) {
+                self.obs.started(now, dir, ip);
+            }
             let end = w.tx_done.expect("a started transmission has an end");
             self.tx_done[d] = Some((end, s));
         }
@@ -351,6 +367,33 @@ fn fate(m: Meta, left: Time, outcome: Outcome) -> Fate {
         left,
         outcome,
     }
+}
+
+/// The length of `frame`'s link header, `header` bytes (0: none), with up to two VLAN
+/// tags (802.1Q, 802.1ad) after an Ethernet header's addresses; never more than the frame.
+fn header_len(frame: &[u8], header: usize) -> usize {
+    let mut h = header;
+    if header > 0 {
+        for _ in 0..2 {
+            match frame.get(h - 2..h) {
+                Some([0x81, 0x00] | [0x88, 0xa8]) => h += 4,
+                _ => break,
+            }
+        }
+    }
+    h.min(frame.len())
+}
+
+/// The IP packet in `frame` behind a link header of `header` bytes: all of it without
+/// one, else what follows an Ethernet header (and its VLAN tags) whose EtherType is
+/// IPv4 or IPv6.
+fn ip_packet(frame: &[u8], header: usize) -> Option<&[u8]> {
+    if header == 0 {
+        return Some(frame);
+    }
+    let h = header_len(frame, header);
+    let ethertype = frame.get(h.checked_sub(2)?..h)?;
+    matches!(ethertype, [0x08, 0x00] | [0x86, 0xdd]).then(|| &frame[h..])
 }
 
 /// Slots one direction can hold at once: a full queue, the transmitter, and a wire full

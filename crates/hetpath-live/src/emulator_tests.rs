@@ -449,3 +449,68 @@ fn the_sampling_interval_is_the_scenarios() {
     );
     assert_eq!(load(&text("")).name, "l");
 }
+
+/// An Ethernet frame: two MAC addresses, `ethertype`, then `ip` bytes of payload whose
+/// first four carry `i`.
+fn frame(i: u32, ethertype: u16, ip: usize) -> Vec<u8> {
+    let mut f = vec![0xaau8; 12];
+    f.extend_from_slice(&ethertype.to_be_bytes());
+    f.extend_from_slice(&packet(i, ip));
+    f
+}
+
+#[test]
+fn ethernet_frames_are_sized_and_captured_by_their_ip_packet_and_forwarded_whole() {
+    let mut e = link(1000);
+    e.set_link_header(14);
+    // 1264-byte frames carry 1250-byte IP packets: 1 ms each at 10 Mbit/s, as in TUN mode.
+    for i in 0..10 {
+        e.handle_datagram(Time::ZERO, Dir::Ab, &frame(i, 0x0800, 1250));
+    }
+    // An ARP frame (28 bytes behind the header) and an IPv6 one cross too.
+    e.handle_datagram(Time::ZERO, Dir::Ab, &frame(10, 0x0806, 28));
+    e.handle_datagram(Time::ZERO, Dir::Ab, &frame(11, 0x86dd, 1250));
+    let out = drain(&mut e, |_| 0);
+    assert_eq!(out.len(), 12);
+    for (k, (t, d, bytes)) in out.iter().enumerate().take(10) {
+        assert_eq!(*d, Dir::Ab);
+        assert_eq!(
+            *bytes,
+            frame(k as u32, 0x0800, 1250),
+            "the frame leaves whole"
+        );
+        assert_eq!(
+            t.0,
+            (k as u64 + 1) * MS + 20 * MS,
+            "serialised by its IP size"
+        );
+    }
+    assert_eq!(out[10].2, frame(10, 0x0806, 28));
+    // 28 bytes take 22.4 us after the tenth packet.
+    assert_eq!(out[10].0 .0, 10 * MS + 22_400 + 20 * MS);
+    let rec = e.observer();
+    let sizes: Vec<u32> = rec.fates.iter().map(|f| f.bytes).collect();
+    assert_eq!(sizes[..10], [1250; 10]);
+    assert_eq!(sizes[10..], [28, 1250]);
+    // The capture holds IP packets alone: the ARP frame is not in it.
+    assert_eq!(rec.started.len(), 11);
+    assert!(rec.started.iter().all(|(_, _, b)| b.len() == 1250));
+    assert_eq!(rec.started[0].2, packet(0, 1250));
+    assert_eq!(e.stats(Dir::Ab).tx_bytes, 11 * 1250 + 28);
+}
+
+#[test]
+fn a_vlan_tagged_frame_is_sized_and_captured_without_its_tag() {
+    let mut e = link(10);
+    e.set_link_header(14);
+    let mut f = vec![0xaau8; 12];
+    f.extend_from_slice(&[0x81, 0x00, 0x00, 0x64, 0x08, 0x00]); // VLAN 100, then IPv4
+    f.extend_from_slice(&packet(7, 1250));
+    e.handle_datagram(Time::ZERO, Dir::Ba, &f);
+    let out = drain(&mut e, |_| 0);
+    assert_eq!(out[0].2, f, "forwarded with its tag");
+    assert_eq!(out[0].0 .0, MS + 20 * MS, "1250 bytes at 10 Mbit/s");
+    let rec = e.observer();
+    assert_eq!(rec.fates[0].bytes, 1250);
+    assert_eq!(rec.started[0].2, packet(7, 1250));
+}

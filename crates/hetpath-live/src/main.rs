@@ -1,7 +1,8 @@
-//! `hetpath-live emulate`: runs one scenario link between two TUN devices until SIGINT or
-//! SIGTERM (or `--duration`), then writes the run's files. `hetpath emulate` (Python)
-//! starts it with the devices inside the namespaces it made; it prints `ready` on stdout
-//! once the devices exist. Exit status: 0 done, 2 bad input, 1 a failure while running.
+//! `hetpath-live emulate`: runs one scenario link between two TUN devices (`--tun-a`,
+//! `--tun-b`), or as a bump in the wire between two Ethernet interfaces over AF_PACKET
+//! (`--if-a`, `--if-b`), until SIGINT or SIGTERM (or `--duration`), then writes the
+//! run's files. `hetpath emulate` (Python) starts it with the devices inside the
+//! namespaces it made (or given); it prints `ready` on stdout once the devices are open. Exit status: 0 done, 2 bad input, 1 a failure while running.
 //! `hetpath-live pep` is the PEP daemon (`hetpath_live::pep::cli`).
 
 #[cfg(target_os = "linux")]
@@ -29,21 +30,26 @@ mod linux {
     use hetpath_live::fate::Dir;
     use hetpath_live::output::{Files, SeriesNames};
     use hetpath_live::scenario::load_link;
-    use hetpath_live::sys::event_loop::{run, LoopOptions};
+    use hetpath_live::sys::event_loop::{run, LoopOptions, LoopReport};
+    use hetpath_live::sys::packet::{PacketPort, ETH_HEADER};
+    use hetpath_live::sys::port::Port;
     use hetpath_live::sys::tun::Tun;
+    use hetpath_live::Observer;
     use hetpath_proto::Dur;
     use hetpath_sim::results::LinkResult;
     use std::io::Write;
     use std::path::PathBuf;
 
-    const USAGE: &str = "usage: hetpath-live emulate --scenario FILE --link NAME --tun-a DEV --tun-b DEV \
-[--netns-a PATH] [--netns-b PATH] [--seed N] [--out DIR] [--no-pcap] [--duration SECONDS] [--no-realtime]";
+    const USAGE: &str = "usage: hetpath-live emulate --scenario FILE --link NAME \
+(--tun-a DEV --tun-b DEV | --if-a DEV --if-b DEV) [--netns-a PATH] [--netns-b PATH] [--seed N] [--out DIR] [--no-pcap] [--duration SECONDS] [--no-realtime]";
 
     #[derive(Default)]
     struct Args {
         scenario: String,
         link: String,
         tun: [String; 2],
+        /// Packet mode: the two Ethernet interfaces.
+        ifs: [String; 2],
         netns: [Option<PathBuf>; 2],
         seed: Option<u64>,
         out: Option<PathBuf>,
@@ -69,6 +75,8 @@ mod linux {
                 "--link" => a.link = value()?,
                 "--tun-a" => a.tun[0] = value()?,
                 "--tun-b" => a.tun[1] = value()?,
+                "--if-a" => a.ifs[0] = value()?,
+                "--if-b" => a.ifs[1] = value()?,
                 "--netns-a" => a.netns[0] = Some(value()?.into()),
                 "--netns-b" => a.netns[1] = Some(value()?.into()),
                 "--seed" => {
@@ -95,17 +103,48 @@ mod linux {
                 _ => return Err(format!("unknown option '{flag}'\n{USAGE}")),
             }
         }
-        for (v, name) in [
-            (&a.scenario, "--scenario"),
-            (&a.link, "--link"),
-            (&a.tun[0], "--tun-a"),
-            (&a.tun[1], "--tun-b"),
-        ] {
+        let packet = !a.ifs[0].is_empty() || !a.ifs[1].is_empty();
+        if packet && (!a.tun[0].is_empty() || !a.tun[1].is_empty()) {
+            return Err(format!(
+                "--tun-a/--tun-b (TUN mode) and --if-a/--if-b (packet mode) exclude each other\n{USAGE}"
+            ));
+        }
+        if packet && a.ifs[0] == a.ifs[1] && a.netns[0] == a.netns[1] {
+            return Err(format!(
+                "--if-a and --if-b are the same interface ('{}'); packet mode bridges two",
+                a.ifs[0]
+            ));
+        }
+        let devices = if packet {
+            [(&a.ifs[0], "--if-a"), (&a.ifs[1], "--if-b")]
+        } else {
+            [(&a.tun[0], "--tun-a"), (&a.tun[1], "--tun-b")]
+        };
+        for (v, name) in [(&a.scenario, "--scenario"), (&a.link, "--link")]
+            .into_iter()
+            .chain(devices)
+        {
             if v.is_empty() {
                 return Err(format!("{name} is required\n{USAGE}"));
             }
         }
         Ok(a)
+    }
+
+    fn packet_mode(a: &Args) -> bool {
+        !a.ifs[0].is_empty()
+    }
+
+    /// Runs the loop between two ports and returns its report with the ports' extra
+    /// summary fields.
+    fn drive<P: Port, O: Observer>(
+        emu: &mut Emulator<O>,
+        ports: &(P, P),
+        opts: &LoopOptions,
+    ) -> std::io::Result<LoopReport> {
+        println!("ready");
+        let _ = std::io::stdout().flush();
+        run(emu, &ports.0, &ports.1, opts)
     }
 
     fn open(name: &str, netns: &Option<PathBuf>) -> std::io::Result<Tun> {
@@ -152,25 +191,65 @@ mod linux {
                 return 1;
             }
         };
-        let tuns = (open(&a.tun[0], &a.netns[0]), open(&a.tun[1], &a.netns[1]));
-        let (ta, tb) = match tuns {
-            (Ok(x), Ok(y)) => (x, y),
-            (Err(e), _) | (_, Err(e)) => {
-                eprintln!("hetpath-live: error: cannot open the TUN devices: {e}");
-                return 1;
-            }
-        };
         let params = [link.dirs[0].params.clone(), link.dirs[1].params.clone()];
-        let mut emu = Emulator::new(link.dirs, files);
-        emu.set_sampling(Some(link.sample_interval));
-        println!("ready");
-        let _ = std::io::stdout().flush();
         let opts = LoopOptions {
             realtime: a.realtime,
             duration: a.duration,
             ..LoopOptions::default()
         };
-        let report = match run(&mut emu, &ta, &tb, &opts) {
+        let mut extra = serde_json::Map::new();
+        let (mut emu, report) = if packet_mode(&a) {
+            let open = |i: usize| PacketPort::open(&a.ifs[i], a.netns[i].as_deref());
+            let ports = match (open(0), open(1)) {
+                (Ok(x), Ok(y)) => (x, y),
+                (Err(e), _) | (_, Err(e)) => {
+                    eprintln!("hetpath-live: error: {e}");
+                    return if e.input { 2 } else { 1 };
+                }
+            };
+            for (p, name) in [(&ports.0, &a.ifs[0]), (&ports.1, &a.ifs[1])] {
+                if !p.stuck_offloads().is_empty() {
+                    eprintln!(
+                        "hetpath-live: warning: {name}: could not turn off {}; frames above the MTU are dropped",
+                        p.stuck_offloads().join(", ")
+                    );
+                }
+            }
+            let mut emu = Emulator::new(link.dirs, files);
+            emu.set_sampling(Some(link.sample_interval));
+            emu.set_link_header(ETH_HEADER);
+            let report = drive(&mut emu, &ports, &opts);
+            extra.insert("mode".into(), "packet".into());
+            extra.insert("interfaces".into(), serde_json::json!([a.ifs[0], a.ifs[1]]));
+            extra.insert(
+                "mtu".into(),
+                serde_json::json!([ports.0.mtu(), ports.1.mtu()]),
+            );
+            extra.insert(
+                "oversize_drops".into(),
+                serde_json::json!([ports.0.oversize(), ports.1.oversize()]),
+            );
+            extra.insert(
+                "offloads_stuck".into(),
+                serde_json::json!([ports.0.stuck_offloads(), ports.1.stuck_offloads()]),
+            );
+            (emu, report)
+        } else {
+            let tuns = (open(&a.tun[0], &a.netns[0]), open(&a.tun[1], &a.netns[1]));
+            let ports = match tuns {
+                (Ok(x), Ok(y)) => (x, y),
+                (Err(e), _) | (_, Err(e)) => {
+                    eprintln!("hetpath-live: error: cannot open the TUN devices: {e}");
+                    return 1;
+                }
+            };
+            let mut emu = Emulator::new(link.dirs, files);
+            emu.set_sampling(Some(link.sample_interval));
+            let report = drive(&mut emu, &ports, &opts);
+            extra.insert("mode".into(), "tun".into());
+            (emu, report)
+        };
+        let report = match report {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("hetpath-live: error: the link loop failed: {e}");
@@ -191,7 +270,7 @@ mod linux {
                 LinkResult::new(p, from, to, stats, stats.busy, span)
             })
             .collect();
-        let summary = serde_json::json!({
+        let mut summary = serde_json::json!({
             "scenario": a.scenario,
             "link": a.link,
             "seed": link.seed,
@@ -203,6 +282,7 @@ mod linux {
             "slots": emu.slots(),
             "links": links,
         });
+        summary.as_object_mut().expect("an object").extend(extra);
         let files = emu.into_observer();
         if let Err(e) = files.finish() {
             eprintln!("hetpath-live: error: {e}");

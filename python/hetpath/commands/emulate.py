@@ -5,6 +5,10 @@ command in the background; the emulator stops when CMD ends, or at Ctrl-C, and i
 files (pcaps, fates.csv, loss traces, link_series.csv, summary.json) are in ``--out``.
 They are written into a staging directory and moved into place once the core has
 finished (hetpath.outdir, as ``hetpath run`` does), so ``--out`` never mixes two runs.
+
+Packet mode (``--if-a DEV --if-b DEV``): no namespaces are made; the link core bridges
+two existing Ethernet interfaces (of this host, or of ``--netns-a``/``--netns-b``) over
+AF_PACKET, and CMD runs here, or, without one, the link runs until Ctrl-C.
 See docs/live.md.
 """
 
@@ -13,13 +17,15 @@ from __future__ import annotations
 import importlib.util
 import os
 import shlex
+import subprocess
+import time
 from pathlib import Path
 from typing import Optional
 
 import click
 
 from .. import _bridge, _toml, outdir
-from ..live import ADDR_A, ADDR_B, Emulation
+from ..live import ADDR_A, ADDR_B, Bridge, Emulation
 from ._io import safe_dirname, scenario_name
 from .run import _check_seed
 
@@ -37,15 +43,36 @@ from .run import _check_seed
 @click.option("--no-pcap", is_flag=True, help="Do not capture packets.")
 @click.option("--b", "b_cmds", multiple=True, metavar="CMD",
               help=f"A shell command to run in side b's namespace ({ADDR_B}) while CMD runs; repeatable.")
+@click.option("--if-a", "if_a", default=None, metavar="DEV",
+              help="Packet mode: the Ethernet interface on the link's a side (what it receives crosses a -> b).")
+@click.option("--if-b", "if_b", default=None, metavar="DEV", help="Packet mode: the interface on the b side.")
+@click.option("--netns-a", "netns_a", default=None, metavar="NS",
+              help="Packet mode: --if-a's network namespace (a name in /run/netns, or a path).")
+@click.option("--netns-b", "netns_b", default=None, metavar="NS", help="Packet mode: --if-b's network namespace.")
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def emulate_command(file: Path, link: str, seed: Optional[int], out_dir: Optional[Path], no_pcap: bool,
-                    b_cmds: tuple[str, ...], cmd: tuple[str, ...]) -> None:
+                    b_cmds: tuple[str, ...], if_a: Optional[str], if_b: Optional[str], netns_a: Optional[str],
+                    netns_b: Optional[str], cmd: tuple[str, ...]) -> None:
     """Join two network namespaces by link NAME of scenario FILE, with the simulator's own
     queue, rate, delay, channel and outages, and run CMD (after --) in side a's namespace
-    ($HETPATH_ADDR_A = 10.77.0.1; the far side is $HETPATH_ADDR_B = 10.77.0.2), or a shell."""
+    ($HETPATH_ADDR_A = 10.77.0.1; the far side is $HETPATH_ADDR_B = 10.77.0.2), or a shell.
+
+    With --if-a and --if-b (packet mode), bridge those two existing Ethernet interfaces
+    instead, and run CMD here, or without one until Ctrl-C."""
+    packet = if_a is not None or if_b is not None
+    if packet and (if_a is None or if_b is None):
+        raise click.UsageError("packet mode needs both --if-a and --if-b")
+    if packet and b_cmds:
+        raise click.UsageError("--b runs a command in TUN mode's side b; packet mode has no sides of its own")
+    if not packet and (netns_a or netns_b):
+        raise click.UsageError("--netns-a/--netns-b go with --if-a/--if-b (packet mode)")
     text = _toml.read_file(file)
     _bridge.validate_text(text, str(file))
     out = out_dir or Path("out") / f"{safe_dirname(scenario_name(text, file))}-emulate"
+    if packet:
+        assert if_a is not None and if_b is not None
+        _packet_mode(file, link, seed, out, no_pcap, if_a, if_b, netns_a, netns_b, cmd)
+        return
     staging = outdir.prepare(out)
     argv = list(cmd) or [os.environ.get("SHELL", "/bin/sh")]
     status, interrupted = 0, False
@@ -75,6 +102,40 @@ def emulate_command(file: Path, link: str, seed: Optional[int], out_dir: Optiona
         raise SystemExit(status if 0 < status < 256 else 1)
 
 
+def _packet_mode(file: Path, link: str, seed: Optional[int], out: Path, no_pcap: bool, if_a: str, if_b: str,
+                 netns_a: Optional[str], netns_b: Optional[str], cmd: tuple[str, ...]) -> None:
+    """The core between two existing interfaces; CMD here, or until Ctrl-C."""
+    staging = outdir.prepare(out)
+    status, interrupted = 0, False
+    try:
+        with Bridge(file, link, if_a, if_b, netns_a=netns_a, netns_b=netns_b, seed=seed, out=staging,
+                    pcap=not no_pcap) as bridge:
+            where = {s: f"{i}" + (f" (netns {n})" if n else "") for s, i, n in (("a", if_a, netns_a),
+                                                                                  ("b", if_b, netns_b))}
+            click.echo(f"hetpath: link '{link}' bridging {where['a']} (a) and {where['b']} (b)"
+                       + ("" if cmd else "; Ctrl-C stops it"), err=True)
+            try:
+                if cmd:
+                    status = subprocess.run(list(cmd), env=bridge.env()).returncode
+                else:
+                    while bridge.running():
+                        time.sleep(0.2)
+            except KeyboardInterrupt:
+                interrupted = True
+        with outdir.naming(staging / "link_series.parquet"):
+            _series_parquet(staging)
+        outdir.commit(staging, out)
+    except BaseException:
+        outdir.discard(staging)
+        raise
+    _report(bridge.summary, out)
+    if interrupted:
+        raise KeyboardInterrupt
+    if status:
+        click.echo(f"hetpath: {shlex.join(cmd)} exited with status {status}", err=True)
+        raise SystemExit(status if 0 < status < 256 else 1)
+
+
 def _series_parquet(out: Path) -> None:
     """link_series.parquet beside the core's link_series.csv, with ``hetpath run``'s
     column types, when pyarrow is installed (as :meth:`Result.write` does)."""
@@ -93,4 +154,6 @@ def _report(summary: Optional[dict], out: Path) -> None:
         for d in summary.get("links", []):
             click.echo(f"{d['from']} -> {d['to']}: {d['tx_packets']} packets sent, "
                        f"{d['lost_packets']} lost, {d['drops']} dropped at the queue", err=True)
+        if summary.get("mode") == "packet":
+            click.echo(f"frames above the MTU dropped (a, b): {summary['oversize_drops']}", err=True)
     click.echo(f"hetpath: wrote {out}", err=True)

@@ -1,8 +1,10 @@
 //! Linux I/O for the link core: packet ports (`port`: the seam between the loop and an
-//! interface kind; TUN devices in `tun`), and the event loop (`event_loop`: epoll, an
+//! interface kind; TUN devices in `tun`, AF_PACKET sockets on Ethernet interfaces in
+//! `packet`), and the event loop (`event_loop`: epoll, an
 //! absolute timerfd, signals).
 
 pub mod event_loop;
+pub mod packet;
 pub mod port;
 pub mod tun;
 

@@ -1,7 +1,7 @@
 //! A packet port: where the event loop reads a side's packets and writes the packets
-//! delivered to it. A TUN device (layer 3, `tun.rs`) is one; an AF_PACKET socket on a
-//! veth (a bump in the wire at layer 2) would be another, implementing the same trait,
-//! with the loop and the core unchanged.
+//! delivered to it. A TUN device (layer 3, `tun.rs`) is one; an AF_PACKET socket on an
+//! Ethernet interface (a bump in the wire at layer 2, `packet.rs`) is another, with the
+//! loop and the core unchanged.
 
 use std::io;
 use std::os::fd::RawFd;
