@@ -45,3 +45,30 @@ def netns_unavailable(probe: str) -> str | None:
         return f"cannot create a network namespace: {res.stderr.strip()}"
     subprocess.run(["ip", "netns", "del", probe], capture_output=True)
     return None
+
+
+def live_binary() -> str | None:
+    """The installed ``hetpath-live`` (``hetpath.live.find_binary``), or None."""
+    from hetpath import live
+
+    try:
+        return live.find_binary()
+    except live.LiveError:
+        return None
+
+
+def pep_unavailable(probe: str) -> str | None:
+    """Why the PEP's namespace tests cannot run here (live mode, the binary, ``nft``, a
+    namespace named `probe`), or None."""
+    import shutil
+
+    from hetpath import live
+
+    why = live.unavailable()
+    if why:
+        return why
+    if live_binary() is None:
+        return "hetpath-live is not installed (scripts/setup.sh)"
+    if shutil.which("nft") is None:
+        return "nft (nftables) is not installed; the PEP installs its TPROXY rules with it"
+    return netns_unavailable(probe)

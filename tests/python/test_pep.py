@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -22,8 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from hetpath import live
-from helpers import netns_unavailable
+from helpers import live_binary, pep_unavailable
 from hetpath.errors import ScenarioError
 from hetpath.pep import Pep
 
@@ -32,25 +30,7 @@ CLIENT, PEP_C, PEP_S, SERVER = "10.91.1.2", "10.91.1.1", "10.91.2.1", "10.91.2.2
 _counter = itertools.count()
 
 
-def _binary() -> str | None:
-    try:
-        return live.find_binary()
-    except live.LiveError:
-        return None
-
-
-def _why_skip() -> str | None:
-    why = live.unavailable()
-    if why:
-        return why
-    if _binary() is None:
-        return "hetpath-live is not installed (scripts/setup.sh)"
-    if shutil.which("nft") is None:
-        return "nft (nftables) is not installed; the PEP installs its TPROXY rules with it"
-    return netns_unavailable("hp-pep-skipcheck")
-
-
-SKIP = _why_skip()
+SKIP = pep_unavailable("hp-pep-skipcheck")
 needs_netns = pytest.mark.skipif(SKIP is not None, reason=f"PEP namespace tests unavailable: {SKIP}")
 
 
@@ -245,7 +225,7 @@ def test_a_bad_configuration_is_an_input_error_naming_the_key(tmp_path: Path) ->
             pass
 
 
-@pytest.mark.skipif(_binary() is None, reason="hetpath-live is not installed (scripts/setup.sh)")
+@pytest.mark.skipif(live_binary() is None, reason="hetpath-live is not installed (scripts/setup.sh)")
 def test_print_rules_needs_no_privileges(tmp_path: Path) -> None:
     cfg = tmp_path / "pep.toml"
     cfg.write_text('mode = "integrated"\nlisten_port = 7070\n[match]\nsources = ["10.1.0.0/24"]\nports = [80, "8000-8080"]\n')

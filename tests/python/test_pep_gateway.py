@@ -17,7 +17,6 @@ import itertools
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -25,8 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from hetpath import live
-from helpers import netns_unavailable
+from helpers import live_binary, pep_unavailable
 from hetpath.errors import ScenarioError
 from hetpath.pep import Pep
 
@@ -39,25 +37,7 @@ KEY = "6b" * 32
 _counter = itertools.count()
 
 
-def _binary() -> str | None:
-    try:
-        return live.find_binary()
-    except live.LiveError:
-        return None
-
-
-def _why_skip() -> str | None:
-    why = live.unavailable()
-    if why:
-        return why
-    if _binary() is None:
-        return "hetpath-live is not installed (scripts/setup.sh)"
-    if shutil.which("nft") is None:
-        return "nft (nftables) is not installed; the PEP installs its TPROXY rules with it"
-    return netns_unavailable("hp-gw-skipcheck")
-
-
-SKIP = _why_skip()
+SKIP = pep_unavailable("hp-gw-skipcheck")
 needs_netns = pytest.mark.skipif(SKIP is not None, reason=f"gateway namespace tests unavailable: {SKIP}")
 
 
@@ -325,12 +305,12 @@ def test_the_data_of_a_completed_download_is_exact(tmp_path: Path) -> None:
     assert got == {"received": size, "sha256": _stream_sha(size), "end": "eof"}
 
 
-@pytest.mark.skipif(_binary() is None, reason="hetpath-live is not installed (scripts/setup.sh)")
+@pytest.mark.skipif(live_binary() is None, reason="hetpath-live is not installed (scripts/setup.sh)")
 def test_gateway_configuration_errors_name_the_key(tmp_path: Path) -> None:
     def check(text: str, key: str) -> None:
         cfg = tmp_path / "gw.toml"
         cfg.write_text(text)
-        res = subprocess.run([_binary(), "pep", "--config", str(cfg), "--print-rules"], capture_output=True, text=True)
+        res = subprocess.run([live_binary(), "pep", "--config", str(cfg), "--print-rules"], capture_output=True, text=True)
         assert res.returncode == 2, res.stderr
         assert f"gw.toml: {key}: " in res.stderr and "expected" in res.stderr, res.stderr
         assert len(res.stderr.strip().splitlines()) == 1, res.stderr
@@ -339,7 +319,7 @@ def test_gateway_configuration_errors_name_the_key(tmp_path: Path) -> None:
             '[gateway]\npeer = "192.0.2.2:4850"\nlisten = "0.0.0.0:4850"\nkey_file = "k"\n')
     cfg = tmp_path / "gw.toml"
     cfg.write_text(good)
-    res = subprocess.run([_binary(), "pep", "--config", str(cfg), "--print-rules"], capture_output=True, text=True)
+    res = subprocess.run([live_binary(), "pep", "--config", str(cfg), "--print-rules"], capture_output=True, text=True)
     assert res.returncode == 0 and "tproxy to :7070" in res.stdout, res.stderr
     check(good.replace('role = "a"', 'role = "c"'), "role")
     check(good.replace('"192.0.2.2:4850"', '"192.0.2.2"'), "gateway.peer")
@@ -350,7 +330,7 @@ def test_gateway_configuration_errors_name_the_key(tmp_path: Path) -> None:
     check(good.replace("listen_port = 7070\n", ""), "listen_port")
     b = good.replace('role = "a"', 'role = "b"').replace("listen_port = 7070\n", "")
     cfg.write_text(b)
-    res = subprocess.run([_binary(), "pep", "--config", str(cfg), "--print-rules"], capture_output=True, text=True)
+    res = subprocess.run([live_binary(), "pep", "--config", str(cfg), "--print-rules"], capture_output=True, text=True)
     assert res.returncode == 0 and "tproxy" not in res.stdout.replace("TPROXY", ""), res.stdout
 
 
@@ -364,11 +344,11 @@ def test_an_exposed_key_file_is_an_input_error(tmp_path: Path) -> None:
                 pass
 
 
-@pytest.mark.skipif(_binary() is None, reason="hetpath-live is not installed (scripts/setup.sh)")
+@pytest.mark.skipif(live_binary() is None, reason="hetpath-live is not installed (scripts/setup.sh)")
 def test_the_contrib_examples_load() -> None:
     contrib = Path(__file__).resolve().parents[2] / "contrib" / "pep"
     for name, tproxy in [("pep-gateway-a.toml", True), ("pep-gateway-b.toml", False), ("pep.toml", True)]:
-        res = subprocess.run([_binary(), "pep", "--config", str(contrib / name), "--print-rules"],
+        res = subprocess.run([live_binary(), "pep", "--config", str(contrib / name), "--print-rules"],
                              capture_output=True, text=True)
         assert res.returncode == 0, res.stderr
         assert ("tproxy to :7070" in res.stdout) == tproxy, name
