@@ -58,10 +58,8 @@ def live_binary() -> str | None:
 
 
 def pep_unavailable(probe: str) -> str | None:
-    """Why the PEP's namespace tests cannot run here (live mode, the binary, ``nft``, a
-    namespace named `probe`), or None."""
-    import shutil
-
+    """Why the PEP's namespace tests cannot run here (live mode, the binary, a namespace
+    named `probe`), or None. The daemon programs nf_tables over netlink: no ``nft``."""
     from hetpath import live
 
     why = live.unavailable()
@@ -69,6 +67,4 @@ def pep_unavailable(probe: str) -> str | None:
         return why
     if live_binary() is None:
         return "hetpath-live is not installed (scripts/setup.sh)"
-    if shutil.which("nft") is None:
-        return "nft (nftables) is not installed; the PEP installs its TPROXY rules with it"
     return netns_unavailable(probe)

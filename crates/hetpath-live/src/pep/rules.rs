@@ -2,10 +2,12 @@
 //! a TPROXY rule for the configured sources, destinations and ports only, and the policy
 //! route that delivers marked packets to local sockets. Everything else (other ports,
 //! ESP, IKE on UDP, ICMP) matches no rule and is routed untouched. `--print-rules` shows
-//! exactly what `install` runs.
+//! exactly what `install` does. The table is programmed over netlink (`nftnl`, no `nft`
+//! program needed); the policy route with iproute2's `ip`.
+
+pub mod nftnl;
 
 use super::config::Config;
-use std::io::Write;
 use std::process::{Command, Stdio};
 
 fn set<T: ToString>(items: &[T]) -> String {
@@ -82,7 +84,9 @@ fn removal_commands(c: &Config) -> [Vec<String>; 3] {
     ]
 }
 
-/// What `--print-rules` prints: a shell script doing what `install` does.
+/// What `--print-rules` prints: a shell script doing what `install` does (`install`
+/// sends the table over netlink, expanding the sets into one rule per combination, see
+/// `nftnl`; the `nft` program is not needed).
 pub fn print_rules(c: &Config) -> String {
     let mut s = String::from(
         "# installed by hetpath-live pep on start, removed on exit\nnft -f - <<'EOF'\n",
@@ -102,22 +106,14 @@ pub fn print_rules(c: &Config) -> String {
     s
 }
 
-fn run(cmd: &[String], stdin: Option<&str>) -> Result<(), String> {
-    let mut child = Command::new(&cmd[0])
+fn run(cmd: &[String]) -> Result<(), String> {
+    let child = Command::new(&cmd[0])
         .args(&cmd[1..])
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("{}: {e}", cmd[0]))?;
-    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        pipe.write_all(text.as_bytes())
-            .map_err(|e| format!("{}: {e}", cmd[0]))?;
-    }
     let out = child
         .wait_with_output()
         .map_err(|e| format!("{}: {e}", cmd[0]))?;
@@ -134,6 +130,16 @@ fn run(cmd: &[String], stdin: Option<&str>) -> Result<(), String> {
     }
 }
 
+/// A batch's first sequence number: distinct per call, so acknowledgements never mix.
+fn seq() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as u32);
+    t.wrapping_add(NEXT.fetch_add(1 << 16, Ordering::Relaxed))
+}
+
 /// The installed rules; removed by `remove` or on drop.
 pub struct Installed {
     config: Config,
@@ -148,14 +154,11 @@ pub fn install(c: &Config) -> Result<Installed, String> {
     };
     // A killed daemon's rule and route would be doubled: clear them first.
     for cmd in &removal_commands(c)[1..] {
-        let _ = run(cmd, None);
+        let _ = run(cmd);
     }
-    run(
-        &["nft".into(), "-f".into(), "-".into()],
-        Some(&nft_script(c)),
-    )?;
+    nftnl::send(&nftnl::install_batch(c, seq())?)?;
     for cmd in route_commands(c) {
-        if let Err(e) = run(&cmd, None) {
+        if let Err(e) = run(&cmd) {
             let _ = done.remove();
             return Err(e);
         }
@@ -169,9 +172,9 @@ impl Installed {
         if std::mem::replace(&mut self.removed, true) {
             return Ok(());
         }
-        let mut first = Ok(());
-        for cmd in removal_commands(&self.config) {
-            if let Err(e) = run(&cmd, None) {
+        let mut first = nftnl::send(&nftnl::remove_batch(&self.config, seq()));
+        for cmd in &removal_commands(&self.config)[1..] {
+            if let Err(e) = run(cmd) {
                 if first.is_ok() {
                     first = Err(e);
                 }
@@ -206,5 +209,74 @@ mod tests {
         let p = print_rules(&c);
         assert!(p.contains("ip -4 route add local 0.0.0.0/0 dev lo table 4850"));
         assert!(p.contains("# nft delete table ip hetpath_pep"));
+    }
+
+    /// `nft_script` with its sets expanded as `nftnl` expands them.
+    fn expanded_script(c: &Config) -> String {
+        let mut rules = String::new();
+        for (s, d, p) in nftnl::intercepts(c).unwrap() {
+            rules += &format!(
+                "\t\tip saddr {s} ip daddr {d} tcp dport {p} tproxy to :{} meta mark set {:#x} accept\n",
+                c.listen_port, c.nft.mark
+            );
+        }
+        let script = nft_script(c);
+        let mut out = String::new();
+        for line in script.lines() {
+            if line.contains("tproxy to") {
+                out += &rules;
+            } else {
+                out += line;
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    fn nft(args: &[&str], stdin: Option<&str>) -> String {
+        use std::io::Write;
+        let mut child = Command::new("nft")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("nft (needed for verification only)");
+        let mut pipe = child.stdin.take().unwrap();
+        pipe.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+        drop(pipe);
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr)
+    }
+
+    /// Root and `nft` (for verification only): in fresh network namespaces, the table
+    /// `install` sends over netlink lists exactly as the (expanded) `nft_script` does when
+    /// loaded by `nft`, a second install replaces it, and `remove` leaves no table.
+    /// `sudo cargo test --release -p hetpath-live -- --ignored netlink_table`
+    #[test]
+    #[ignore]
+    #[cfg(target_os = "linux")]
+    fn netlink_table_equals_the_nft_script() {
+        let fresh = || assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0, "unshare");
+        for text in [
+            "mode = \"integrated\"\nlisten_port = 7070\n[match]\nsources = [\"10.1.0.0/24\", \"10.3.0.5\"]\ndestinations = [\"0.0.0.0/0\", \"192.168.7.0/25\"]\nports = [5001, \"8000-8100\"]\n",
+            "mode = \"integrated\"\nlisten_port = 9000\n[match]\nsources = [\"0.0.0.0/0\"]\nports = [\"1-8999\"]\n[nft]\ntable = \"other\"\nmark = 7\n",
+        ] {
+            let c = Config::parse(text, "t.toml").unwrap();
+            let list = ["list", "table", "ip", &c.nft.table];
+            fresh();
+            let r = nft(&["-f", "-"], Some(&expanded_script(&c)));
+            assert_eq!(r, "", "nft -f");
+            let want = nft(&list, None);
+            assert!(want.contains("tproxy to :"), "{want}");
+            fresh();
+            nftnl::send(&nftnl::install_batch(&c, 1).unwrap()).unwrap();
+            nftnl::send(&nftnl::install_batch(&c, 1000).unwrap()).unwrap();
+            assert_eq!(nft(&list, None), want);
+            nftnl::send(&nftnl::remove_batch(&c, 2000)).unwrap();
+            assert!(nft(&list, None).contains("No such file"), "removed");
+            let e = nftnl::send(&nftnl::remove_batch(&c, 3000)).unwrap_err();
+            assert_eq!(e, "nf_tables: DELTABLE failed: No such file or directory (ENOENT)");
+        }
     }
 }
