@@ -5,7 +5,7 @@ daemon intercepts with its own nftables TPROXY table. Checked: the bytes arrive 
 (SHA-256), the server sees the client's own address, an unmatched port and ESP pass
 untouched, a refused connect resets the client, a stalled server keeps the PEP within
 its buffer bound, the cap refuses, and the rules are gone after exit. Skipped, with the
-reason, where root, namespaces, nft or the binary are missing. Traffic stays inside the
+reason, where root, namespaces or the binary are missing. Traffic stays inside the
 namespaces the test makes, which are deleted even when a test fails.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -151,9 +152,12 @@ def test_bytes_arrive_intact_and_the_server_sees_the_client(tmp_path: Path) -> N
         assert _accepted(m) == 1 and m['hetpath_pep_connections_total{outcome="completed"}'] == 1
         assert m['hetpath_pep_bytes_total{leg="client",direction="in"}'] == 8 << 20
         assert m['hetpath_pep_bytes_total{leg="server",direction="out"}'] == 8 << 20
-        # The daemon removed what it installed.
-        tables = tb.run("p", ["nft", "list", "tables"], capture_output=True, text=True).stdout
-        assert "hetpath_pep" not in tables
+        # The daemon removed what it installed (its table is seen with the nft program where
+        # there is one, for this check only; the Rust test netlink_table_equals_the_nft_script
+        # checks removal too).
+        if shutil.which("nft"):
+            tables = tb.run("p", ["nft", "list", "tables"], capture_output=True, text=True).stdout
+            assert "hetpath_pep" not in tables
         rules = tb.run("p", ["ip", "rule"], capture_output=True, text=True).stdout
         assert "fwmark" not in rules
 

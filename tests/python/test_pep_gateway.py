@@ -6,7 +6,7 @@ connects to the server in the client's name (``IP_TRANSPARENT``). Checked: the b
 arrive intact both ways (SHA-256) with the half-close in between, the server sees the
 client's own address and port, a refused connect reaches the client as a reset, and a
 gateway B killed and restarted mid-transfer gives the client an error, never a clean
-end of a short stream. Skipped, with the reason, where root, namespaces, nft or the
+end of a short stream. Skipped, with the reason, where root, namespaces or the
 binary are missing. Namespaces are deleted even when a test fails.
 """
 

@@ -9,7 +9,7 @@ the server seeing the client's own address, ESP crosses unchanged, and a gateway
 killed and restarted mid-transfer gives the client a reset, never a clean end of a short
 stream. The stalled-server memory bound is checked on the plain veth path
 (test_pep_gateway.py): it does not depend on the link. Skipped, with the reason, where
-root, namespaces, nft or the binary are missing.
+root, namespaces or the binary are missing.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 //! `hetpath-live pep`: a transparent split-connection PEP daemon (docs/live.md, "The
 //! PEP"). Sans IO: `ring` (a connection's bounded buffer) and `relay` (the byte pump
 //! between a connection's two legs, `SplitPep`'s rules on real sockets), `config` (the
-//! TOML file), `rules` (the nftables TPROXY table and policy routing it installs),
+//! TOML file), `rules` (the nftables TPROXY table, programmed over netlink by `rules::nftnl`, and the policy routing it installs),
 //! `metrics` (counters and their Prometheus text); gateway mode (docs/live.md, "Gateway
 //! mode"): `frame` (what a datagram carries), `seal` (AEAD under a pre-shared key,
 //! epochs), `replay` (the replay window), `tcpseg` (a satellite-leg segment in a frame),
