@@ -299,19 +299,7 @@ def _print(result: dict) -> None:
     print(f"load average before {result['load_before'][0]:.2f}, after {result['load_after'][0]:.2f}")
 
 
-def _main() -> int:
-    """main(), with hetpath's errors as one line: exit 2 for bad input, 1 for a failure."""
-    from hetpath.errors import HetpathError, ScenarioError
-
-    try:
-        return main()
-    except ScenarioError as e:
-        print(f"live_emulator.py: error: {e}", file=sys.stderr)
-        return 2
-    except (HetpathError, RuntimeError, subprocess.TimeoutExpired) as e:
-        print(f"live_emulator.py: error: {e}", file=sys.stderr)
-        return 1
-
-
 if __name__ == "__main__":
-    sys.exit(_main())
+    import live_cli
+
+    live_cli.run(main)

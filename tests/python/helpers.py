@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import subprocess
+import sys
 from typing import Any, Sequence
 
 from click.testing import CliRunner, Result
@@ -68,3 +69,72 @@ def pep_unavailable(probe: str) -> str | None:
     if live_binary() is None:
         return "hetpath-live is not installed (scripts/setup.sh)"
     return netns_unavailable(probe)
+
+
+class Namespaces:
+    """Network namespaces made for one test, named ``<prefix>-<pid>-<n>-<role>``: each
+    gets its loopback up on entry, after which ``wire`` (a subclass's) joins them;
+    leaving kills what ``popen`` started and deletes every namespace made, also when
+    entering failed halfway."""
+
+    _count = 0
+
+    def __init__(self, prefix: str, roles: str) -> None:
+        import os
+
+        Namespaces._count += 1
+        self.ns = {k: f"{prefix}-{os.getpid()}-{Namespaces._count}-{k}" for k in roles}
+        self._made: list[str] = []
+        self._children: list[subprocess.Popen] = []
+
+    def wire(self) -> None:
+        """Links, addresses and routes between the namespaces (a subclass's)."""
+
+    def __enter__(self):
+        try:
+            for ns in self.ns.values():
+                ip("netns", "add", ns)
+                self._made.append(ns)
+                ip("-n", ns, "link", "set", "lo", "up")
+            self.wire()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for p in self._children:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        self._children.clear()
+        for ns in self._made:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        self._made.clear()
+
+    def run(self, side: str, argv: list[str], **kw: Any) -> subprocess.CompletedProcess:
+        kw.setdefault("timeout", 60)
+        return subprocess.run(["ip", "netns", "exec", self.ns[side], *argv], **kw)
+
+    def popen(self, side: str, argv: list[str], **kw: Any) -> subprocess.Popen:
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns[side], *argv], **kw)
+        self._children.append(p)
+        return p
+
+    def metrics(self, side: str, port: int) -> dict[str, float]:
+        """The Prometheus text a daemon in ``side`` serves on 127.0.0.1:``port``, as values."""
+        code = f"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:{port}/', timeout=5).read().decode())"
+        res = self.run(side, [sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        out = {}
+        for line in res.stdout.splitlines():
+            if line and not line.startswith("#"):
+                name, value = line.rsplit(" ", 1)
+                out[name] = float(value)
+        return out
+
+
+def ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)

@@ -11,9 +11,7 @@ namespaces the test makes, which are deleted even when a test fails.
 
 from __future__ import annotations
 
-import itertools
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -22,72 +20,34 @@ from pathlib import Path
 
 import pytest
 
-from helpers import live_binary, pep_unavailable
+from helpers import Namespaces, ip, live_binary, pep_unavailable
 from hetpath.errors import ScenarioError
 from hetpath.pep import Pep
 
 PROBE = str(Path(__file__).parent / "live_helpers" / "pep_probe.py")
 CLIENT, PEP_C, PEP_S, SERVER = "10.91.1.2", "10.91.1.1", "10.91.2.1", "10.91.2.2"
-_counter = itertools.count()
 
 
 SKIP = pep_unavailable("hp-pep-skipcheck")
 needs_netns = pytest.mark.skipif(SKIP is not None, reason=f"PEP namespace tests unavailable: {SKIP}")
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
-
-
-class PepNet:
+class PepNet(Namespaces):
     """Namespaces c (client), p (PEP, forwarding) and s (server), joined by veth pairs."""
 
     def __init__(self) -> None:
-        tag = f"{os.getpid()}-{next(_counter)}"
-        self.ns = {k: f"hpp-{tag}-{k}" for k in "cps"}
-        self._made: list[str] = []
-        self._children: list[subprocess.Popen] = []
+        super().__init__("hpp", "cps")
 
-    def __enter__(self) -> "PepNet":
-        try:
-            ns = self.ns
-            for k in "cps":
-                _ip("netns", "add", ns[k])
-                self._made.append(ns[k])
-                _ip("-n", ns[k], "link", "set", "lo", "up")
-            _ip("link", "add", "c0", "netns", ns["c"], "type", "veth", "peer", "name", "p0", "netns", ns["p"])
-            _ip("link", "add", "s0", "netns", ns["s"], "type", "veth", "peer", "name", "p1", "netns", ns["p"])
-            for k, dev, addr in [("c", "c0", CLIENT), ("p", "p0", PEP_C), ("p", "p1", PEP_S), ("s", "s0", SERVER)]:
-                _ip("-n", ns[k], "addr", "add", f"{addr}/24", "dev", dev)
-                _ip("-n", ns[k], "link", "set", dev, "up")
-            _ip("-n", ns["c"], "route", "add", "default", "via", PEP_C)
-            _ip("-n", ns["s"], "route", "add", "default", "via", PEP_S)
-            self.run("p", ["sysctl", "-qw", "net.ipv4.ip_forward=1"], check=True)
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        for p in self._children:
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-        for ns in self._made:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        self._made.clear()
-
-    def run(self, side: str, argv: list[str], **kw) -> subprocess.CompletedProcess:
-        kw.setdefault("timeout", 60)
-        return subprocess.run(["ip", "netns", "exec", self.ns[side], *argv], **kw)
-
-    def popen(self, side: str, argv: list[str], **kw) -> subprocess.Popen:
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns[side], *argv], **kw)
-        self._children.append(p)
-        return p
+    def wire(self) -> None:
+        ns = self.ns
+        ip("link", "add", "c0", "netns", ns["c"], "type", "veth", "peer", "name", "p0", "netns", ns["p"])
+        ip("link", "add", "s0", "netns", ns["s"], "type", "veth", "peer", "name", "p1", "netns", ns["p"])
+        for k, dev, addr in [("c", "c0", CLIENT), ("p", "p0", PEP_C), ("p", "p1", PEP_S), ("s", "s0", SERVER)]:
+            ip("-n", ns[k], "addr", "add", f"{addr}/24", "dev", dev)
+            ip("-n", ns[k], "link", "set", dev, "up")
+        ip("-n", ns["c"], "route", "add", "default", "via", PEP_C)
+        ip("-n", ns["s"], "route", "add", "default", "via", PEP_S)
+        self.run("p", ["sysctl", "-qw", "net.ipv4.ip_forward=1"], check=True)
 
     def probe(self, side: str, *args: str, timeout: float = 60):
         res = self.run(side, [sys.executable, PROBE, *args], capture_output=True, text=True, timeout=timeout)
@@ -98,15 +58,8 @@ class PepNet:
         return self.popen(side, [sys.executable, PROBE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True)
 
-    def metrics(self) -> dict[str, float]:
-        code = "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:9470/', timeout=5).read().decode())"
-        res = self.run("p", [sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        out = {}
-        for line in res.stdout.splitlines():
-            if line and not line.startswith("#"):
-                name, value = line.rsplit(" ", 1)
-                out[name] = float(value)
-        return out
+    def pep_metrics(self) -> dict[str, float]:
+        return self.metrics("p", 9470)
 
     def pep(self, tmp_path: Path, extra: str = "") -> Pep:
         cfg = tmp_path / "pep.toml"
@@ -144,7 +97,7 @@ def test_bytes_arrive_intact_and_the_server_sees_the_client(tmp_path: Path) -> N
             _wait_listening(tb, 5001)
             got = tb.probe("c", "client", SERVER, "5001", str(8 << 20), "7")
             server = json.loads(srv.communicate(timeout=30)[0])
-            m = tb.metrics()
+            m = tb.pep_metrics()
         assert server["sha256"] == got["sha256"]
         assert server["bytes"] == 8 << 20
         assert got["answer"] == f"ok:{got['sha256']}", "the answer crossed back after the client's half-close"
@@ -175,7 +128,7 @@ def test_an_unmatched_port_and_esp_pass_untouched(tmp_path: Path) -> None:
         time.sleep(0.3)
         tb.probe("c", "esp-send", SERVER, payload)
         seen = json.loads(esp.communicate(timeout=30)[0])
-        m = tb.metrics()
+        m = tb.pep_metrics()
     assert seen == {"src": CLIENT, "payload": payload}, "ESP crossed unchanged"
     assert _accepted(m) == 0 and m['hetpath_pep_connections_total{outcome="rejected_unmatched"}'] == 0
 
@@ -184,7 +137,7 @@ def test_an_unmatched_port_and_esp_pass_untouched(tmp_path: Path) -> None:
 def test_a_refused_connect_resets_the_client(tmp_path: Path) -> None:
     with PepNet() as tb, tb.pep(tmp_path):
         seen = tb.probe("c", "reset", SERVER, "5001")
-        m = tb.metrics()
+        m = tb.pep_metrics()
     assert seen["error"] == "ConnectionResetError"
     assert m['hetpath_pep_connections_total{outcome="connect_failed"}'] == 1
 
@@ -195,10 +148,10 @@ def test_a_stalled_server_keeps_the_pep_within_its_bound(tmp_path: Path) -> None
         tb.background("s", "stall-server", "5001", "8")
         _wait_listening(tb, 5001)
         sent = tb.probe("c", "stall-client", SERVER, "5001", "3")["sent"]
-        m = tb.metrics()
+        m = tb.pep_metrics()
         # The cap: a second connection while the first is open is refused with a RST.
         second = tb.probe("c", "reset", SERVER, "5001")
-        m2 = tb.metrics()
+        m2 = tb.pep_metrics()
         rss_kib = _rss_kib(tb, pep)
     limit = m["hetpath_pep_buffer_limit_bytes"]
     assert limit == 2 * 65536

@@ -13,7 +13,6 @@ binary are missing. Namespaces are deleted even when a test fails.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import os
 import random
@@ -21,10 +20,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from helpers import live_binary, pep_unavailable
+from helpers import Namespaces, ip, live_binary, pep_unavailable
 from hetpath.errors import ScenarioError
 from hetpath.pep import Pep
 
@@ -34,66 +34,33 @@ CLIENT, A_C = "10.92.1.2", "10.92.1.1"
 A_SAT, B_SAT = "10.92.9.1", "10.92.9.2"
 B_S, SERVER = "10.92.2.1", "10.92.2.2"
 KEY = "6b" * 32
-_counter = itertools.count()
 
 
 SKIP = pep_unavailable("hp-gw-skipcheck")
 needs_netns = pytest.mark.skipif(SKIP is not None, reason=f"gateway namespace tests unavailable: {SKIP}")
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
-
-
-class GatewayNet:
+class GatewayNet(Namespaces):
     """Namespaces c (client), a (gateway A), b (gateway B), s (server) in a line of
     veth pairs; A and B route (and forward) between the two ends."""
 
     def __init__(self) -> None:
-        tag = f"{os.getpid()}-{next(_counter)}"
-        self.ns = {k: f"hpg-{tag}-{k}" for k in "cabs"}
-        self._made: list[str] = []
-        self._children: list[subprocess.Popen] = []
+        super().__init__("hpg", "cabs")
 
-    def __enter__(self) -> "GatewayNet":
-        try:
-            ns = self.ns
-            for k in "cabs":
-                _ip("netns", "add", ns[k])
-                self._made.append(ns[k])
-                _ip("-n", ns[k], "link", "set", "lo", "up")
-            for (x, dx), (y, dy) in [(("c", "c0"), ("a", "a0")), (("a", "a1"), ("b", "b1")), (("b", "b0"), ("s", "s0"))]:
-                _ip("link", "add", dx, "netns", ns[x], "type", "veth", "peer", "name", dy, "netns", ns[y])
-            for k, dev, addr in [("c", "c0", CLIENT), ("a", "a0", A_C), ("a", "a1", A_SAT), ("b", "b1", B_SAT),
-                                 ("b", "b0", B_S), ("s", "s0", SERVER)]:
-                _ip("-n", ns[k], "addr", "add", f"{addr}/24", "dev", dev)
-                _ip("-n", ns[k], "link", "set", dev, "up")
-            _ip("-n", ns["c"], "route", "add", "default", "via", A_C)
-            _ip("-n", ns["s"], "route", "add", "default", "via", B_S)
-            _ip("-n", ns["a"], "route", "add", "10.92.2.0/24", "via", B_SAT)
-            _ip("-n", ns["b"], "route", "add", "10.92.1.0/24", "via", A_SAT)
-            for k in "ab":
-                self.run(k, ["sysctl", "-qw", "net.ipv4.ip_forward=1"], check=True)
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        for p in self._children:
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-        for ns in self._made:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        self._made.clear()
-
-    def run(self, side: str, argv: list[str], **kw) -> subprocess.CompletedProcess:
-        kw.setdefault("timeout", 60)
-        return subprocess.run(["ip", "netns", "exec", self.ns[side], *argv], **kw)
+    def wire(self) -> None:
+        ns = self.ns
+        for (x, dx), (y, dy) in [(("c", "c0"), ("a", "a0")), (("a", "a1"), ("b", "b1")), (("b", "b0"), ("s", "s0"))]:
+            ip("link", "add", dx, "netns", ns[x], "type", "veth", "peer", "name", dy, "netns", ns[y])
+        for k, dev, addr in [("c", "c0", CLIENT), ("a", "a0", A_C), ("a", "a1", A_SAT), ("b", "b1", B_SAT),
+                             ("b", "b0", B_S), ("s", "s0", SERVER)]:
+            ip("-n", ns[k], "addr", "add", f"{addr}/24", "dev", dev)
+            ip("-n", ns[k], "link", "set", dev, "up")
+        ip("-n", ns["c"], "route", "add", "default", "via", A_C)
+        ip("-n", ns["s"], "route", "add", "default", "via", B_S)
+        ip("-n", ns["a"], "route", "add", "10.92.2.0/24", "via", B_SAT)
+        ip("-n", ns["b"], "route", "add", "10.92.1.0/24", "via", A_SAT)
+        for k in "ab":
+            self.run(k, ["sysctl", "-qw", "net.ipv4.ip_forward=1"], check=True)
 
     def probe(self, side: str, script: str, *args: str, timeout: float = 60):
         res = self.run(side, [sys.executable, script, *args], capture_output=True, text=True, timeout=timeout)
@@ -101,20 +68,8 @@ class GatewayNet:
         return json.loads(res.stdout) if res.stdout.strip() else None
 
     def background(self, side: str, script: str, *args: str) -> subprocess.Popen:
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns[side], sys.executable, script, *args],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self._children.append(p)
-        return p
-
-    def metrics(self, side: str, port: int) -> dict[str, float]:
-        code = f"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:{port}/', timeout=5).read().decode())"
-        res = self.run(side, [sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        out = {}
-        for line in res.stdout.splitlines():
-            if line and not line.startswith("#"):
-                name, value = line.rsplit(" ", 1)
-                out[name] = float(value)
-        return out
+        return self.popen(side, [sys.executable, script, *args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
 
     def gateway(self, tmp_path: Path, role: str, extra: str = "", log_name: str = "", buffer: int = 1 << 20) -> Pep:
         key = tmp_path / "psk.key"
@@ -145,9 +100,11 @@ keepalive_ms = 200
         return Pep(cfg, netns=self.ns[role], log=tmp_path / (log_name or f"gw-{role}.log"))
 
 
-def _wait_listening(tb: GatewayNet, port: int) -> None:
+def _wait_listening(tb: Any, port: int, side: str = "s") -> None:
+    """Waits until something listens on ``port`` in ``tb``'s namespace ``side`` (a
+    GatewayNet's, or a Testbed's ``server``)."""
     for _ in range(100):
-        res = tb.run("s", ["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True)
+        res = tb.run(side, ["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True)
         if res.stdout.strip():
             return
         time.sleep(0.05)

@@ -106,7 +106,7 @@ def test_20_mb_cross_the_geo_link_exactly_and_esp_passes(tmp_path: Path) -> None
             tb.pep(_gateway(tmp_path, "a"), "gwA"):
         srv = tb.popen("server", [sys.executable, PROBE, "server", str(PORT), "240"],
                        stdout=subprocess.PIPE, text=True)
-        _wait_listening(_Ns(tb), PORT)
+        _wait_listening(tb, PORT, "server")
         t0 = time.monotonic()
         got = _ns_python(tb, "client", PROBE, "client", testbed.SERVER, str(PORT), str(size), "5", timeout=240)
         elapsed = time.monotonic() - t0
@@ -135,7 +135,7 @@ def test_a_gateway_restarted_mid_transfer_gives_the_client_a_reset(tmp_path: Pat
         gb = tb.pep(_gateway(tmp_path, "b"), "gwB").__enter__()
         srv = tb.popen("server", [sys.executable, STREAM, "stream-server", str(PORT), str(size), str(400_000), "90"],
                        stdout=subprocess.PIPE, text=True)
-        _wait_listening(_Ns(tb), PORT)
+        _wait_listening(tb, PORT, "server")
         cli = tb.popen("client", [sys.executable, STREAM, "stream-client", testbed.SERVER, str(PORT), "90"],
                        stdout=subprocess.PIPE, text=True)
         time.sleep(6.0)
@@ -152,12 +152,3 @@ def test_a_gateway_restarted_mid_transfer_gives_the_client_a_reset(tmp_path: Pat
     assert got["sha256"] != _stream_sha(size)
     assert served["error"] is not None, "the server saw its connection fail"
 
-
-class _Ns:
-    """test_pep_gateway's ``_wait_listening`` for a testbed (it runs ``ss`` in ``s``)."""
-
-    def __init__(self, tb: Testbed) -> None:
-        self.tb = tb
-
-    def run(self, side: str, argv: list[str], **kw):
-        return self.tb.run({"s": "server"}[side], argv, **kw)
