@@ -151,4 +151,3 @@ def test_a_gateway_restarted_mid_transfer_gives_the_client_a_reset(tmp_path: Pat
     assert got["end"] == "ConnectionResetError", f"the client saw {got}"
     assert got["sha256"] != _stream_sha(size)
     assert served["error"] is not None, "the server saw its connection fail"
-
