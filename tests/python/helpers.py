@@ -58,9 +58,10 @@ def live_binary() -> str | None:
         return None
 
 
-def pep_unavailable(probe: str) -> str | None:
-    """Why the PEP's namespace tests cannot run here (live mode, the binary, a namespace
-    named `probe`), or None. The daemon programs nf_tables over netlink: no ``nft``."""
+def live_unavailable(probe: str) -> str | None:
+    """Why the live-mode namespace tests (the emulator's and the PEP's: its table goes over
+    netlink, so no nft program) cannot run here (live mode, the ``hetpath-live`` binary,
+    a namespace named `probe`), or None."""
     from hetpath import live
 
     why = live.unavailable()

@@ -14,23 +14,12 @@ from pathlib import Path
 import pytest
 
 from hetpath import live
-from helpers import LINK_SERIES_COLS, netns_unavailable
+from helpers import LINK_SERIES_COLS, live_unavailable
 
 PROBE = str(Path(__file__).parent / "live_helpers" / "probe.py")
 
 
-def _why_skip() -> str | None:
-    why = live.unavailable()
-    if why:
-        return why
-    try:
-        live.find_binary()
-    except live.LiveError as e:
-        return str(e)
-    return netns_unavailable("hp-probe-emulate-cli")
-
-
-SKIP = _why_skip()
+SKIP = live_unavailable("hp-probe-emulate-cli")
 pytestmark = pytest.mark.skipif(SKIP is not None, reason=f"live mode unavailable: {SKIP}")
 
 

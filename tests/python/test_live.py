@@ -18,23 +18,12 @@ from pathlib import Path
 import pytest
 
 from hetpath import live
-from helpers import netns_unavailable
+from helpers import live_unavailable
 
 PROBE = str(Path(__file__).parent / "live_helpers" / "probe.py")
 
 
-def _why_skip() -> str | None:
-    why = live.unavailable()
-    if why:
-        return why
-    try:
-        live.find_binary()
-    except live.LiveError as e:
-        return str(e)
-    return netns_unavailable("hp-probe-skipcheck")
-
-
-SKIP = _why_skip()
+SKIP = live_unavailable("hp-probe-skipcheck")
 pytestmark = pytest.mark.skipif(SKIP is not None, reason=f"live mode unavailable: {SKIP}")
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import Namespaces, ip, live_binary, pep_unavailable
+from helpers import Namespaces, ip, live_binary, live_unavailable
 from hetpath.errors import ScenarioError
 from hetpath.pep import Pep
 
@@ -28,7 +28,7 @@ PROBE = str(Path(__file__).parent / "live_helpers" / "pep_probe.py")
 CLIENT, PEP_C, PEP_S, SERVER = "10.91.1.2", "10.91.1.1", "10.91.2.1", "10.91.2.2"
 
 
-SKIP = pep_unavailable("hp-pep-skipcheck")
+SKIP = live_unavailable("hp-pep-skipcheck")
 needs_netns = pytest.mark.skipif(SKIP is not None, reason=f"PEP namespace tests unavailable: {SKIP}")
 
 

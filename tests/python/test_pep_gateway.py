@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from helpers import Namespaces, ip, live_binary, pep_unavailable
+from helpers import Namespaces, ip, live_binary, live_unavailable
 from hetpath.errors import ScenarioError
 from hetpath.pep import Pep
 
@@ -36,7 +36,7 @@ B_S, SERVER = "10.92.2.1", "10.92.2.2"
 KEY = "6b" * 32
 
 
-SKIP = pep_unavailable("hp-gw-skipcheck")
+SKIP = live_unavailable("hp-gw-skipcheck")
 needs_netns = pytest.mark.skipif(SKIP is not None, reason=f"gateway namespace tests unavailable: {SKIP}")
 
 

@@ -20,26 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from hetpath import live, testbed
+from hetpath import testbed
 from hetpath.testbed import Testbed
-from helpers import LINK_SERIES_COLS, netns_unavailable
+from helpers import LINK_SERIES_COLS, live_unavailable
 
 HERE = Path(__file__).parent / "live_helpers"
 PROBE, PEP_PROBE = str(HERE / "probe.py"), str(HERE / "pep_probe.py")
 
 
-def _why_skip() -> str | None:
-    why = live.unavailable()
-    if why:
-        return why
-    try:
-        live.find_binary()
-    except live.LiveError as e:
-        return str(e)
-    return netns_unavailable("hp-probe-testbed")
-
-
-SKIP = _why_skip()
+SKIP = live_unavailable("hp-probe-testbed")
 pytestmark = pytest.mark.skipif(SKIP is not None, reason=f"testbed unavailable: {SKIP}")
 
 

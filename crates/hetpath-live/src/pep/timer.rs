@@ -4,13 +4,13 @@
 //! become 2 and halve a paced rate. With a timer slack of 1 ns, as the emulator's loop
 //! asks (`sys::event_loop`), wake-ups land within tens of microseconds.
 
+use crate::sys::event_loop;
 use std::io;
-use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 /// `CLOCK_MONOTONIC` in nanoseconds: the clock the timer runs on.
 pub fn monotonic_ns() -> u64 {
-    crate::sys::event_loop::monotonic_ns()
+    event_loop::monotonic_ns()
 }
 
 pub struct Timer {
@@ -20,18 +20,12 @@ pub struct Timer {
 
 impl Timer {
     pub fn new() -> io::Result<Timer> {
-        // SAFETY: plain syscalls with valid arguments; the descriptor is owned here.
-        unsafe {
-            libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
-            let fd = crate::sys::check(libc::timerfd_create(
-                libc::CLOCK_MONOTONIC,
-                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-            ))?;
-            Ok(Timer {
-                fd: OwnedFd::from_raw_fd(fd),
-                armed: None,
-            })
-        }
+        // SAFETY: prctl on the calling thread with valid arguments.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        Ok(Timer {
+            fd: event_loop::timer_fd()?,
+            armed: None,
+        })
     }
 
     pub fn fd(&self) -> i32 {
@@ -40,34 +34,16 @@ impl Timer {
 
     /// Fires at `at_ns` (`monotonic_ns`), or never with `None`; a no-op if already so.
     pub fn arm(&mut self, at_ns: Option<u64>) -> io::Result<()> {
-        if self.armed == at_ns {
-            return Ok(());
+        if self.armed != at_ns {
+            event_loop::arm(&self.fd, at_ns)?;
+            self.armed = at_ns;
         }
-        let ns = at_ns.unwrap_or(0).max(u64::from(at_ns.is_some())); // zero disarms
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: libc::timespec {
-                tv_sec: (ns / 1_000_000_000) as libc::time_t,
-                tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-            },
-        };
-        let mut old = MaybeUninit::<libc::itimerspec>::uninit();
-        // SAFETY: a valid descriptor and spec.
-        crate::sys::check(unsafe {
-            libc::timerfd_settime(self.fd(), libc::TFD_TIMER_ABSTIME, &spec, old.as_mut_ptr())
-        })?;
-        self.armed = at_ns;
         Ok(())
     }
 
     /// After it fired: reads the expiry count so that the next expiry is an edge again.
     pub fn drain(&mut self) {
-        let mut buf = [0u8; 8];
-        // SAFETY: reading into a local buffer; EAGAIN is fine.
-        unsafe { libc::read(self.fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        event_loop::drain_fd(&self.fd);
         self.armed = None;
     }
 }

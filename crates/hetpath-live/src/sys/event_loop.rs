@@ -83,8 +83,21 @@ pub(crate) fn signal_fd() -> io::Result<OwnedFd> {
     }
 }
 
-fn arm(timer: &OwnedFd, at_ns: Option<u64>) -> io::Result<()> {
-    let ns = at_ns.unwrap_or(0); // zero disarms
+/// A non-blocking `CLOCK_MONOTONIC` timerfd, armed with absolute times by `arm`.
+pub(crate) fn timer_fd() -> io::Result<OwnedFd> {
+    // SAFETY: a plain syscall; its result checked.
+    Ok(owned(check(unsafe {
+        libc::timerfd_create(
+            libc::CLOCK_MONOTONIC,
+            libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+        )
+    })?))
+}
+
+/// Sets `timer` to fire at `at_ns` (`monotonic_ns`, absolute), or never with `None`.
+pub(crate) fn arm(timer: &OwnedFd, at_ns: Option<u64>) -> io::Result<()> {
+    // Zero disarms a timerfd, so a deadline at 0 is asked for at 1 ns.
+    let ns = at_ns.map_or(0, |t| t.max(1));
     let spec = libc::itimerspec {
         it_interval: libc::timespec {
             tv_sec: 0,
@@ -107,7 +120,8 @@ fn arm(timer: &OwnedFd, at_ns: Option<u64>) -> io::Result<()> {
     Ok(())
 }
 
-fn drain_fd(fd: &OwnedFd) {
+/// Reads a timerfd's (or signalfd's) pending count, so its next expiry is an edge again.
+pub(crate) fn drain_fd(fd: &OwnedFd) {
     let mut buf = [0u8; 128];
     // SAFETY: reading into a local buffer; errors (EAGAIN) are fine.
     unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
@@ -142,13 +156,8 @@ pub fn run<P: Port, O: Observer>(
         ..LoopReport::default()
     };
     let signals = signal_fd()?;
-    // SAFETY: plain syscalls; results checked.
-    let timer = owned(check(unsafe {
-        libc::timerfd_create(
-            libc::CLOCK_MONOTONIC,
-            libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-        )
-    })?);
+    let timer = timer_fd()?;
+    // SAFETY: a plain syscall; its result checked.
     let ep = owned(check(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?);
     for (fd, token) in [
         (a.fd(), 0),
@@ -173,7 +182,7 @@ pub fn run<P: Port, O: Observer>(
             (Some(t), Some(e)) => Some(t.min(e)),
             (t, e) => t.or(e),
         };
-        arm(&timer, deadline.map(|t| start + t.0.max(1)))?;
+        arm(&timer, deadline.map(|t| start + t.0))?;
         // SAFETY: `events` is valid for its length.
         let n = unsafe {
             libc::epoll_wait(ep.as_raw_fd(), events.as_mut_ptr(), events.len() as i32, -1)
