@@ -168,6 +168,22 @@ pub enum ZeroWindow {
     Freeze,
 }
 
+/// What SACK recovery resends beyond the segments its scoreboard deems lost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SackResend {
+    /// The segment at SND.UNA, at the start of an episode (RFC 6675 section 5 step 4.3)
+    /// even if its retransmission is in flight, and at every partial ACK unless its
+    /// retransmission is in flight (RFC 6582 section 3.2 step 5 carried over; ns-3.44
+    /// `EnterRecovery` and `ProcessAck`'s `DoRetransmit` do both with SACK).
+    #[default]
+    Head,
+    /// Nothing: only what IsLost marks (RFC 6675 section 5 (B)), and a segment whose
+    /// retransmission is in flight is not resent by a new episode (Linux
+    /// `tcp_fastretrans_alert`: a partial ACK marks nothing with SACK, and
+    /// `tcp_xmit_retransmit_queue` skips `TCPCB_SACKED_RETRANS` segments).
+    Lost,
+}
+
 /// Everything that shapes one TCP endpoint.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -210,6 +226,11 @@ pub struct TcpConfig {
     /// Grow the window only while the sender uses it (RFC 7661; RFC 9438 section 4).
     pub cwnd_validation: bool,
     pub zero_window: ZeroWindow,
+    pub sack_resend: SackResend,
+    /// Restart the retransmission timer when the segment at SND.UNA is retransmitted
+    /// (Linux `tcp_xmit_retransmit_queue`), not only when new data is acknowledged (RFC
+    /// 6298 section 5.3), so that a fast retransmit gets a full RTO to be acknowledged.
+    pub rto_restart_on_resend: bool,
 }
 
 impl TcpConfig {
@@ -240,6 +261,8 @@ impl TcpConfig {
             hystart: Hystart::Off,
             cwnd_validation: false,
             zero_window: ZeroWindow::Retransmit,
+            sack_resend: SackResend::Head,
+            rto_restart_on_resend: false,
         }
     }
 

@@ -17,7 +17,7 @@ mod sender;
 pub use crate::packet::Endpoint;
 pub use config::{
     AbcCounts, DelayedAck, ExitCredit, HandshakeAck, Pacing, Recovery, RtoConfig, RtoFormula,
-    SsthreshFrom, TcpConfig, ZeroWindow,
+    SackResend, SsthreshFrom, TcpConfig, ZeroWindow,
 };
 pub use connection::{Connection, Event, State};
 pub use freeze::RestoreMode;

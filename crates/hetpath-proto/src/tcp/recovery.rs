@@ -2,7 +2,7 @@
 //! retransmit, Reno and NewReno fast recovery (RFC 5681 section 3.2, RFC 6582), Tahoe's
 //! go-back-N, and SACK-based recovery (RFC 6675).
 
-use super::config::{AbcCounts, ExitCredit};
+use super::config::{AbcCounts, ExitCredit, SackResend};
 use super::prr::Prr;
 use super::sender::{RecoveryMode, Sender};
 use crate::cc::AckSample;
@@ -123,10 +123,12 @@ impl Sender {
         } else {
             // Partial ACK (RFC 6582 section 3.2 step 5): the next hole is lost; deflate by
             // the amount acked and add back one segment. With SACK the hole may already
-            // have been resent by RFC 6675 NextSeg; then nothing is forced.
+            // have been resent by RFC 6675 NextSeg; then nothing is forced, and with
+            // `SackResend::Lost` nothing is marked: IsLost alone decides.
             self.cc.on_recovery_ack(&sample);
             let sack = self.mode == RecoveryMode::Sack;
-            if self.board.mark_lost(ack, sack) {
+            let marks = !sack || self.cfg.sack_resend == SackResend::Head;
+            if marks && self.board.mark_lost(ack, sack) {
                 self.force_retransmit = true;
             }
             if self.mode == RecoveryMode::NewReno {
@@ -201,8 +203,10 @@ impl Sender {
                 self.inflation = self.cfg.dupthresh as u64 * self.cfg.mss as u64;
             }
             RecoveryMode::Sack => {
-                // RFC 6675 section 5 steps 4.1-4.3.
-                self.board.mark_lost(self.snd_una, false);
+                // RFC 6675 section 5 steps 4.1-4.3 (with `SackResend::Lost`, not again if
+                // its retransmission is in flight).
+                let unless_resent = self.cfg.sack_resend == SackResend::Lost;
+                self.board.mark_lost(self.snd_una, unless_resent);
                 self.in_recovery = true;
                 let flight = self.snd_max - self.snd_una;
                 self.prr = Prr::start(self.cfg.recovery, flight).map(|p| (p, 0));

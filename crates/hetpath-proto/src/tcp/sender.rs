@@ -339,8 +339,9 @@ impl Sender {
         if self.cfg.cwnd_validation {
             self.note_usage(self.board.pipe() >= self.send_window());
         }
-        if self.rto_deadline.is_none() {
-            // RFC 6298 section 5.1.
+        let restart = retransmission && seq == self.snd_una && self.cfg.rto_restart_on_resend;
+        if self.rto_deadline.is_none() || restart {
+            // RFC 6298 section 5.1; or Linux's restart (`TcpConfig::rto_restart_on_resend`).
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         if self.fin_queued && seq == self.app_end {

@@ -259,6 +259,94 @@ fn the_ack_ending_recovery_grows_the_window_only_with_exit_credit() {
     assert!(grown > ssthresh, "{grown} <= {ssthresh}");
 }
 
+/// Segments `[from, to)` of the window (0-based, `MSS` each) as a SACK block.
+fn segs(from: u64, to: u64) -> SackBlock {
+    let m = MSS as u64;
+    SackBlock {
+        start: 1 + from * m,
+        end: 1 + to * m,
+    }
+}
+
+/// Sends everything the sender allows at `now`; returns the retransmissions' sequences.
+fn drain(s: &mut Sender, now: Time) -> Vec<u64> {
+    let mut resent = vec![];
+    while let Some(o) = s.poll_segment(now) {
+        if let Outgoing::Data {
+            seq,
+            retransmission: true,
+            ..
+        } = o
+        {
+            resent.push(seq);
+        }
+    }
+    resent
+}
+
+/// Segment 0 of the window is lost and resent; then a partial ACK up to segment 10 with
+/// no SACK above it (segments 10-19 are merely in flight). Returns what that ACK resends.
+fn resent_after_a_bare_partial_ack(mode: SackResend) -> Vec<u64> {
+    let mut s = window_of_twenty("newreno", |c| c.sack_resend = mode);
+    ack_at(&mut s, Time(1), 1, &[segs(1, 4)]);
+    assert!(s.in_recovery());
+    assert_eq!(drain(&mut s, Time(1)), vec![1]);
+    ack_at(&mut s, Time(2), 1 + 10 * MSS as u64, &[]);
+    assert!(s.in_recovery(), "a partial ACK");
+    drain(&mut s, Time(2))
+}
+
+#[test]
+fn a_partial_ack_forces_a_resend_only_with_sack_resend_head() {
+    // RFC 6582 section 3.2 step 5 carried over (ns-3) against RFC 6675 (B) alone (Linux).
+    assert_eq!(
+        resent_after_a_bare_partial_ack(SackResend::Head),
+        vec![1 + 10 * MSS as u64]
+    );
+    assert_eq!(resent_after_a_bare_partial_ack(SackResend::Lost), vec![]);
+}
+
+/// Segment 20 (sent in recovery) is lost and resent inside the episode that began with
+/// segment 0; the ACK ending that episode stops at segment 20, and one more SACK starts a
+/// new episode. Returns how often segment 20 was resent in all.
+fn resends_of_a_segment_in_flight_at_a_new_episode(mode: SackResend) -> usize {
+    let m = MSS as u64;
+    let mut s = window_of_twenty("newreno", |c| c.sack_resend = mode);
+    let mut resent = vec![];
+    ack_at(&mut s, Time(1), 1, &[segs(1, 20)]);
+    resent.extend(drain(&mut s, Time(1)));
+    ack_at(&mut s, Time(2), 1, &[segs(21, 25), segs(1, 20)]);
+    resent.extend(drain(&mut s, Time(2)));
+    ack_at(&mut s, Time(3), 1 + 20 * m, &[segs(21, 25)]);
+    assert!(!s.in_recovery(), "the full ACK ends the first episode");
+    ack_at(&mut s, Time(4), 1 + 20 * m, &[segs(21, 26)]);
+    assert!(s.in_recovery(), "a second episode");
+    resent.extend(drain(&mut s, Time(4)));
+    resent.iter().filter(|&&q| q == 1 + 20 * m).count()
+}
+
+#[test]
+fn a_new_episode_resends_a_retransmission_in_flight_only_with_sack_resend_head() {
+    assert_eq!(resends_of_a_segment_in_flight_at_a_new_episode(SackResend::Head), 2);
+    assert_eq!(resends_of_a_segment_in_flight_at_a_new_episode(SackResend::Lost), 1);
+}
+
+#[test]
+fn a_fast_retransmit_restarts_the_timer_only_when_asked() {
+    // Linux tcp_xmit_retransmit_queue re-arms it; RFC 6298 restarts it on new ACKs only.
+    let deadline = |restart: bool| {
+        let mut s = window_of_twenty("newreno", |c| c.rto_restart_on_resend = restart);
+        let now = Time::ZERO + Dur::from_millis(500);
+        ack_at(&mut s, now, 1, &[segs(1, 4)]);
+        assert_eq!(drain(&mut s, now), vec![1]);
+        (s.poll_timeout().unwrap(), now + s.rtt().rto())
+    };
+    let (kept, _) = deadline(false);
+    assert_eq!(kept, Time::ZERO + Dur::from_secs(1), "armed by the first send");
+    let (restarted, from_resend) = deadline(true);
+    assert_eq!(restarted, from_resend);
+}
+
 #[test]
 fn with_sack_only_acks_with_new_sack_information_are_duplicates() {
     // RFC 5681 section 2 counts them; RFC 6675 section 2 does not.

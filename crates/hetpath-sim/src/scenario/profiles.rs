@@ -45,7 +45,10 @@ pub const PROFILES: &[Profile] = &[
                  (tcp_pacing_ss_ratio, tcp_pacing_ca_ratio); a sender waits at its own full \
                  queue (TCP Small Queues); no growth unless cwnd-limited (tcp_is_cwnd_limited); \
                  RTO = SRTT + max(4 RTTVAR, 200 ms) (tcp_rtt_estimator, TCP_RTO_MIN), at most \
-                 120 s (TCP_RTO_MAX); delayed ACK \
+                 120 s (TCP_RTO_MAX), restarted when the first unacknowledged segment is \
+                 retransmitted (tcp_xmit_retransmit_queue); SACK recovery resends only what \
+                 its scoreboard deems lost, never a retransmission in flight \
+                 (tcp_fastretrans_alert, TCPCB_SACKED_RETRANS); delayed ACK \
                  40 ms (TCP_DELACK_MIN) after every second segment; a pure ACK answers the \
                  SYN-ACK (tcp_rcv_synsent_state_process); tcp_syn_retries 6, tcp_retries2 15",
         cc: Some("cubic"),
@@ -53,7 +56,7 @@ pub const PROFILES: &[Profile] = &[
                abc = 65535\nabc_counts = \"delivered\"\nhystart = \"classic\"\npacing = true\nlocal_queue = \"wait\"\n\
                cwnd_validation = true\nmin_rto = \"200ms\"\nrto_formula = \"linux\"\nmax_rto = \"120s\"\n\
                delayed_ack = { count = 2, timeout = \"40ms\" }\nhandshake_ack = \"separate\"\n\
-               syn_retries = 6\ndata_retries = 15\n",
+               syn_retries = 6\ndata_retries = 15\nsack_resend = \"lost\"\nrto_restart_on_resend = true\n",
         per_cc: &[],
     },
     Profile {

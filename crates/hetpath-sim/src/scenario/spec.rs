@@ -450,6 +450,14 @@ pub enum ZeroWindowSpec {
     Freeze,
 }
 
+/// `sack_resend`: "head" or "lost" (`hetpath_proto::tcp::SackResend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SackResendSpec {
+    Head,
+    Lost,
+}
+
 /// `hystart`: "off", "classic" (Linux CUBIC), "rfc9406" (HyStart++) or "ns3" (ns-3.44
 /// `TcpCubic`'s own variant).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -523,6 +531,8 @@ pub struct TcpSpec {
     pub hystart: Option<HystartSpec>,
     pub cwnd_validation: Option<bool>,
     pub zero_window: Option<ZeroWindowSpec>,
+    pub sack_resend: Option<SackResendSpec>,
+    pub rto_restart_on_resend: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -577,6 +587,8 @@ impl TcpSpec {
             hystart: over.hystart.or(self.hystart),
             cwnd_validation: over.cwnd_validation.or(self.cwnd_validation),
             zero_window: over.zero_window.or(self.zero_window),
+            sack_resend: over.sack_resend.or(self.sack_resend),
+            rto_restart_on_resend: over.rto_restart_on_resend.or(self.rto_restart_on_resend),
         }
     }
 }

@@ -6,14 +6,14 @@ use super::error::KeyError;
 use super::profiles::{self, Profile};
 use super::spec::{
     AbcCountsSpec, AbcSpec, DelayedAckSpec, ExitCreditSpec, HandshakeAckSpec, HystartSpec, IlcSpec,
-    LocalQueueSpec, PacingName, PacingSpec, RecoverySpec, RestoreSpec, RtoFormula,
+    LocalQueueSpec, PacingName, PacingSpec, RecoverySpec, RestoreSpec, RtoFormula, SackResendSpec,
     SsthreshFromSpec, TcpSpec, ZeroWindowSpec,
 };
 use hetpath_proto::cc::{Algorithm, Hystart};
 use hetpath_proto::machine::LocalQueue;
 use hetpath_proto::tcp::{
-    AbcCounts, DelayedAck, ExitCredit, HandshakeAck, Pacing, Recovery, RestoreMode, SsthreshFrom,
-    TcpConfig, ZeroWindow,
+    AbcCounts, DelayedAck, ExitCredit, HandshakeAck, Pacing, Recovery, RestoreMode, SackResend,
+    SsthreshFrom, TcpConfig, ZeroWindow,
 };
 use hetpath_proto::Dur;
 
@@ -278,6 +278,15 @@ fn sender_keys(t: &TcpSpec, c: &mut TcpConfig) -> Result<(), KeyError> {
             ZeroWindowSpec::Retransmit => ZeroWindow::Retransmit,
             ZeroWindowSpec::Freeze => ZeroWindow::Freeze,
         };
+    }
+    if let Some(r) = t.sack_resend {
+        c.sack_resend = match r {
+            SackResendSpec::Head => SackResend::Head,
+            SackResendSpec::Lost => SackResend::Lost,
+        };
+    }
+    if let Some(b) = t.rto_restart_on_resend {
+        c.rto_restart_on_resend = b;
     }
     Ok(())
 }
