@@ -560,15 +560,8 @@ impl Gateway {
         let Some(t) = &mut c.tcp else {
             return;
         };
-        let occupies = seg.len > 0 || seg.flags.contains(TcpFlags::FIN);
-        if occupies && matches!(t.state(), State::TimeWait | State::Closed) {
-            // Everything arrived, both FINs included, so data or a FIN now is a
-            // duplicate the peer sent because our last ACK was lost. RFC 9293 section
-            // 3.10.7.4 answers any such segment with an ACK; hetpath-proto's connection
-            // answers only a retransmitted FIN there (its model of TIME-WAIT), so it is
-            // shown one. (A pure ACK needs no answer: answering it would loop.)
-            seg.flags = seg.flags | TcpFlags::FIN;
-        } else if seg.len > 0 && seg.seq >= 1 {
+        let done = matches!(t.state(), State::TimeWait | State::Closed);
+        if seg.len > 0 && seg.seq >= 1 && !done {
             c.recv.store(seg.seq - 1, payload);
         }
         t.handle_segment(now, &seg);
@@ -734,13 +727,6 @@ impl Gateway {
             let Body::Tcp(seg) = pkt.body else {
                 continue;
             };
-            if seg.len > 0 && self.conns[&id].closed_reported {
-                // Its FIN was acknowledged, so the peer has every byte, and the buffers
-                // are gone; yet hetpath-proto's connection can still emit an old data
-                // segment in TIME-WAIT or CLOSED (seen when a duplicate is shown to it).
-                // Dropped: the peer, done as well, would ignore it.
-                continue;
-            }
             match self.unit(id, &seg) {
                 Some(unit) => {
                     if self.monitor.is_some() {
@@ -947,6 +933,9 @@ fn feed(c: &mut Conn) {
     let Some(t) = &mut c.tcp else {
         return;
     };
+    if c.closed_reported {
+        return; // done: its buffers went with the FIN's ACK (`settle`)
+    }
     let n = c.send.end() - c.handed;
     if n > 0 {
         t.write(n);

@@ -286,13 +286,15 @@ impl Connection {
             return self.on_reset(seg);
         }
         if matches!(self.state, State::TimeWait | State::Closed) {
-            // RFC 9293 section 3.10.7.4: in TIME-WAIT the only thing that can arrive is a
-            // retransmission of the peer's FIN: acknowledge it and restart the 2 MSL wait.
-            if seg.flags.contains(TcpFlags::FIN) {
+            // RFC 9293 section 3.10.7.4: everything arrived, so data or a FIN now is a
+            // duplicate sent because our last ACK was lost: acknowledge it (a pure ACK
+            // needs no answer). A retransmitted FIN restarts the 2 MSL wait.
+            let fin = seg.flags.contains(TcpFlags::FIN);
+            if seg.len > 0 || fin {
                 self.receiver.request_ack();
-                if self.state == State::TimeWait {
-                    self.time_wait_deadline = Some(now + self.cfg.time_wait);
-                }
+            }
+            if fin && self.state == State::TimeWait {
+                self.time_wait_deadline = Some(now + self.cfg.time_wait);
             }
             return;
         }

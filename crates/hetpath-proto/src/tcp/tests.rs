@@ -327,8 +327,14 @@ fn resends_of_a_segment_in_flight_at_a_new_episode(mode: SackResend) -> usize {
 
 #[test]
 fn a_new_episode_resends_a_retransmission_in_flight_only_with_sack_resend_head() {
-    assert_eq!(resends_of_a_segment_in_flight_at_a_new_episode(SackResend::Head), 2);
-    assert_eq!(resends_of_a_segment_in_flight_at_a_new_episode(SackResend::Lost), 1);
+    assert_eq!(
+        resends_of_a_segment_in_flight_at_a_new_episode(SackResend::Head),
+        2
+    );
+    assert_eq!(
+        resends_of_a_segment_in_flight_at_a_new_episode(SackResend::Lost),
+        1
+    );
 }
 
 #[test]
@@ -342,7 +348,11 @@ fn a_fast_retransmit_restarts_the_timer_only_when_asked() {
         (s.poll_timeout().unwrap(), now + s.rtt().rto())
     };
     let (kept, _) = deadline(false);
-    assert_eq!(kept, Time::ZERO + Dur::from_secs(1), "armed by the first send");
+    assert_eq!(
+        kept,
+        Time::ZERO + Dur::from_secs(1),
+        "armed by the first send"
+    );
     let (restarted, from_resend) = deadline(true);
     assert_eq!(restarted, from_resend);
 }
@@ -679,6 +689,48 @@ fn a_retransmitted_fin_in_time_wait_is_acknowledged_and_restarts_the_wait() {
         .expect("the FIN is acknowledged again"));
     assert_eq!(ack.ack, fin[0].seq + 1);
     assert_eq!(a.poll_timeout(), Some(later + cfg().time_wait));
+}
+
+#[test]
+fn after_the_close_a_duplicate_data_segment_is_acknowledged_and_nothing_resent() {
+    // RFC 9293 section 3.10.7.4: an unacceptable segment is answered with an ACK. Both
+    // sides of the close: TIME-WAIT (closed first) and CLOSED (closed second).
+    for a_first in [true, false] {
+        let (mut a, mut b) = established();
+        b.write(3000);
+        let data = flush(T0, &mut b, &mut a);
+        flush(T0, &mut a, &mut b);
+        let (first, second) = if a_first {
+            (&mut a, &mut b)
+        } else {
+            (&mut b, &mut a)
+        };
+        first.close();
+        flush(T0, first, second);
+        flush(T0, second, first);
+        second.close();
+        flush(T0, second, first);
+        flush(T0, first, second);
+        assert_eq!(
+            a.state(),
+            if a_first {
+                State::TimeWait
+            } else {
+                State::Closed
+            }
+        );
+        let deadline = a.poll_timeout();
+        let later = T0 + Dur::from_secs(10);
+        a.handle_segment(later, &data[0]);
+        let out: Vec<TcpSegment> = std::iter::from_fn(|| a.poll_transmit(later).map(seg)).collect();
+        assert_eq!(out.len(), 1, "one ACK: {out:?}");
+        assert_eq!(
+            (out[0].len, out[0].ack),
+            (0, 3000 + 2),
+            "data and FIN acknowledged"
+        );
+        assert_eq!(a.poll_timeout(), deadline, "only a FIN restarts the wait");
+    }
 }
 
 #[test]
