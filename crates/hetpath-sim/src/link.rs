@@ -14,7 +14,6 @@ use crate::channel::Channel;
 use crate::ids::NodeId;
 use hetpath_proto::{Dur, Packet, Time};
 use serde::Serialize;
-use slab::Slab;
 use std::collections::VecDeque;
 
 pub use crate::units::QueueLimit;
@@ -31,29 +30,92 @@ pub struct Frame {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct FrameKey(u32);
 
-/// The frames in the network, each where it was put until it is taken out.
+/// The frames in the network, each where it was put until it is taken out: a slab whose
+/// free places keep what they last held, so that a machine can write the packet it sends
+/// straight into the place it will have (`vacant`, `occupy`) rather than build it apart
+/// and have it copied in, which reads it back whole right after the narrower stores
+/// that built it (a store-forwarding stall).
 #[derive(Default)]
-pub struct Frames(Slab<Frame>);
+pub struct Frames {
+    places: Vec<Frame>,
+    /// The free places, the next one last.
+    free: Vec<u32>,
+}
+
+/// The `uid` of a free place (checked in debug builds).
+const FREE: u64 = u64::MAX;
 
 impl Frames {
     pub fn insert(&mut self, f: Frame) -> FrameKey {
-        FrameKey(self.0.insert(f) as u32)
+        let k = self.vacant();
+        self.places[k.0 as usize] = f;
+        self.free.pop();
+        k
     }
+
+    /// The place the next frame will have. Its packet is whatever the place last held:
+    /// write a packet there (`packet_at`), then `occupy` it, or leave it free.
+    pub fn vacant(&mut self) -> FrameKey {
+        if let Some(&k) = self.free.last() {
+            return FrameKey(k);
+        }
+        let k = self.places.len() as u32;
+        self.places.push(Frame {
+            uid: FREE,
+            packet: Packet::empty(),
+        });
+        self.free.push(k);
+        FrameKey(k)
+    }
+
+    /// The packet in place `k`, free or not: where a machine writes the packet it sends.
+    pub fn packet_at(&mut self, k: FrameKey) -> &mut Packet {
+        &mut self.places[k.0 as usize].packet
+    }
+
+    /// The frame written in the `vacant` place `k` enters the network as `uid`.
+    pub fn occupy(&mut self, k: FrameKey, uid: u64) {
+        debug_assert_eq!(self.free.last(), Some(&k.0), "occupy the vacant place");
+        self.free.pop();
+        self.places[k.0 as usize].uid = uid;
+    }
+
+    /// Takes frame `k` out.
     pub fn remove(&mut self, k: FrameKey) -> Frame {
-        self.0.remove(k.0 as usize)
+        let dead = Frame {
+            uid: FREE,
+            packet: Packet::empty(),
+        };
+        self.free.push(k.0);
+        std::mem::replace(&mut self.places[k.0 as usize], dead)
+    }
+
+    /// Frees frame `k`'s place without moving it out: its packet stays there, dropped
+    /// when the place is written again.
+    pub fn discard(&mut self, k: FrameKey) {
+        let f = &mut self.places[k.0 as usize];
+        debug_assert_ne!(f.uid, FREE, "discard a frame once");
+        if cfg!(debug_assertions) {
+            f.uid = FREE;
+        }
+        self.free.push(k.0);
     }
 }
 
 impl std::ops::Index<FrameKey> for Frames {
     type Output = Frame;
     fn index(&self, k: FrameKey) -> &Frame {
-        &self.0[k.0 as usize]
+        let f = &self.places[k.0 as usize];
+        debug_assert_ne!(f.uid, FREE, "a frame in the network");
+        f
     }
 }
 
 impl std::ops::IndexMut<FrameKey> for Frames {
     fn index_mut(&mut self, k: FrameKey) -> &mut Frame {
-        &mut self.0[k.0 as usize]
+        let f = &mut self.places[k.0 as usize];
+        debug_assert_ne!(f.uid, FREE, "a frame in the network");
+        f
     }
 }
 

@@ -22,7 +22,7 @@ use crate::cc::Algorithm;
 use crate::crosslayer::Signal;
 use crate::esp::SecurityAssociation;
 use crate::ids::ConnId;
-use crate::machine::{At, Event, Hooks, LocalQueue, Machine, NodeView, Transmit, Verdict};
+use crate::machine::{At, Event, Hooks, LocalQueue, Machine, NodeView, Transmit, Verdict, Via};
 use crate::packet::{Addr, Body, Endpoint, EspSizes, Packet, TcpFlags, TcpSegment};
 use crate::tcp::{self, ConnReport, Connection, TcpConfig};
 use crate::time::Time;
@@ -502,13 +502,22 @@ impl Machine for Host {
         }
     }
 
-    fn poll_transmit(&mut self, now: Time, _node: &dyn NodeView) -> Option<Transmit> {
+    /// The packet is built in `out` (`Machine::poll_transmit_into`): the connection
+    /// writes its segment there, and ESP and LIFT wrap it where it lies.
+    fn poll_transmit_into(
+        &mut self,
+        now: Time,
+        _node: &dyn NodeView,
+        out: &mut Packet,
+    ) -> Option<Via> {
         if let Some(p) = self.lift_out.pop_front() {
-            return Some(Transmit::route(p));
+            *out = p;
+            return Some(Via::Route);
         }
         while let Some(&c) = self.dirty.front() {
             let e = &mut self.conns[c.index()];
-            if let Some(mut p) = e.conn.poll_transmit(now) {
+            if e.conn.poll_transmit_into(now, out) {
+                let p = out;
                 if let Some((sa, seq)) = &mut e.esp {
                     if let Body::Tcp(seg) =
                         std::mem::replace(&mut p.body, Body::Raw { proto: 0, len: 0 })
@@ -519,35 +528,35 @@ impl Machine for Host {
                         };
                         let Some(lift) = &mut e.lift else {
                             p.body = Body::Esp(seal(seg));
-                            return Some(Transmit::route(p));
+                            return Some(Via::Route);
                         };
                         // MH-LIFT: its Setup first, then (FrACK, ACK) or the one packet.
                         let ip = p.ip;
-                        let mut out = Vec::with_capacity(3);
+                        let mut bodies = Vec::with_capacity(3);
                         let wrapped = lift.wrap(&seg);
                         if !matches!(wrapped, LiftOut::Plain) {
                             if let Some(setup) = lift.poll_setup() {
-                                out.push(Body::Lift(setup, None));
+                                bodies.push(Body::Lift(setup, None));
                             }
                         }
                         match wrapped {
-                            LiftOut::Plain => out.push(Body::Esp(seal(seg))),
-                            LiftOut::Ack(h) => out.push(Body::Lift(h, Some(seal(seg)))),
+                            LiftOut::Plain => bodies.push(Body::Esp(seal(seg))),
+                            LiftOut::Ack(h) => bodies.push(Body::Lift(h, Some(seal(seg)))),
                             LiftOut::Pair {
                                 frack,
                                 frack_header,
                                 ack_header,
                             } => {
-                                out.push(Body::Lift(frack_header, Some(seal(frack))));
-                                out.push(Body::Lift(ack_header, Some(seal(seg))));
+                                bodies.push(Body::Lift(frack_header, Some(seal(frack))));
+                                bodies.push(Body::Lift(ack_header, Some(seal(seg))));
                             }
                         }
-                        let mut bodies = out.into_iter();
+                        let mut bodies = bodies.into_iter();
                         p.body = bodies.next().expect("one packet at least");
                         self.lift_out.extend(bodies.map(|body| Packet { ip, body }));
                     }
                 }
-                return Some(Transmit::route(p));
+                return Some(Via::Route);
             }
             if !self.settle(c) {
                 self.dirty.pop_front();
@@ -556,6 +565,10 @@ impl Machine for Host {
         }
         self.timers.prune();
         None
+    }
+
+    fn poll_transmit(&mut self, now: Time, node: &dyn NodeView) -> Option<Transmit> {
+        Transmit::polled(|out| self.poll_transmit_into(now, node, out))
     }
 
     fn poll_timeout(&self) -> Option<Time> {
