@@ -74,12 +74,24 @@ struct Entry {
     expect: Option<u64>,
 }
 
+/// Up to this many connections, a host finds a segment's connection by a scan of their
+/// keys rather than by hashing.
+const SCAN_CONNS: usize = 8;
+
+/// A demultiplexing key (local port, remote address, remote port) in one word.
+fn demux_key((port, addr, remote_port): (u16, Addr, u16)) -> u64 {
+    u64::from(port) | u64::from(addr.0) << 16 | u64::from(remote_port) << 48
+}
+
 pub struct Host {
     addr: Addr,
     conns: Vec<Entry>,
     /// (local port, remote address, remote port) -> connection. (FxHash: fast, and the
     /// same on every run; nothing iterates it.)
     demux: HashMap<(u16, Addr, u16), ConnId>,
+    /// The same keys packed (`demux_key`), by `ConnId`: a host with few connections finds
+    /// one by a scan (`conn_of`), which costs less than the hash.
+    keys: Vec<u64>,
     listeners: HashMap<u16, Listener>,
     next_port: u16,
     /// The inbound SAs it holds (by SPI), each with the SA that answers a connection
@@ -108,6 +120,7 @@ impl Host {
             addr,
             conns: Vec::new(),
             demux: HashMap::default(),
+            keys: Vec::new(),
             listeners: HashMap::default(),
             next_port: FIRST_EPHEMERAL_PORT,
             sad: HashMap::default(),
@@ -224,6 +237,7 @@ impl Host {
         let c = ConnId(self.conns.len() as u32);
         let key = (conn.local().port, conn.remote().addr, conn.remote().port);
         self.demux.insert(key, c);
+        self.keys.push(demux_key(key));
         self.conns.push(Entry {
             conn,
             esp: seal.map(|(sa, _)| (sa, 0)),
@@ -324,8 +338,8 @@ impl Host {
         esp: Option<(u32, u32)>,
     ) {
         let spi = esp.map(|(spi, _)| spi);
-        match self.demux.get(&(seg.dst_port, src, seg.src_port)) {
-            Some(&c) => {
+        match self.conn_of((seg.dst_port, src, seg.src_port)) {
+            Some(c) => {
                 let e = &mut self.conns[c.index()];
                 if let (Some(l), Some((_, esp_seq))) = (&mut e.lift, esp) {
                     if let Some(teardown) = l.on_received(now, seg, esp_seq) {
@@ -350,8 +364,19 @@ impl Host {
             Body::Esp(esp) | Body::Lift(_, Some(esp)) => &esp.inner,
             _ => return None,
         };
-        let (src_port, dst_port) = (seg.src_port, seg.dst_port);
-        self.demux.get(&(src_port, p.ip.dst, dst_port)).copied()
+        self.conn_of((seg.src_port, p.ip.dst, seg.dst_port))
+    }
+
+    /// The connection of (local port, remote address, remote port), as `demux` has it.
+    #[inline]
+    fn conn_of(&self, key: (u16, Addr, u16)) -> Option<ConnId> {
+        if self.keys.len() <= SCAN_CONNS {
+            // The last match, as the map keeps the last connection inserted under a key.
+            let packed = demux_key(key);
+            let k = self.keys.iter().rposition(|&x| x == packed)?;
+            return Some(ConnId(k as u32));
+        }
+        self.demux.get(&key).copied()
     }
 
     /// Passive open on a SYN to a listening port.
