@@ -286,10 +286,18 @@ impl<K: Copy> LinkDir<K> {
             self.stats.drops += 1;
             return Err(p);
         }
+        let len = self.queue.len() as u64 + 1;
+        self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(len);
+        self.stats.max_queue_bytes = self
+            .stats
+            .max_queue_bytes
+            .max(self.queue_bytes + size as u64);
+        if len == 1 && self.transmitting.is_none() && self.up {
+            // Straight to the idle transmitter (counted above as if it had been queued).
+            return Ok(self.start(now, p, size));
+        }
         self.queue.push_back((p, size));
         self.queue_bytes += size as u64;
-        self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u64);
-        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
         Ok(self.try_start(now))
     }
 
@@ -302,6 +310,11 @@ impl<K: Copy> LinkDir<K> {
             return Wakeups::default();
         };
         self.queue_bytes -= size as u64;
+        self.start(now, p, size)
+    }
+
+    /// Starts serialising `p`, of `size` bytes, out of the queue.
+    fn start(&mut self, now: Time, p: K, size: u32) -> Wakeups<K> {
         let dur = self.tx_time(size as u64);
         self.tx_dur = dur;
         self.tx_size = size;
