@@ -152,6 +152,8 @@ pub struct LinkStats {
 pub struct LinkDir<K = FrameKey> {
     pub params: LinkParams,
     channel: Box<dyn Channel>,
+    /// The channel loses nothing (`Channel::lossless`): not asked.
+    lossless: bool,
     /// Effective rate seen by IP: nominal rate times the channel's rate factor.
     ip_rate_bps: u64,
     /// Nanoseconds per byte at that rate when it is a whole number (most rates), which
@@ -227,6 +229,7 @@ impl<K: Copy> LinkDir<K> {
         const NS_BITS: u64 = 8_000_000_000;
         LinkDir {
             params,
+            lossless: channel.lossless(),
             channel,
             ip_rate_bps,
             ns_per_byte: NS_BITS
@@ -338,7 +341,7 @@ impl<K: Copy> LinkDir<K> {
         let (size, dur) = (self.tx_size, self.tx_dur);
         let was_empty = self.wire.is_empty();
         let mut lost = None;
-        if self.channel.transmit(now - dur, dur, size) {
+        if self.lossless || self.channel.transmit(now - dur, dur, size) {
             self.wire.push_back((now + self.params.delay, p, size));
         } else {
             self.stats.lost_packets += 1;
