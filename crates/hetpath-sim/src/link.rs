@@ -410,3 +410,71 @@ impl<K: Copy> LinkDir<K> {
         (self.params, self.channel)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::channel::NoLoss;
+    use hetpath_proto::packet::{Addr, Body};
+
+    fn frame(uid: u64) -> Frame {
+        Frame {
+            uid,
+            packet: Packet::new(Addr(1), Addr(2), Body::Raw { proto: 0, len: 0 }),
+        }
+    }
+
+    /// A packet written into the vacant place is the frame there once occupied; a freed
+    /// place is the next one handed out, and a place left vacant stays free.
+    #[test]
+    fn frames_are_written_where_they_stay() {
+        let mut f = Frames::default();
+        let a = f.insert(frame(7));
+        let k = f.vacant();
+        assert_ne!(k, a);
+        *f.packet_at(k) = Packet::new(Addr(3), Addr(4), Body::Raw { proto: 0, len: 9 });
+        f.occupy(k, 8);
+        assert_eq!((f[k].uid, f[k].packet.ip.dst), (8, Addr(4)));
+        assert_eq!(f[a].uid, 7);
+        f.discard(a);
+        assert_eq!(f.vacant(), a, "the freed place comes next");
+        assert_eq!(f.vacant(), a, "not occupied: still free");
+        assert_eq!(f.insert(frame(9)), a);
+        assert_eq!(f.remove(k).uid, 8);
+        assert_eq!(f.remove(a).uid, 9);
+    }
+
+    /// A packet for an idle transmitter starts at once and still counts in the queue's
+    /// maxima, as if it had been queued for an instant.
+    #[test]
+    fn idle_transmitter_starts_at_once() {
+        let params = LinkParams {
+            name: "l".into(),
+            from: NodeId(0),
+            to: NodeId(1),
+            rate_bps: 8_000_000,
+            delay: Dur::from_millis(1),
+            queue: QueueLimit::Packets(2),
+        };
+        let mut d: LinkDir<u32> = LinkDir::new(params, Box::new(NoLoss));
+        let w = d.enqueue(Time::ZERO, 1, 1000).expect("room");
+        assert_eq!(w.started, Some(1));
+        assert_eq!(w.tx_done, Some(Time::ZERO + Dur::from_millis(1)));
+        assert_eq!((d.queue_len(), d.queue_bytes()), (0, 0));
+        assert_eq!((d.stats.max_queue_pkts, d.stats.max_queue_bytes), (1, 1000));
+        let w = d.enqueue(Time::ZERO, 2, 500).expect("room");
+        assert_eq!(w.started, None);
+        assert_eq!((d.queue_len(), d.queue_bytes()), (1, 500));
+        assert_eq!((d.stats.max_queue_pkts, d.stats.max_queue_bytes), (1, 1000));
+        d.enqueue(Time::ZERO, 3, 500).expect("room");
+        assert_eq!(d.enqueue(Time::ZERO, 4, 500), Err(4), "two queued: full");
+        assert_eq!(
+            (
+                d.stats.max_queue_pkts,
+                d.stats.max_queue_bytes,
+                d.stats.drops
+            ),
+            (2, 1000, 1)
+        );
+    }
+}
