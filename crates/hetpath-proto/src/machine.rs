@@ -11,7 +11,9 @@
 //! - `handle_signal(now, signal, node)`: another machine or a link layer of the node
 //!   reported a cross-layer `Signal`.
 //! - `handle_timeout(now, node)`: its deadline came; calling it early is a harmless no-op.
-//! - `poll_transmit(now, node)`: a packet of its own to send now; called until `None`.
+//! - `poll_transmit_into(now, node, out)`: a packet of its own to send now, written where
+//!   the driver will keep it; called until `None`. A machine may implement it by value
+//!   instead (`poll_transmit`), which it defaults to.
 //! - `poll_timeout()`: the earliest time `handle_timeout` has work.
 //! - `poll_event()`: what happened (signals for the node's other machines, results).
 //! - `report_connections(out)`, `kind()`, `counters(out)`: what it shows of itself to
@@ -106,6 +108,13 @@ impl Transmit {
             via: Via::Route,
         }
     }
+    /// The packet `poll`, a `Machine::poll_transmit_into`, writes, as a value (for a
+    /// machine that builds its packets in place, its `poll_transmit`).
+    pub fn polled(poll: impl FnOnce(&mut Packet) -> Option<Via>) -> Option<Transmit> {
+        let mut packet = Packet::empty();
+        let via = poll(&mut packet)?;
+        Some(Transmit { packet, via })
+    }
 }
 
 /// What a machine reports. Signals go to the other machines on the node; the rest is
@@ -172,6 +181,24 @@ pub trait Machine: Send {
     fn handle_packet(&mut self, now: Time, at: At, p: &mut Packet, node: &dyn NodeView) -> Verdict;
     fn handle_signal(&mut self, _now: Time, _signal: Signal, _node: &dyn NodeView) {}
     fn handle_timeout(&mut self, _now: Time, _node: &dyn NodeView) {}
+    /// A packet of its own to send now, written into `out`, and how it leaves; `None` when
+    /// it has nothing (then `out` means nothing). `out` is the place where the driver will
+    /// keep the packet, holding whatever it last held: a machine that builds its packets
+    /// there (a host) spares the copy of a packet returned by value, which reads it back
+    /// whole right after the narrower stores that built it. What drivers call, until
+    /// `None`; by default, `poll_transmit`'s packet moved into `out`.
+    fn poll_transmit_into(
+        &mut self,
+        now: Time,
+        node: &dyn NodeView,
+        out: &mut Packet,
+    ) -> Option<Via> {
+        let t = self.poll_transmit(now, node)?;
+        *out = t.packet;
+        Some(t.via)
+    }
+    /// The same by value: what a machine that builds its packets apart implements. One
+    /// that implements `poll_transmit_into` implements this as `Transmit::polled` of it.
     fn poll_transmit(&mut self, _now: Time, _node: &dyn NodeView) -> Option<Transmit> {
         None
     }

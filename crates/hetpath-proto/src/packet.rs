@@ -566,6 +566,11 @@ impl Packet {
         let empty = Packet::new(self.ip.src, self.ip.dst, Body::Raw { proto: 0, len: 0 });
         std::mem::replace(self, empty)
     }
+    /// A packet of nothing, between nowhere: what a place holds before a packet is written
+    /// into it (`Machine::poll_transmit_into`).
+    pub fn empty() -> Packet {
+        Packet::new(Addr(0), Addr(0), Body::Raw { proto: 0, len: 0 })
+    }
     pub fn as_tcp(&self) -> Option<&TcpSegment> {
         match &self.body {
             Body::Tcp(s) => Some(s),

@@ -14,7 +14,6 @@ use crate::channel::Channel;
 use crate::ids::NodeId;
 use hetpath_proto::{Dur, Packet, Time};
 use serde::Serialize;
-use slab::Slab;
 use std::collections::VecDeque;
 
 pub use crate::units::QueueLimit;
@@ -31,29 +30,92 @@ pub struct Frame {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct FrameKey(u32);
 
-/// The frames in the network, each where it was put until it is taken out.
+/// The frames in the network, each where it was put until it is taken out: a slab whose
+/// free places keep what they last held, so that a machine can write the packet it sends
+/// straight into the place it will have (`vacant`, `occupy`) rather than build it apart
+/// and have it copied in, which reads it back whole right after the narrower stores
+/// that built it (a store-forwarding stall).
 #[derive(Default)]
-pub struct Frames(Slab<Frame>);
+pub struct Frames {
+    places: Vec<Frame>,
+    /// The free places, the next one last.
+    free: Vec<u32>,
+}
+
+/// The `uid` of a free place (checked in debug builds).
+const FREE: u64 = u64::MAX;
 
 impl Frames {
     pub fn insert(&mut self, f: Frame) -> FrameKey {
-        FrameKey(self.0.insert(f) as u32)
+        let k = self.vacant();
+        self.places[k.0 as usize] = f;
+        self.free.pop();
+        k
     }
+
+    /// The place the next frame will have. Its packet is whatever the place last held:
+    /// write a packet there (`packet_at`), then `occupy` it, or leave it free.
+    pub fn vacant(&mut self) -> FrameKey {
+        if let Some(&k) = self.free.last() {
+            return FrameKey(k);
+        }
+        let k = self.places.len() as u32;
+        self.places.push(Frame {
+            uid: FREE,
+            packet: Packet::empty(),
+        });
+        self.free.push(k);
+        FrameKey(k)
+    }
+
+    /// The packet in place `k`, free or not: where a machine writes the packet it sends.
+    pub fn packet_at(&mut self, k: FrameKey) -> &mut Packet {
+        &mut self.places[k.0 as usize].packet
+    }
+
+    /// The frame written in the `vacant` place `k` enters the network as `uid`.
+    pub fn occupy(&mut self, k: FrameKey, uid: u64) {
+        debug_assert_eq!(self.free.last(), Some(&k.0), "occupy the vacant place");
+        self.free.pop();
+        self.places[k.0 as usize].uid = uid;
+    }
+
+    /// Takes frame `k` out.
     pub fn remove(&mut self, k: FrameKey) -> Frame {
-        self.0.remove(k.0 as usize)
+        let dead = Frame {
+            uid: FREE,
+            packet: Packet::empty(),
+        };
+        self.free.push(k.0);
+        std::mem::replace(&mut self.places[k.0 as usize], dead)
+    }
+
+    /// Frees frame `k`'s place without moving it out: its packet stays there, dropped
+    /// when the place is written again.
+    pub fn discard(&mut self, k: FrameKey) {
+        let f = &mut self.places[k.0 as usize];
+        debug_assert_ne!(f.uid, FREE, "discard a frame once");
+        if cfg!(debug_assertions) {
+            f.uid = FREE;
+        }
+        self.free.push(k.0);
     }
 }
 
 impl std::ops::Index<FrameKey> for Frames {
     type Output = Frame;
     fn index(&self, k: FrameKey) -> &Frame {
-        &self.0[k.0 as usize]
+        let f = &self.places[k.0 as usize];
+        debug_assert_ne!(f.uid, FREE, "a frame in the network");
+        f
     }
 }
 
 impl std::ops::IndexMut<FrameKey> for Frames {
     fn index_mut(&mut self, k: FrameKey) -> &mut Frame {
-        &mut self.0[k.0 as usize]
+        let f = &mut self.places[k.0 as usize];
+        debug_assert_ne!(f.uid, FREE, "a frame in the network");
+        f
     }
 }
 
@@ -90,6 +152,8 @@ pub struct LinkStats {
 pub struct LinkDir<K = FrameKey> {
     pub params: LinkParams,
     channel: Box<dyn Channel>,
+    /// The channel loses nothing (`Channel::lossless`): not asked.
+    lossless: bool,
     /// Effective rate seen by IP: nominal rate times the channel's rate factor.
     ip_rate_bps: u64,
     /// Nanoseconds per byte at that rate when it is a whole number (most rates), which
@@ -165,6 +229,7 @@ impl<K: Copy> LinkDir<K> {
         const NS_BITS: u64 = 8_000_000_000;
         LinkDir {
             params,
+            lossless: channel.lossless(),
             channel,
             ip_rate_bps,
             ns_per_byte: NS_BITS
@@ -224,10 +289,18 @@ impl<K: Copy> LinkDir<K> {
             self.stats.drops += 1;
             return Err(p);
         }
+        let len = self.queue.len() as u64 + 1;
+        self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(len);
+        self.stats.max_queue_bytes = self
+            .stats
+            .max_queue_bytes
+            .max(self.queue_bytes + size as u64);
+        if len == 1 && self.transmitting.is_none() && self.up {
+            // Straight to the idle transmitter (counted above as if it had been queued).
+            return Ok(self.start(now, p, size));
+        }
         self.queue.push_back((p, size));
         self.queue_bytes += size as u64;
-        self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u64);
-        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
         Ok(self.try_start(now))
     }
 
@@ -240,6 +313,11 @@ impl<K: Copy> LinkDir<K> {
             return Wakeups::default();
         };
         self.queue_bytes -= size as u64;
+        self.start(now, p, size)
+    }
+
+    /// Starts serialising `p`, of `size` bytes, out of the queue.
+    fn start(&mut self, now: Time, p: K, size: u32) -> Wakeups<K> {
         let dur = self.tx_time(size as u64);
         self.tx_dur = dur;
         self.tx_size = size;
@@ -263,7 +341,7 @@ impl<K: Copy> LinkDir<K> {
         let (size, dur) = (self.tx_size, self.tx_dur);
         let was_empty = self.wire.is_empty();
         let mut lost = None;
-        if self.channel.transmit(now - dur, dur, size) {
+        if self.lossless || self.channel.transmit(now - dur, dur, size) {
             self.wire.push_back((now + self.params.delay, p, size));
         } else {
             self.stats.lost_packets += 1;
@@ -330,5 +408,73 @@ impl<K: Copy> LinkDir<K> {
     /// loaded scenario's (`sim::Simulation::detach_link`); only meaningful before use.
     pub fn into_parts(self) -> (LinkParams, Box<dyn Channel>) {
         (self.params, self.channel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::channel::NoLoss;
+    use hetpath_proto::packet::{Addr, Body};
+
+    fn frame(uid: u64) -> Frame {
+        Frame {
+            uid,
+            packet: Packet::new(Addr(1), Addr(2), Body::Raw { proto: 0, len: 0 }),
+        }
+    }
+
+    /// A packet written into the vacant place is the frame there once occupied; a freed
+    /// place is the next one handed out, and a place left vacant stays free.
+    #[test]
+    fn frames_are_written_where_they_stay() {
+        let mut f = Frames::default();
+        let a = f.insert(frame(7));
+        let k = f.vacant();
+        assert_ne!(k, a);
+        *f.packet_at(k) = Packet::new(Addr(3), Addr(4), Body::Raw { proto: 0, len: 9 });
+        f.occupy(k, 8);
+        assert_eq!((f[k].uid, f[k].packet.ip.dst), (8, Addr(4)));
+        assert_eq!(f[a].uid, 7);
+        f.discard(a);
+        assert_eq!(f.vacant(), a, "the freed place comes next");
+        assert_eq!(f.vacant(), a, "not occupied: still free");
+        assert_eq!(f.insert(frame(9)), a);
+        assert_eq!(f.remove(k).uid, 8);
+        assert_eq!(f.remove(a).uid, 9);
+    }
+
+    /// A packet for an idle transmitter starts at once and still counts in the queue's
+    /// maxima, as if it had been queued for an instant.
+    #[test]
+    fn idle_transmitter_starts_at_once() {
+        let params = LinkParams {
+            name: "l".into(),
+            from: NodeId(0),
+            to: NodeId(1),
+            rate_bps: 8_000_000,
+            delay: Dur::from_millis(1),
+            queue: QueueLimit::Packets(2),
+        };
+        let mut d: LinkDir<u32> = LinkDir::new(params, Box::new(NoLoss));
+        let w = d.enqueue(Time::ZERO, 1, 1000).expect("room");
+        assert_eq!(w.started, Some(1));
+        assert_eq!(w.tx_done, Some(Time::ZERO + Dur::from_millis(1)));
+        assert_eq!((d.queue_len(), d.queue_bytes()), (0, 0));
+        assert_eq!((d.stats.max_queue_pkts, d.stats.max_queue_bytes), (1, 1000));
+        let w = d.enqueue(Time::ZERO, 2, 500).expect("room");
+        assert_eq!(w.started, None);
+        assert_eq!((d.queue_len(), d.queue_bytes()), (1, 500));
+        assert_eq!((d.stats.max_queue_pkts, d.stats.max_queue_bytes), (1, 1000));
+        d.enqueue(Time::ZERO, 3, 500).expect("room");
+        assert_eq!(d.enqueue(Time::ZERO, 4, 500), Err(4), "two queued: full");
+        assert_eq!(
+            (
+                d.stats.max_queue_pkts,
+                d.stats.max_queue_bytes,
+                d.stats.drops
+            ),
+            (2, 1000, 1)
+        );
     }
 }

@@ -20,7 +20,9 @@
 
 use crate::cc::{Algorithm, RapMonitor};
 use crate::ids::{ConnId, IfaceId};
-use crate::machine::{At, Counter, Event, Hooks, LocalQueue, Machine, NodeView, Transmit, Verdict};
+use crate::machine::{
+    At, Counter, Event, Hooks, LocalQueue, Machine, NodeView, Transmit, Verdict, Via,
+};
 use crate::packet::{Body, Endpoint, Packet, TcpFlags, TcpSegment, XcpHeader};
 use crate::rap::{
     Feedback, Iface, LoadConfig, LoadMonitor, RateMeasure, XcpRouter, XcpRouterConfig,
@@ -436,7 +438,12 @@ impl Machine for SplitPep {
     /// pacer's, which holds a segment back only with a deadline. A poll that sends
     /// nothing changes nothing a second time: it arms the persist timer only if unarmed,
     /// notes the same window use (`CwndUsage::on_attempt`) and keeps the pacer holding.
-    fn poll_transmit(&mut self, now: Time, node: &dyn NodeView) -> Option<Transmit> {
+    fn poll_transmit_into(
+        &mut self,
+        now: Time,
+        node: &dyn NodeView,
+        out: &mut Packet,
+    ) -> Option<Via> {
         let n = self.splits.len();
         self.wake_due(now);
         // A waiting leg is flow-controlled by its queue and does not try; a leg that
@@ -461,17 +468,21 @@ impl Machine for SplitPep {
                 if !self.work.contains(j) {
                     continue;
                 }
-                if let Some(p) = self.leg(j).poll_transmit(now) {
+                if self.leg(j).poll_transmit_into(now, out) {
                     self.turn = (j / 2 + 1) % n;
                     self.splits[j / 2].unrelayed = true;
                     self.settle();
-                    return Some(Transmit::route(p));
+                    return Some(Via::Route);
                 }
                 self.rest(j);
             }
         }
         self.settle();
         None
+    }
+
+    fn poll_transmit(&mut self, now: Time, node: &dyn NodeView) -> Option<Transmit> {
+        Transmit::polled(|out| self.poll_transmit_into(now, node, out))
     }
 
     fn poll_timeout(&self) -> Option<Time> {

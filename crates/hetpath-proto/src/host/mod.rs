@@ -22,7 +22,7 @@ use crate::cc::Algorithm;
 use crate::crosslayer::Signal;
 use crate::esp::SecurityAssociation;
 use crate::ids::ConnId;
-use crate::machine::{At, Event, Hooks, LocalQueue, Machine, NodeView, Transmit, Verdict};
+use crate::machine::{At, Event, Hooks, LocalQueue, Machine, NodeView, Transmit, Verdict, Via};
 use crate::packet::{Addr, Body, Endpoint, EspSizes, Packet, TcpFlags, TcpSegment};
 use crate::tcp::{self, ConnReport, Connection, TcpConfig};
 use crate::time::Time;
@@ -74,12 +74,24 @@ struct Entry {
     expect: Option<u64>,
 }
 
+/// Up to this many connections, a host finds a segment's connection by a scan of their
+/// keys rather than by hashing.
+const SCAN_CONNS: usize = 8;
+
+/// A demultiplexing key (local port, remote address, remote port) in one word.
+fn demux_key((port, addr, remote_port): (u16, Addr, u16)) -> u64 {
+    u64::from(port) | u64::from(addr.0) << 16 | u64::from(remote_port) << 48
+}
+
 pub struct Host {
     addr: Addr,
     conns: Vec<Entry>,
     /// (local port, remote address, remote port) -> connection. (FxHash: fast, and the
     /// same on every run; nothing iterates it.)
     demux: HashMap<(u16, Addr, u16), ConnId>,
+    /// The same keys packed (`demux_key`), by `ConnId`: a host with few connections finds
+    /// one by a scan (`conn_of`), which costs less than the hash.
+    keys: Vec<u64>,
     listeners: HashMap<u16, Listener>,
     next_port: u16,
     /// The inbound SAs it holds (by SPI), each with the SA that answers a connection
@@ -108,6 +120,7 @@ impl Host {
             addr,
             conns: Vec::new(),
             demux: HashMap::default(),
+            keys: Vec::new(),
             listeners: HashMap::default(),
             next_port: FIRST_EPHEMERAL_PORT,
             sad: HashMap::default(),
@@ -224,6 +237,7 @@ impl Host {
         let c = ConnId(self.conns.len() as u32);
         let key = (conn.local().port, conn.remote().addr, conn.remote().port);
         self.demux.insert(key, c);
+        self.keys.push(demux_key(key));
         self.conns.push(Entry {
             conn,
             esp: seal.map(|(sa, _)| (sa, 0)),
@@ -324,8 +338,8 @@ impl Host {
         esp: Option<(u32, u32)>,
     ) {
         let spi = esp.map(|(spi, _)| spi);
-        match self.demux.get(&(seg.dst_port, src, seg.src_port)) {
-            Some(&c) => {
+        match self.conn_of((seg.dst_port, src, seg.src_port)) {
+            Some(c) => {
                 let e = &mut self.conns[c.index()];
                 if let (Some(l), Some((_, esp_seq))) = (&mut e.lift, esp) {
                     if let Some(teardown) = l.on_received(now, seg, esp_seq) {
@@ -350,8 +364,19 @@ impl Host {
             Body::Esp(esp) | Body::Lift(_, Some(esp)) => &esp.inner,
             _ => return None,
         };
-        let (src_port, dst_port) = (seg.src_port, seg.dst_port);
-        self.demux.get(&(src_port, p.ip.dst, dst_port)).copied()
+        self.conn_of((seg.src_port, p.ip.dst, seg.dst_port))
+    }
+
+    /// The connection of (local port, remote address, remote port), as `demux` has it.
+    #[inline]
+    fn conn_of(&self, key: (u16, Addr, u16)) -> Option<ConnId> {
+        if self.keys.len() <= SCAN_CONNS {
+            // The last match, as the map keeps the last connection inserted under a key.
+            let packed = demux_key(key);
+            let k = self.keys.iter().rposition(|&x| x == packed)?;
+            return Some(ConnId(k as u32));
+        }
+        self.demux.get(&key).copied()
     }
 
     /// Passive open on a SYN to a listening port.
@@ -502,13 +527,22 @@ impl Machine for Host {
         }
     }
 
-    fn poll_transmit(&mut self, now: Time, _node: &dyn NodeView) -> Option<Transmit> {
+    /// The packet is built in `out` (`Machine::poll_transmit_into`): the connection
+    /// writes its segment there, and ESP and LIFT wrap it where it lies.
+    fn poll_transmit_into(
+        &mut self,
+        now: Time,
+        _node: &dyn NodeView,
+        out: &mut Packet,
+    ) -> Option<Via> {
         if let Some(p) = self.lift_out.pop_front() {
-            return Some(Transmit::route(p));
+            *out = p;
+            return Some(Via::Route);
         }
         while let Some(&c) = self.dirty.front() {
             let e = &mut self.conns[c.index()];
-            if let Some(mut p) = e.conn.poll_transmit(now) {
+            if e.conn.poll_transmit_into(now, out) {
+                let p = out;
                 if let Some((sa, seq)) = &mut e.esp {
                     if let Body::Tcp(seg) =
                         std::mem::replace(&mut p.body, Body::Raw { proto: 0, len: 0 })
@@ -519,35 +553,35 @@ impl Machine for Host {
                         };
                         let Some(lift) = &mut e.lift else {
                             p.body = Body::Esp(seal(seg));
-                            return Some(Transmit::route(p));
+                            return Some(Via::Route);
                         };
                         // MH-LIFT: its Setup first, then (FrACK, ACK) or the one packet.
                         let ip = p.ip;
-                        let mut out = Vec::with_capacity(3);
+                        let mut bodies = Vec::with_capacity(3);
                         let wrapped = lift.wrap(&seg);
                         if !matches!(wrapped, LiftOut::Plain) {
                             if let Some(setup) = lift.poll_setup() {
-                                out.push(Body::Lift(setup, None));
+                                bodies.push(Body::Lift(setup, None));
                             }
                         }
                         match wrapped {
-                            LiftOut::Plain => out.push(Body::Esp(seal(seg))),
-                            LiftOut::Ack(h) => out.push(Body::Lift(h, Some(seal(seg)))),
+                            LiftOut::Plain => bodies.push(Body::Esp(seal(seg))),
+                            LiftOut::Ack(h) => bodies.push(Body::Lift(h, Some(seal(seg)))),
                             LiftOut::Pair {
                                 frack,
                                 frack_header,
                                 ack_header,
                             } => {
-                                out.push(Body::Lift(frack_header, Some(seal(frack))));
-                                out.push(Body::Lift(ack_header, Some(seal(seg))));
+                                bodies.push(Body::Lift(frack_header, Some(seal(frack))));
+                                bodies.push(Body::Lift(ack_header, Some(seal(seg))));
                             }
                         }
-                        let mut bodies = out.into_iter();
+                        let mut bodies = bodies.into_iter();
                         p.body = bodies.next().expect("one packet at least");
                         self.lift_out.extend(bodies.map(|body| Packet { ip, body }));
                     }
                 }
-                return Some(Transmit::route(p));
+                return Some(Via::Route);
             }
             if !self.settle(c) {
                 self.dirty.pop_front();
@@ -556,6 +590,10 @@ impl Machine for Host {
         }
         self.timers.prune();
         None
+    }
+
+    fn poll_transmit(&mut self, now: Time, node: &dyn NodeView) -> Option<Transmit> {
+        Transmit::polled(|out| self.poll_transmit_into(now, node, out))
     }
 
     fn poll_timeout(&self) -> Option<Time> {

@@ -475,6 +475,13 @@ impl Connection {
 
     /// The next packet to send now, if any.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        let mut p = Packet::empty();
+        self.poll_transmit_into(now, &mut p).then_some(p)
+    }
+
+    /// The next packet to send now, written into `out` (where its driver keeps it, see
+    /// `Machine::poll_transmit_into`); false, and `out` untouched, when there is none.
+    pub fn poll_transmit_into(&mut self, now: Time, out: &mut Packet) -> bool {
         let seg = match self.state {
             State::Aborted if self.send_rst => {
                 self.send_rst = false;
@@ -484,10 +491,11 @@ impl Connection {
                 s
             }
             State::SynSent | State::SynReceived if self.syn_due => self.syn_segment(now),
-            s if s.is_synchronized() => return self.data_or_ack(now),
-            _ => return None,
+            s if s.is_synchronized() => return self.data_or_ack(now, out),
+            _ => return false,
         };
-        Some(Packet::tcp(self.local.addr, self.remote.addr, seg))
+        *out = Packet::tcp(self.local.addr, self.remote.addr, seg);
+        true
     }
 
     fn syn_segment(&mut self, now: Time) -> TcpSegment {
@@ -518,17 +526,17 @@ impl Connection {
         s
     }
 
-    /// A data segment or an ACK, built in the packet that carries it: filled where it
+    /// A data segment or an ACK, built in the packet that carries it, `p`: filled where it
     /// lies rather than assembled apart and moved, since a move reads it back whole right
     /// after the narrower stores that built it, which the processor cannot forward.
-    fn data_or_ack(&mut self, now: Time) -> Option<Packet> {
+    fn data_or_ack(&mut self, now: Time, p: &mut Packet) -> bool {
         let out = if std::mem::take(&mut self.handshake_ack_due) {
             None
         } else {
             self.sender.poll_segment(now)
         };
         if out.is_none() && !self.receiver.ack_pending() {
-            return None;
+            return false;
         }
         if let Some(seq) = out.and_then(|o| o.resent()).filter(|_| self.detailed) {
             let timeout = !self.sender.in_recovery();
@@ -539,7 +547,7 @@ impl Connection {
             Some(Outgoing::Fin { seq, .. }) => (TcpFlags::ACK | TcpFlags::FIN, seq),
             None => (TcpFlags::ACK, self.sender.snd_max),
         };
-        let mut p = Packet::tcp(self.local.addr, self.remote.addr, self.segment(flags, seq));
+        *p = Packet::tcp(self.local.addr, self.remote.addr, self.segment(flags, seq));
         let Body::Tcp(s) = &mut p.body else {
             unreachable!("built as a TCP packet")
         };
@@ -565,7 +573,7 @@ impl Connection {
         if s.len == 0 {
             s.rap = self.echo.take().map(Box::new);
         }
-        Some(p)
+        true
     }
 
     fn segment(&self, flags: TcpFlags, seq: u64) -> TcpSegment {

@@ -5,7 +5,7 @@ use crate::cc::Algorithm;
 use crate::crosslayer::Signal;
 use crate::host::{Host, Listener};
 use crate::ids::ConnId;
-use crate::machine::{At, Event, Machine, Verdict};
+use crate::machine::{At, Event, Machine, Transmit, Verdict};
 use crate::packet::{Addr, Endpoint, Packet, TcpSegment};
 use crate::tcp::{Connection, TcpConfig};
 use crate::time::{Dur, Time};
@@ -202,7 +202,9 @@ impl Net {
     /// Sends what machine `m` of node `k` has to send, then handles its events.
     fn drive(&mut self, k: usize, m: usize) {
         let now = self.now;
-        while let Some(t) = self.with_machine(k, m, |x| x.poll_transmit(now, &NoNode)) {
+        while let Some(t) = self.with_machine(k, m, |x| {
+            Transmit::polled(|out| x.poll_transmit_into(now, &NoNode, out))
+        }) {
             self.send(now, k, t.packet);
         }
         let events: Vec<Event> =

@@ -64,6 +64,11 @@ pub trait Channel: fmt::Debug + Send {
     fn is_bad(&self) -> Option<bool> {
         None
     }
+    /// Whether every packet arrives (`transmit` always true, with nothing to step): the
+    /// link direction then skips the call.
+    fn lossless(&self) -> bool {
+        false
+    }
 }
 
 /// A perfect channel.
@@ -76,6 +81,9 @@ impl Channel for NoLoss {
     }
     fn fork(&self) -> Option<Box<dyn Channel>> {
         Some(Box::new(NoLoss))
+    }
+    fn lossless(&self) -> bool {
+        true
     }
 }
 

@@ -105,7 +105,7 @@ impl Simulation {
             for i in 0..self.nodes[n].arrival.len() {
                 let m = self.nodes[n].arrival[i];
                 if self.show(m, At::Arrival, k) == Verdict::Consume {
-                    self.frames.remove(k);
+                    self.frames.discard(k);
                     return self.frame_power = None;
                 }
             }
@@ -117,7 +117,7 @@ impl Simulation {
         }
         p.ip.ttl = p.ip.ttl.saturating_sub(1);
         if p.ip.ttl == 0 {
-            self.frames.remove(k);
+            self.frames.discard(k);
             self.no_route_drops += 1;
             return;
         }
@@ -133,7 +133,7 @@ impl Simulation {
             }
         }
         // taken, or nothing here takes it
-        self.frames.remove(k);
+        self.frames.discard(k);
     }
 
     /// Routes a packet from `node` (it arrived there, or a machine there sent it).
@@ -147,7 +147,7 @@ impl Simulation {
     #[inline]
     fn leave_by(&mut self, hop: Option<DirId>, k: FrameKey, size: Option<u32>) {
         let Some(d) = hop else {
-            self.frames.remove(k);
+            self.frames.discard(k);
             self.no_route_drops += 1;
             return;
         };
@@ -189,7 +189,7 @@ impl Simulation {
             let (m, iface) = self.departure[d.index()][i];
             size = None; // a machine may change the packet
             if self.show(m, At::Departure(iface), k) == Verdict::Consume {
-                self.frames.remove(k);
+                self.frames.discard(k);
                 return;
             }
         }
@@ -258,6 +258,6 @@ impl Simulation {
             let (m, at) = who(self, j);
             self.show(m, at, k);
         }
-        self.frames.remove(k);
+        self.frames.discard(k);
     }
 }

@@ -9,11 +9,11 @@
 
 use super::conn_timers::ConnTimers;
 use super::{DirId, Ev, MachineId, NodeId, Simulation};
-use crate::link::{Frame, FrameKey};
+use crate::link::FrameKey;
 use crate::trace::TraceEvent;
 use hetpath_proto::crosslayer::Signal;
 use hetpath_proto::host::Host;
-use hetpath_proto::machine::{At, Event, LocalQueue, Machine, NodeView, Transmit, Verdict, Via};
+use hetpath_proto::machine::{At, Event, LocalQueue, Machine, NodeView, Verdict, Via};
 use hetpath_proto::{Addr, ConnId, IfaceId, Time};
 use std::cell::RefCell;
 
@@ -286,10 +286,18 @@ impl Simulation {
         v
     }
 
-    fn poll_transmit(&mut self, m: MachineId, now: Time) -> Option<Transmit> {
+    /// Polls machine `m` for a packet, written into the vacant place `k` of `frames`.
+    fn poll_transmit(&mut self, m: MachineId, now: Time, k: FrameKey) -> Option<Via> {
         match &mut self.machines[m.index()].machine {
-            Owned::Host(h) => h.poll_transmit(now, &BlindView),
-            _ => self.call(m, |x, view| x.poll_transmit(now, view)),
+            Owned::Host(h) => h.poll_transmit_into(now, &BlindView, self.frames.packet_at(k)),
+            _ => {
+                // As in `show`: the store steps aside while the view borrows the simulation.
+                let mut frames = std::mem::take(&mut self.frames);
+                let out = frames.packet_at(k);
+                let via = self.call(m, |x, view| x.poll_transmit_into(now, view, out));
+                self.frames = frames;
+                via
+            }
         }
     }
 
@@ -366,19 +374,19 @@ impl Simulation {
         slot.watching.clear();
         slot.sending = true;
         loop {
-            // A frame goes into `frames` as soon as it is polled and stays there, waiting
-            // or not, until a machine is shown it or it leaves the network.
+            // A frame is written into `frames` as it is polled and stays there, waiting or
+            // not, until a machine is shown it or it leaves the network.
             let (via, k) = match self.machines[m.index()].blocked.take() {
                 Some((_, via, k)) => (via, k),
-                None => match self.poll_transmit(m, now) {
-                    Some(t) => {
-                        let uid = self.next_uid;
-                        self.next_uid += 1;
-                        let packet = t.packet;
-                        (t.via, self.frames.insert(Frame { uid, packet }))
-                    }
-                    None => break,
-                },
+                None => {
+                    let k = self.frames.vacant();
+                    let Some(via) = self.poll_transmit(m, now, k) else {
+                        break;
+                    };
+                    self.frames.occupy(k, self.next_uid);
+                    self.next_uid += 1;
+                    (via, k)
+                }
             };
             let p = &self.frames[k].packet;
             let hop = self.hop_of(m, via, p.ip.dst);
