@@ -34,6 +34,8 @@ from pathlib import Path
 import hetpath
 from hetpath import _toml, live
 
+import live_cli  # bench/, beside this script
+
 HERE = Path(__file__).parent
 TRAFFIC = str(HERE / "live_traffic.py")
 SCENARIO = HERE / "data" / "live-geo.toml"
@@ -117,12 +119,7 @@ def main() -> int:
             result["emu"].append(e)
             print(f"seed {seed}: simulated {s['goodput_bps'] / 1e6:.3f} Mbit/s, emulated {e['goodput_bps'] / 1e6:.3f} Mbit/s",
                   flush=True)
-    result["load_after"] = os.getloadavg()
-    _print(result)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
-    return 0
+    return live_cli.finish(result, _print, args.json)
 
 
 def _rate_bps(scenario: Path, link: str) -> float:
@@ -148,6 +145,4 @@ def _print(result: dict) -> None:
 
 
 if __name__ == "__main__":
-    import live_cli
-
     live_cli.run(main)

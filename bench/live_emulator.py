@@ -51,6 +51,8 @@ from typing import Optional
 
 from hetpath import live
 
+import live_cli  # bench/, beside this script
+
 TRAFFIC = str(Path(__file__).with_name("live_traffic.py"))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -260,12 +262,7 @@ def main() -> int:
             print(_line(row), flush=True)
         if not args.no_throughput:
             result["throughput"] = throughput(work, max(args.seconds, 3.0))
-    result["load_after"] = os.getloadavg()
-    _print(result)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
-    return 0
+    return live_cli.finish(result, _print, args.json)
 
 
 def _line(row: dict) -> str:
@@ -300,6 +297,4 @@ def _print(result: dict) -> None:
 
 
 if __name__ == "__main__":
-    import live_cli
-
     live_cli.run(main)

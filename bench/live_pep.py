@@ -64,6 +64,8 @@ from hetpath import _toml, live, testbed
 from hetpath.errors import HetpathError
 from hetpath.testbed import Testbed
 
+import live_cli  # bench/, beside this script
+
 HERE = Path(__file__).parent
 TRAFFIC = str(HERE / "live_traffic.py")
 SCENARIO = HERE / "data" / "live-geo.toml"
@@ -187,16 +189,7 @@ def start_pepsal(tb: Testbed, binary: str, work: Path) -> None:
             raise Skip(f"PEPsal's interception: {' '.join(argv)}: {res.stderr.strip()}")
     log = open(work / "pepsal.log", "w")
     tb.popen("gwA", [binary, "-p", "5000"], stdout=log, stderr=subprocess.STDOUT)
-    _wait_listening(tb, "gwA", 5000)
-
-
-def _wait_listening(tb: Testbed, role: str, port: int) -> None:
-    for _ in range(200):
-        res = tb.run(role, ["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True)
-        if res.stdout.strip():
-            return
-        time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on port {port} in {role}")
+    testbed.wait_listening(tb, "gwA", 5000, tries=200)
 
 
 def one_run(work: Path, scenario: Path, variant: str, size: int, timeout: float, args: argparse.Namespace,
@@ -216,7 +209,7 @@ def one_run(work: Path, scenario: Path, variant: str, size: int, timeout: float,
             start_pepsal(tb, args.pepsal, work)
         sink = tb.popen("server", [sys.executable, TRAFFIC, "sink", str(PORT), str(timeout), "--hash"],
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        _wait_listening(tb, "server", PORT)
+        testbed.wait_listening(tb, "server", PORT, tries=200)
         sender = tb.popen("client", [sys.executable, TRAFFIC, "send", testbed.SERVER, str(PORT), str(size), "--cc", cc],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         got_out, got_err = sink.communicate(timeout=timeout + 30)
@@ -309,12 +302,7 @@ def main() -> int:
                 if runs:
                     result["cells"].append(_cell(v, p, runs))
     result["skipped"] = skipped
-    result["load_after"] = os.getloadavg()
-    _print(result)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
-    return 0
+    return live_cli.finish(result, _print, args.json)
 
 
 def _check(args: argparse.Namespace) -> list[str]:
@@ -366,6 +354,4 @@ def _print(result: dict) -> None:
 
 
 if __name__ == "__main__":
-    import live_cli
-
     live_cli.run(main)

@@ -1,4 +1,5 @@
-"""Traffic for the live benches, run inside a namespace (Python sockets, no tools).
+"""Traffic for the live benches and the live tests, run inside a namespace (Python
+sockets, no tools).
 
 Every command prints one JSON value on stdout. Times are ``time.monotonic()``, which is
 the same clock in every network namespace of the machine, so a sender's start and a

@@ -74,7 +74,64 @@ def _ip(*args: str) -> None:
         raise LiveError(f"ip {' '.join(args)}: {res.stderr.strip()}")
 
 
-class Emulation:
+class _LinkCore:
+    """What an Emulation and a Bridge share: the `hetpath-live emulate` process (the link
+    core) they start, wait for, stop, and whose summary they read."""
+
+    seed: Optional[int]
+    out: Path
+    pcap: bool
+    realtime: bool
+    _core: Optional[subprocess.Popen]
+    summary: Optional[dict]
+
+    def _launch(self, cmd: list[str]) -> None:
+        """Starts the core (`cmd` and the run's options) and waits until it is ready."""
+        if self.seed is not None:
+            cmd += ["--seed", str(self.seed)]
+        if not self.pcap:
+            cmd.append("--no-pcap")
+        if not self.realtime:
+            cmd.append("--no-realtime")
+        # Its own session: Ctrl-C at the terminal reaches the user's command, and the
+        # core is stopped by close(), after the command, so its files are complete.
+        core = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                text=True, start_new_session=True)
+        self._core = core
+
+        def exited() -> HetpathError:
+            self._core = None  # close() has nothing left to stop
+            assert core.stderr is not None
+            return core_error("the link core", core.returncode, core.stderr.read())
+
+        wait_ready(core, "the link core", exited)
+
+    @property
+    def core_pid(self) -> Optional[int]:
+        """The link core's process id while it runs (benches read its CPU time)."""
+        return self._core.pid if self._core is not None else None
+
+    def _stop_core(self) -> Optional[HetpathError]:
+        """Stops the core (it then writes its files); what went wrong, if it failed."""
+        core, self._core = self._core, None
+        if core is None:
+            return None
+        stop(core, timeout=10)
+        if core.returncode in (0, -signal.SIGTERM, -signal.SIGKILL):
+            return None
+        assert core.stderr is not None
+        return core_error("the link core", core.returncode, core.stderr.read())
+
+    def _finish(self, failure: Optional[HetpathError]) -> None:
+        """Reads the stopped core's summary, then raises its failure, if any."""
+        summary = self.out / "summary.json"
+        if summary.is_file():
+            self.summary = json.loads(summary.read_text())
+        if failure is not None:
+            raise failure
+
+
+class Emulation(_LinkCore):
     """Two namespaces joined by one emulated scenario link; a context manager."""
 
     def __init__(self, scenario: Path, link: str, *, seed: Optional[int] = None,
@@ -109,40 +166,14 @@ class Emulation:
             _ip("netns", "add", self.ns[side])
             self._made.append(self.ns[side])
             _ip("-n", self.ns[side], "link", "set", "lo", "up")
-        cmd = [binary, "emulate", "--scenario", str(self.scenario), "--link", self.link,
-               "--tun-a", DEVICE["a"], "--tun-b", DEVICE["b"],
-               "--netns-a", f"/run/netns/{self.ns['a']}", "--netns-b", f"/run/netns/{self.ns['b']}",
-               "--out", str(self.out)]
-        if self.seed is not None:
-            cmd += ["--seed", str(self.seed)]
-        if not self.pcap:
-            cmd.append("--no-pcap")
-        if not self.realtime:
-            cmd.append("--no-realtime")
-        # Its own session: Ctrl-C at the terminal reaches the user's command, and the
-        # core is stopped by close(), after the command, so its files are complete.
-        self._core = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      stdin=subprocess.DEVNULL, text=True, start_new_session=True)
-        self._wait_ready()
+        self._launch([binary, "emulate", "--scenario", str(self.scenario), "--link", self.link,
+                      "--tun-a", DEVICE["a"], "--tun-b", DEVICE["b"],
+                      "--netns-a", f"/run/netns/{self.ns['a']}", "--netns-b", f"/run/netns/{self.ns['b']}",
+                      "--out", str(self.out)])
         for side in "ab":
             dev, ns = DEVICE[side], self.ns[side]
             _ip("-n", ns, "addr", "add", f"{self.addr[side]}/24", "dev", dev)
             _ip("-n", ns, "link", "set", dev, "up")
-
-    def _wait_ready(self) -> None:
-        core = self._core
-        assert core is not None and core.stderr is not None
-
-        def exited() -> HetpathError:
-            self._core = None  # close() has nothing left to stop
-            return core_error("the link core", core.returncode, core.stderr.read())
-
-        wait_ready(core, "the link core", exited)
-
-    @property
-    def core_pid(self) -> Optional[int]:
-        """The link core's process id while it runs (benches read its CPU time)."""
-        return self._core.pid if self._core is not None else None
 
     # -- running commands -----------------------------------------------------------
 
@@ -174,21 +205,11 @@ class Emulation:
         for p in self._children:
             stop(p)
         self._children.clear()
-        core, self._core = self._core, None
-        failure = None
-        if core is not None:
-            stop(core, timeout=10)
-            if core.returncode not in (0, -signal.SIGTERM, -signal.SIGKILL):
-                assert core.stderr is not None
-                failure = core_error("the link core", core.returncode, core.stderr.read())
+        failure = self._stop_core()
         for ns in reversed(self._made):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         self._made.clear()
-        summary = self.out / "summary.json"
-        if summary.is_file():
-            self.summary = json.loads(summary.read_text())
-        if failure is not None:
-            raise failure
+        self._finish(failure)
 
 
 def netns_path(name: str) -> str:
@@ -199,7 +220,7 @@ def netns_path(name: str) -> str:
     return path
 
 
-class Bridge:
+class Bridge(_LinkCore):
     """Packet mode: one scenario link between Ethernet interfaces `if_a` (the link's a
     side: what it receives crosses a -> b and leaves by `if_b`) and `if_b`, each in the
     namespace given (a name under /run/netns or a path), else in this one. A context
@@ -227,31 +248,12 @@ class Bridge:
             ns = self.netns[side]
             if ns:
                 cmd += [f"--netns-{side}", netns_path(ns)]
-        if self.seed is not None:
-            cmd += ["--seed", str(self.seed)]
-        if not self.pcap:
-            cmd.append("--no-pcap")
-        if not self.realtime:
-            cmd.append("--no-realtime")
-        core = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                text=True, start_new_session=True)
-        self._core = core
-
-        def exited() -> HetpathError:
-            self._core = None
-            assert core.stderr is not None
-            return core_error("the link core", core.returncode, core.stderr.read())
-
         try:
-            wait_ready(core, "the link core", exited)
+            self._launch(cmd)
         except BaseException:
             self.close()
             raise
         return self
-
-    @property
-    def core_pid(self) -> Optional[int]:
-        return self._core.pid if self._core is not None else None
 
     def running(self) -> bool:
         """Whether the core is still running (it stops by itself only on a failure)."""
@@ -270,18 +272,7 @@ class Bridge:
 
     def close(self) -> None:
         """Stops the core and reads its summary; safe to call twice."""
-        core, self._core = self._core, None
-        failure = None
-        if core is not None:
-            stop(core, timeout=10)
-            if core.returncode not in (0, -signal.SIGTERM, -signal.SIGKILL):
-                assert core.stderr is not None
-                failure = core_error("the link core", core.returncode, core.stderr.read())
-        summary = self.out / "summary.json"
-        if summary.is_file():
-            self.summary = json.loads(summary.read_text())
-        if failure is not None:
-            raise failure
+        self._finish(self._stop_core())
 
 
 def wait_ready(p: subprocess.Popen, what: str, exited: Callable[[], HetpathError]) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import itertools
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -167,3 +168,15 @@ class Testbed:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         self._made.clear()
         self.emulation.close()
+
+
+def wait_listening(net: Any, role: str, port: int, tries: int = 100) -> None:
+    """Waits (50 ms between looks, `tries` looks) until a TCP socket listens on `port` in
+    namespace `role` of `net`: a :class:`Testbed`, or anything with its ``run(role,
+    argv, **kw)``. Raises LiveError if none does."""
+    for _ in range(tries):
+        res = net.run(role, ["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True)
+        if res.stdout.strip():
+            return
+        time.sleep(0.05)
+    raise LiveError(f"nothing listens on port {port} in {role}")

@@ -27,7 +27,8 @@ import pytest
 from hetpath import live
 from helpers import netns_unavailable
 
-PROBE = str(Path(__file__).parent / "live_helpers" / "probe.py")
+# The live benches' traffic tool (Python sockets, run inside a namespace).
+PROBE = str(Path(__file__).parents[2] / "bench" / "live_traffic.py")
 H1, H2 = "10.79.0.1", "10.79.0.2"
 H1_VLAN, H2_VLAN = "10.79.1.1", "10.79.1.2"
 DELAY_S = 0.02
@@ -268,9 +269,9 @@ def test_kernel_tcp_goodput_is_the_rate_times_mss_over_mtu(tmp_path: Path, topo:
     rates = []
     for run in range(3):
         with bridge(tmp_path, topo, run):
-            sink = subprocess.Popen(["ip", "netns", "exec", topo.h2, sys.executable, PROBE, "sink", "5001", "6", "1.0"],
+            sink = subprocess.Popen(["ip", "netns", "exec", topo.h2, sys.executable, PROBE, "rate-sink", "5001", "6", "1.0"],
                                     stdout=subprocess.PIPE, text=True)
-            in_ns(topo.h1, [sys.executable, PROBE, "source", H2, "5001", "5"], timeout=60, check=True)
+            in_ns(topo.h1, [sys.executable, PROBE, "blast", H2, "5001", "5"], timeout=60, check=True)
             out, _ = sink.communicate(timeout=30)
         r = json.loads(out)
         rates.append((r["bytes"] * 8 / r["seconds"], r["mss"]))

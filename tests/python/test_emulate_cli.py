@@ -16,7 +16,8 @@ import pytest
 from hetpath import live
 from helpers import LINK_SERIES_COLS, live_unavailable
 
-PROBE = str(Path(__file__).parent / "live_helpers" / "probe.py")
+# The live benches' traffic tool (Python sockets, run inside a namespace).
+PROBE = str(Path(__file__).parents[2] / "bench" / "live_traffic.py")
 
 
 SKIP = live_unavailable("hp-probe-emulate-cli")

@@ -20,7 +20,8 @@ import pytest
 from hetpath import live
 from helpers import live_unavailable
 
-PROBE = str(Path(__file__).parent / "live_helpers" / "probe.py")
+# The live benches' traffic tool (Python sockets, run inside a namespace).
+PROBE = str(Path(__file__).parents[2] / "bench" / "live_traffic.py")
 
 
 SKIP = live_unavailable("hp-probe-skipcheck")
@@ -77,9 +78,9 @@ def test_kernel_tcp_goodput_is_the_rate_times_mss_over_mtu(tmp_path: Path) -> No
     rates = []
     for run in range(3):
         with emulation(tmp_path, sc, run) as emu:
-            sink = emu.popen("b", [sys.executable, PROBE, "sink", "5001", "6", "1.0"],
+            sink = emu.popen("b", [sys.executable, PROBE, "rate-sink", "5001", "6", "1.0"],
                              stdout=subprocess.PIPE, text=True)
-            emu.run("a", [sys.executable, PROBE, "source", live.ADDR_B, "5001", "5"], timeout=60, check=True)
+            emu.run("a", [sys.executable, PROBE, "blast", live.ADDR_B, "5001", "5"], timeout=60, check=True)
             out, _ = sink.communicate(timeout=30)
         r = json.loads(out)
         # Each 1500-byte packet carries MSS bytes (1448 with timestamps).

@@ -23,6 +23,7 @@ import pytest
 from helpers import Namespaces, ip, live_binary, live_unavailable
 from hetpath.errors import ScenarioError
 from hetpath.pep import Pep
+from hetpath.testbed import wait_listening
 
 PROBE = str(Path(__file__).parent / "live_helpers" / "pep_probe.py")
 CLIENT, PEP_C, PEP_S, SERVER = "10.91.1.2", "10.91.1.1", "10.91.2.1", "10.91.2.2"
@@ -76,15 +77,6 @@ ports = [5001]
         return Pep(cfg, netns=self.ns["p"], log=tmp_path / "pep.log")
 
 
-def _wait_listening(tb: PepNet, port: int) -> None:
-    for _ in range(100):
-        res = tb.run("s", ["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True)
-        if res.stdout.strip():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"nothing listens on {port}")
-
-
 def _accepted(m: dict[str, float]) -> float:
     return m['hetpath_pep_connections_total{outcome="accepted"}']
 
@@ -94,7 +86,7 @@ def test_bytes_arrive_intact_and_the_server_sees_the_client(tmp_path: Path) -> N
     with PepNet() as tb:
         with tb.pep(tmp_path):
             srv = tb.background("s", "server", "5001", "30")
-            _wait_listening(tb, 5001)
+            wait_listening(tb, "s", 5001)
             got = tb.probe("c", "client", SERVER, "5001", str(8 << 20), "7")
             server = json.loads(srv.communicate(timeout=30)[0])
             m = tb.pep_metrics()
@@ -119,7 +111,7 @@ def test_bytes_arrive_intact_and_the_server_sees_the_client(tmp_path: Path) -> N
 def test_an_unmatched_port_and_esp_pass_untouched(tmp_path: Path) -> None:
     with PepNet() as tb, tb.pep(tmp_path):
         srv = tb.background("s", "server", "5002", "30")
-        _wait_listening(tb, 5002)
+        wait_listening(tb, "s", 5002)
         got = tb.probe("c", "client", SERVER, "5002", "100000", "8")
         server = json.loads(srv.communicate(timeout=30)[0])
         assert server["sha256"] == got["sha256"]
@@ -146,7 +138,7 @@ def test_a_refused_connect_resets_the_client(tmp_path: Path) -> None:
 def test_a_stalled_server_keeps_the_pep_within_its_bound(tmp_path: Path) -> None:
     with PepNet() as tb, tb.pep(tmp_path, "buffer_bytes = 65536\nsocket_buffer_bytes = 65536\nmax_connections = 1") as pep:
         tb.background("s", "stall-server", "5001", "8")
-        _wait_listening(tb, 5001)
+        wait_listening(tb, "s", 5001)
         sent = tb.probe("c", "stall-client", SERVER, "5001", "3")["sent"]
         m = tb.pep_metrics()
         # The cap: a second connection while the first is open is refused with a RST.

@@ -20,13 +20,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from helpers import Namespaces, ip, live_binary, live_unavailable
 from hetpath.errors import ScenarioError
 from hetpath.pep import Pep
+from hetpath.testbed import wait_listening
 
 HERE = Path(__file__).parent / "live_helpers"
 PROBE, STREAM = str(HERE / "pep_probe.py"), str(HERE / "gateway_probe.py")
@@ -100,17 +100,6 @@ keepalive_ms = 200
         return Pep(cfg, netns=self.ns[role], log=tmp_path / (log_name or f"gw-{role}.log"))
 
 
-def _wait_listening(tb: Any, port: int, side: str = "s") -> None:
-    """Waits until something listens on ``port`` in ``tb``'s namespace ``side`` (a
-    GatewayNet's, or a Testbed's ``server``)."""
-    for _ in range(100):
-        res = tb.run(side, ["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True)
-        if res.stdout.strip():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"nothing listens on {port}")
-
-
 def _rss_kib(pep: Pep) -> int:
     assert pep.process is not None
     for line in Path(f"/proc/{pep.process.pid}/status").read_text().splitlines():
@@ -132,7 +121,7 @@ def _stream_sha(size: int) -> str:
 def test_bytes_cross_both_ways_and_the_server_sees_the_client(tmp_path: Path) -> None:
     with GatewayNet() as tb, tb.gateway(tmp_path, "b"), tb.gateway(tmp_path, "a"):
         srv = tb.background("s", PROBE, "server", "5001", "60")
-        _wait_listening(tb, 5001)
+        wait_listening(tb, "s", 5001)
         t0 = time.monotonic()
         got = tb.probe("c", PROBE, "client", SERVER, "5001", str(4 << 20), "11")
         elapsed = time.monotonic() - t0
@@ -158,7 +147,7 @@ def test_concurrent_connections_each_arrive_intact(tmp_path: Path) -> None:
     with GatewayNet() as tb, tb.gateway(tmp_path, "b"), tb.gateway(tmp_path, "a"):
         servers = [tb.background("s", PROBE, "server", p, "60") for p in ports]
         for p in ports:
-            _wait_listening(tb, int(p))
+            wait_listening(tb, "s", int(p))
         clients = [tb.background("c", PROBE, "client", SERVER, p, str((k + 1) << 20), str(k)) for k, p in enumerate(ports)]
         got = [json.loads(c.communicate(timeout=60)[0]) for c in clients]
         seen = [json.loads(s.communicate(timeout=60)[0]) for s in servers]
@@ -174,7 +163,7 @@ def test_concurrent_connections_each_arrive_intact(tmp_path: Path) -> None:
 def test_esp_and_an_unmatched_port_pass_untouched(tmp_path: Path) -> None:
     with GatewayNet() as tb, tb.gateway(tmp_path, "b"), tb.gateway(tmp_path, "a"):
         srv = tb.background("s", PROBE, "server", "5009", "30")
-        _wait_listening(tb, 5009)
+        wait_listening(tb, "s", 5009)
         got = tb.probe("c", PROBE, "client", SERVER, "5009", "100000", "8")
         server = json.loads(srv.communicate(timeout=30)[0])
         payload = bytes(range(256)).hex() * 2
@@ -206,7 +195,7 @@ def test_a_restarted_gateway_b_gives_the_client_an_error_not_a_short_stream(tmp_
         gb = tb.gateway(tmp_path, "b").__enter__()
         try:
             srv = tb.background("s", STREAM, "stream-server", "5001", str(size), str(4 << 20), "60")
-            _wait_listening(tb, 5001)
+            wait_listening(tb, "s", 5001)
             cli = tb.background("c", STREAM, "stream-client", SERVER, "5001", "60")
             time.sleep(2.0)
             assert cli.poll() is None, "the transfer ended before gateway B was killed"
@@ -235,7 +224,7 @@ def test_a_stalled_server_keeps_both_gateways_within_their_bound(tmp_path: Path)
     with GatewayNet() as tb, tb.gateway(tmp_path, "b", small, buffer=buf) as gb, \
             tb.gateway(tmp_path, "a", small, buffer=buf) as ga:
         tb.background("s", PROBE, "stall-server", "5001", "8")
-        _wait_listening(tb, 5001)
+        wait_listening(tb, "s", 5001)
         sent = tb.probe("c", PROBE, "stall-client", SERVER, "5001", "4")["sent"]
         time.sleep(0.5)
         ma, mb = tb.metrics("a", 9480), tb.metrics("b", 9481)
@@ -255,7 +244,7 @@ def test_the_data_of_a_completed_download_is_exact(tmp_path: Path) -> None:
     size = 3 << 20
     with GatewayNet() as tb, tb.gateway(tmp_path, "b"), tb.gateway(tmp_path, "a"):
         srv = tb.background("s", STREAM, "stream-server", "5001", str(size), str(1 << 30), "60")
-        _wait_listening(tb, 5001)
+        wait_listening(tb, "s", 5001)
         got = tb.probe("c", STREAM, "stream-client", SERVER, "5001", "60")
         served = json.loads(srv.communicate(timeout=60)[0])
     assert served["error"] is None and served["sent"] == size

@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from hetpath import live, testbed
-from hetpath.testbed import Testbed
-from test_pep_gateway import SKIP, _stream_sha, _wait_listening
+from hetpath.testbed import Testbed, wait_listening
+from test_pep_gateway import SKIP, _stream_sha
 
 HERE = Path(__file__).parent / "live_helpers"
 PROBE, STREAM = str(HERE / "pep_probe.py"), str(HERE / "gateway_probe.py")
@@ -106,7 +106,7 @@ def test_20_mb_cross_the_geo_link_exactly_and_esp_passes(tmp_path: Path) -> None
             tb.pep(_gateway(tmp_path, "a"), "gwA"):
         srv = tb.popen("server", [sys.executable, PROBE, "server", str(PORT), "240"],
                        stdout=subprocess.PIPE, text=True)
-        _wait_listening(tb, PORT, "server")
+        wait_listening(tb, "server", PORT)
         t0 = time.monotonic()
         got = _ns_python(tb, "client", PROBE, "client", testbed.SERVER, str(PORT), str(size), "5", timeout=240)
         elapsed = time.monotonic() - t0
@@ -135,7 +135,7 @@ def test_a_gateway_restarted_mid_transfer_gives_the_client_a_reset(tmp_path: Pat
         gb = tb.pep(_gateway(tmp_path, "b"), "gwB").__enter__()
         srv = tb.popen("server", [sys.executable, STREAM, "stream-server", str(PORT), str(size), str(400_000), "90"],
                        stdout=subprocess.PIPE, text=True)
-        _wait_listening(tb, PORT, "server")
+        wait_listening(tb, "server", PORT)
         cli = tb.popen("client", [sys.executable, STREAM, "stream-client", testbed.SERVER, str(PORT), "90"],
                        stdout=subprocess.PIPE, text=True)
         time.sleep(6.0)

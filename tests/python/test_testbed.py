@@ -15,17 +15,17 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from hetpath import testbed
-from hetpath.testbed import Testbed
+from hetpath.testbed import Testbed, wait_listening
 from helpers import LINK_SERIES_COLS, live_unavailable
 
 HERE = Path(__file__).parent / "live_helpers"
-PROBE, PEP_PROBE = str(HERE / "probe.py"), str(HERE / "pep_probe.py")
+PROBE = str(Path(__file__).parents[2] / "bench" / "live_traffic.py")  # the live benches' traffic tool
+PEP_PROBE = str(HERE / "pep_probe.py")
 
 
 SKIP = live_unavailable("hp-probe-testbed")
@@ -58,15 +58,6 @@ def _listed() -> str:
     return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
 
 
-def _wait_listening(tb: Testbed, port: int) -> None:
-    for _ in range(100):
-        res = tb.run("server", ["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True)
-        if res.stdout.strip():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"nothing listens on {port}")
-
-
 def test_ping_crosses_the_link_and_the_namespaces_go_away(tmp_path: Path) -> None:
     with Testbed(scenario(tmp_path, delay="20ms"), "sat", out=tmp_path / "out") as tb:
         res = tb.run("client", [sys.executable, PROBE, "ping", testbed.SERVER, "25", "0.04"],
@@ -92,7 +83,7 @@ def test_a_transfer_arrives_intact_with_the_clients_address(tmp_path: Path) -> N
     with Testbed(scenario(tmp_path), "sat", out=tmp_path / "out") as tb:
         srv = tb.popen("server", [sys.executable, PEP_PROBE, "server", "5001", "60"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        _wait_listening(tb, 5001)
+        wait_listening(tb, "server", 5001)
         res = tb.run("client", [sys.executable, PEP_PROBE, "client", testbed.SERVER, "5001", str(size), "11"],
                      capture_output=True, text=True, timeout=120)
         assert res.returncode == 0, res.stderr
@@ -132,7 +123,7 @@ ports = [5001]
     with Testbed(scenario(tmp_path), "sat", out=tmp_path / "out") as tb, tb.pep(cfg, "gwA", log=tmp_path / "pep.log"):
         srv = tb.popen("server", [sys.executable, PEP_PROBE, "server", "5001", "60"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        _wait_listening(tb, 5001)
+        wait_listening(tb, "server", 5001)
         res = tb.run("client", [sys.executable, PEP_PROBE, "client", testbed.SERVER, "5001", str(size), "12"],
                      capture_output=True, text=True, timeout=120)
         assert res.returncode == 0, res.stderr

@@ -20,7 +20,7 @@ import shlex
 import subprocess
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import click
 
@@ -73,53 +73,48 @@ def emulate_command(file: Path, link: str, seed: Optional[int], out_dir: Optiona
         assert if_a is not None and if_b is not None
         _packet_mode(file, link, seed, out, no_pcap, if_a, if_b, netns_a, netns_b, cmd)
         return
-    staging = outdir.prepare(out)
     argv = list(cmd) or [os.environ.get("SHELL", "/bin/sh")]
-    status, interrupted = 0, False
-    try:
-        with Emulation(file, link, seed=seed, out=staging, pcap=not no_pcap) as emu:
-            click.echo(f"hetpath: link '{link}' up between {emu.ns['a']} ({ADDR_A}) and {emu.ns['b']} ({ADDR_B})",
-                       err=True)
-            for c in b_cmds:
-                emu.popen("b", ["sh", "-c", c])
-            try:
-                status = emu.run("a", argv).returncode
-            except KeyboardInterrupt:
-                # Ctrl-C is how an open-ended command (ping, a shell) ends: the run's
-                # files are complete once the core stops, so they are kept.
-                interrupted = True
-        with outdir.naming(staging / "link_series.parquet"):
-            _series_parquet(staging)
-        outdir.commit(staging, out)
-    except BaseException:
-        outdir.discard(staging)
-        raise
-    _report(emu.summary, out)
-    if interrupted:
-        raise KeyboardInterrupt
-    if status:
-        click.echo(f"hetpath: {shlex.join(argv)} exited with status {status}", err=True)
-        raise SystemExit(status if 0 < status < 256 else 1)
+
+    def run_a(emu: Emulation) -> int:
+        click.echo(f"hetpath: link '{link}' up between {emu.ns['a']} ({ADDR_A}) and {emu.ns['b']} ({ADDR_B})",
+                   err=True)
+        for c in b_cmds:
+            emu.popen("b", ["sh", "-c", c])
+        return emu.run("a", argv).returncode
+
+    _run_core(out, lambda staging: Emulation(file, link, seed=seed, out=staging, pcap=not no_pcap), run_a, argv)
 
 
 def _packet_mode(file: Path, link: str, seed: Optional[int], out: Path, no_pcap: bool, if_a: str, if_b: str,
                  netns_a: Optional[str], netns_b: Optional[str], cmd: tuple[str, ...]) -> None:
     """The core between two existing interfaces; CMD here, or until Ctrl-C."""
+
+    def run_here(bridge: Bridge) -> int:
+        where = {s: f"{i}" + (f" (netns {n})" if n else "") for s, i, n in (("a", if_a, netns_a),
+                                                                              ("b", if_b, netns_b))}
+        click.echo(f"hetpath: link '{link}' bridging {where['a']} (a) and {where['b']} (b)"
+                   + ("" if cmd else "; Ctrl-C stops it"), err=True)
+        if cmd:
+            return subprocess.run(list(cmd), env=bridge.env()).returncode
+        while bridge.running():
+            time.sleep(0.2)
+        return 0
+
+    _run_core(out, lambda staging: Bridge(file, link, if_a, if_b, netns_a=netns_a, netns_b=netns_b, seed=seed,
+                                          out=staging, pcap=not no_pcap), run_here, list(cmd))
+
+
+def _run_core(out: Path, core: Callable[[Path], Any], body: Callable[[Any], int], argv: list[str]) -> None:
+    """Runs ``body`` while the link core ``core(staging)`` (an Emulation or a Bridge) is up,
+    then moves its files from the staging directory to ``out`` (hetpath.outdir), reports,
+    and exits with ``body``'s status. Ctrl-C is how an open-ended command (ping, a shell)
+    ends: the run's files are complete once the core stops, so they are kept."""
     staging = outdir.prepare(out)
     status, interrupted = 0, False
     try:
-        with Bridge(file, link, if_a, if_b, netns_a=netns_a, netns_b=netns_b, seed=seed, out=staging,
-                    pcap=not no_pcap) as bridge:
-            where = {s: f"{i}" + (f" (netns {n})" if n else "") for s, i, n in (("a", if_a, netns_a),
-                                                                                  ("b", if_b, netns_b))}
-            click.echo(f"hetpath: link '{link}' bridging {where['a']} (a) and {where['b']} (b)"
-                       + ("" if cmd else "; Ctrl-C stops it"), err=True)
+        with core(staging) as running:
             try:
-                if cmd:
-                    status = subprocess.run(list(cmd), env=bridge.env()).returncode
-                else:
-                    while bridge.running():
-                        time.sleep(0.2)
+                status = body(running)
             except KeyboardInterrupt:
                 interrupted = True
         with outdir.naming(staging / "link_series.parquet"):
@@ -128,11 +123,11 @@ def _packet_mode(file: Path, link: str, seed: Optional[int], out: Path, no_pcap:
     except BaseException:
         outdir.discard(staging)
         raise
-    _report(bridge.summary, out)
+    _report(running.summary, out)
     if interrupted:
         raise KeyboardInterrupt
     if status:
-        click.echo(f"hetpath: {shlex.join(cmd)} exited with status {status}", err=True)
+        click.echo(f"hetpath: {shlex.join(argv)} exited with status {status}", err=True)
         raise SystemExit(status if 0 < status < 256 else 1)
 
 
