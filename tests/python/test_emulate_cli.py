@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hetpath import live
-from helpers import LINK_SERIES_COLS, live_unavailable
+from helpers import FLOW_SERIES_COLS, LINK_SERIES_COLS, live_unavailable
 
 # The live benches' traffic tool (Python sockets, run inside a namespace).
 PROBE = str(Path(__file__).parents[2] / "bench" / "live_traffic.py")
@@ -78,6 +78,40 @@ def test_the_files_are_moved_into_out_with_the_link_series(tmp_path: Path) -> No
     assert res.returncode == 0, res.stderr
     assert (out / "notes.txt").read_text() == "mine"
     assert not any(p.suffix == ".pcap" for p in out.iterdir()), "the first run's captures were removed"
+
+
+def test_the_kernel_connection_gets_the_simulators_flow_series(tmp_path: Path) -> None:
+    """flow_series.csv: the kernel's tcp_info of the one TCP sender (side a), sampled on
+    the link series' schedule; the receiver, which sends no data, has no rows."""
+    import pandas as pd
+
+    out = tmp_path / "out"
+    sink = f"{sys.executable} {PROBE} rate-sink 5001 8 0.5"
+    res = emulate(str(scenario(tmp_path)), "--link", "sat", "--out", str(out), "--no-pcap", "--b", sink, "--",
+                  sys.executable, PROBE, "blast", live.ADDR_B, "5001", "2.5")
+    assert res.returncode == 0, res.stderr
+    flows = pd.read_csv(out / "flow_series.csv")
+    assert list(flows.columns) == FLOW_SERIES_COLS
+    names = set(flows["flow"])
+    assert len(names) == 1 and next(iter(names)).startswith(f"{live.ADDR_A}:"), names
+    assert next(iter(names)).endswith(f"->{live.ADDR_B}:5001")
+    assert len(flows) >= 8, "200 ms samples over 2.5 s of sending"
+    assert (flows["leg"] == 0).all() and (flows["cwnd_bytes"] > 0).all()
+    # The RTT: twice the 10 ms delay, plus what the 100-packet queue held (1.2 ms each).
+    srtt = flows["srtt_s"].median()
+    assert 0.020 <= srtt <= 0.020 + 100 * 0.0012, srtt
+    assert flows["bytes_delivered"].is_monotonic_increasing
+    # What the peer acknowledged grew as the link carried it (IP bytes: 1500 per MSS
+    # of payload; ACKs lag by an RTT), between the first and last sample.
+    links = pd.read_csv(out / "link_series.csv")
+    sent = links[links["from"] == "gw"].set_index("time_s")["tx_bytes"]
+    first, last = flows.iloc[0], flows.iloc[-1]
+    carried = (sent[last["time_s"]] - sent[first["time_s"]]) * 1448 / 1500
+    acked = last["bytes_delivered"] - first["bytes_delivered"]
+    assert abs(acked - carried) <= 0.1 * carried, (acked, carried)
+    if (out / "flow_series.parquet").exists():
+        pq = pd.read_parquet(out / "flow_series.parquet")
+        assert list(pq.columns) == FLOW_SERIES_COLS and pq["ssthresh_bytes"].dtype == "float64"
 
 
 def test_an_unknown_link_is_one_line_exit_2_and_leaves_no_staging(tmp_path: Path) -> None:

@@ -28,17 +28,19 @@ fn main() {
 mod linux {
     use hetpath_live::emulator::Emulator;
     use hetpath_live::fate::Dir;
-    use hetpath_live::output::{Files, SeriesNames};
+    use hetpath_live::output::{Files, OutputError, SeriesNames};
     use hetpath_live::scenario::load_link;
     use hetpath_live::sys::event_loop::{run, LoopOptions, LoopReport};
+    use hetpath_live::sys::flow_sampler::FlowSampler;
     use hetpath_live::sys::packet::{PacketPort, ETH_HEADER};
     use hetpath_live::sys::port::Port;
+    use hetpath_live::sys::sock_diag::DiagSocket;
     use hetpath_live::sys::tun::Tun;
     use hetpath_live::Observer;
     use hetpath_proto::Dur;
     use hetpath_sim::results::LinkResult;
     use std::io::Write;
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
 
     const USAGE: &str = "usage: hetpath-live emulate --scenario FILE --link NAME \
 (--tun-a DEV --tun-b DEV | --if-a DEV --if-b DEV) [--netns-a PATH] [--netns-b PATH] [--seed N] [--out DIR] [--no-pcap] [--duration SECONDS] [--no-realtime]";
@@ -137,14 +139,51 @@ mod linux {
 
     /// Runs the loop between two ports and returns its report with the ports' extra
     /// summary fields.
+    /// Where the kernel connections are sampled (`flow_series.csv`): a sock_diag socket
+    /// per namespace named on the command line; none without one.
+    struct Flows {
+        sockets: Vec<DiagSocket>,
+        interval: Dur,
+        path: PathBuf,
+    }
+
+    fn flows(a: &Args, out: &Path, interval: Dur) -> Flows {
+        let mut sockets = Vec::new();
+        for ns in a.netns.iter().flatten() {
+            match DiagSocket::open(Some(ns)) {
+                Ok(s) => sockets.push(s),
+                Err(e) => eprintln!(
+                    "hetpath-live: warning: no flow series for {}: {e}",
+                    ns.display()
+                ),
+            }
+        }
+        Flows {
+            sockets,
+            interval,
+            path: out.join("flow_series.csv"),
+        }
+    }
+
+    /// Runs the link loop, with the flow sampler beside it when there is a namespace to
+    /// sample; the loop's report, then the sampler's outcome.
     fn drive<P: Port, O: Observer>(
         emu: &mut Emulator<O>,
         ports: &(P, P),
         opts: &LoopOptions,
-    ) -> std::io::Result<LoopReport> {
+        flows: Flows,
+    ) -> (std::io::Result<LoopReport>, Result<(), OutputError>) {
+        let mut sampler = None;
+        if !flows.sockets.is_empty() {
+            match FlowSampler::start(flows.sockets, flows.interval, flows.path) {
+                Ok(s) => sampler = Some(s),
+                Err(e) => return (Ok(LoopReport::default()), Err(e)),
+            }
+        }
         println!("ready");
         let _ = std::io::stdout().flush();
-        run(emu, &ports.0, &ports.1, opts)
+        let report = run(emu, &ports.0, &ports.1, opts);
+        (report, sampler.map_or(Ok(()), FlowSampler::finish))
     }
 
     fn open(name: &str, netns: &Option<PathBuf>) -> std::io::Result<Tun> {
@@ -218,7 +257,12 @@ mod linux {
             let mut emu = Emulator::new(link.dirs, files);
             emu.set_sampling(Some(link.sample_interval));
             emu.set_link_header(ETH_HEADER);
-            let report = drive(&mut emu, &ports, &opts);
+            let report = drive(
+                &mut emu,
+                &ports,
+                &opts,
+                flows(&a, &out, link.sample_interval),
+            );
             extra.insert("mode".into(), "packet".into());
             extra.insert("interfaces".into(), serde_json::json!([a.ifs[0], a.ifs[1]]));
             extra.insert(
@@ -245,14 +289,23 @@ mod linux {
             };
             let mut emu = Emulator::new(link.dirs, files);
             emu.set_sampling(Some(link.sample_interval));
-            let report = drive(&mut emu, &ports, &opts);
+            let report = drive(
+                &mut emu,
+                &ports,
+                &opts,
+                flows(&a, &out, link.sample_interval),
+            );
             extra.insert("mode".into(), "tun".into());
             (emu, report)
         };
         let report = match report {
-            Ok(r) => r,
-            Err(e) => {
+            (Ok(r), Ok(())) => r,
+            (Err(e), _) => {
                 eprintln!("hetpath-live: error: the link loop failed: {e}");
+                return 1;
+            }
+            (_, Err(e)) => {
+                eprintln!("hetpath-live: error: {e}");
                 return 1;
             }
         };

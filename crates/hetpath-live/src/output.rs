@@ -9,13 +9,16 @@
 //!   replays the run's channel losses in the simulator;
 //! - `link_series.csv`: `hetpath run`'s link series, its columns
 //!   (`LinkSeries::columns`) in its order, one row per direction per sampling time;
+//! - `flow_series.csv`: `hetpath run`'s flow series for the kernel's connections
+//!   (`flow_row`), written by `sys::flow_sampler`;
 //! - `summary.json` at the end (`main.rs`): the directions' counters as `hetpath run`'s
 //!   `links`.
 
 use crate::fate::{Dir, Fate, LinkSample, Observer, Outcome};
+use crate::tcp_diag::TcpSample;
 use hetpath_proto::Time;
 use hetpath_sim::capture::PcapFile;
-use hetpath_sim::results::{sample_time, LinkSeries};
+use hetpath_sim::results::{sample_time, FlowSeries, LinkSeries};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -26,17 +29,32 @@ use std::path::{Path, PathBuf};
 pub struct OutputError(String);
 
 impl OutputError {
+    pub(crate) fn new(message: String) -> OutputError {
+        OutputError(message)
+    }
     fn at(path: &Path, e: io::Error) -> OutputError {
         OutputError(format!("{}: {e}", path.display()))
     }
 }
 
-struct Out {
+/// A file being written, with its path for errors.
+pub struct Out {
     path: PathBuf,
     w: BufWriter<File>,
 }
 
-fn create(path: PathBuf) -> Result<Out, OutputError> {
+impl Out {
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), OutputError> {
+        self.w
+            .write_all(bytes)
+            .map_err(|e| OutputError::at(&self.path, e))
+    }
+    pub fn flush(&mut self) -> Result<(), OutputError> {
+        self.w.flush().map_err(|e| OutputError::at(&self.path, e))
+    }
+}
+
+pub fn create(path: PathBuf) -> Result<Out, OutputError> {
     match File::create(&path) {
         Ok(f) => Ok(Out {
             w: BufWriter::with_capacity(1 << 16, f),
@@ -44,11 +62,6 @@ fn create(path: PathBuf) -> Result<Out, OutputError> {
         }),
         Err(e) => Err(OutputError::at(&path, e)),
     }
-}
-
-fn write(o: &mut Out, bytes: &[u8]) -> Result<(), OutputError> {
-    o.w.write_all(bytes)
-        .map_err(|e| OutputError::at(&o.path, e))
 }
 
 /// What names a link direction's rows in the series: the link, its from and to nodes.
@@ -91,7 +104,7 @@ impl Files {
         };
         let mut fates = create(dir.join("fates.csv"))?;
         let header = "dir,seq,transmission,bytes,entered_s,left_s,outcome\n";
-        write(&mut fates, header.as_bytes())?;
+        fates.write(header.as_bytes())?;
         let mut losses = [
             create(dir.join("loss-ab.trace"))?,
             create(dir.join("loss-ba.trace"))?,
@@ -101,7 +114,7 @@ impl Files {
                 "# hetpath emulate: the transmission indices the channel lost on direction {}\n",
                 d.name()
             );
-            write(o, text.as_bytes())?;
+            o.write(text.as_bytes())?;
         }
         let series = match series {
             None => None,
@@ -112,7 +125,7 @@ impl Files {
                     .iter()
                     .map(|(name, _)| *name)
                     .collect();
-                write(&mut o, format!("{}\n", header.join(",")).as_bytes())?;
+                o.write(format!("{}\n", header.join(",")).as_bytes())?;
                 let fields = names
                     .ends
                     .clone()
@@ -148,7 +161,7 @@ impl Files {
             .chain(self.losses.iter_mut())
             .chain(series)
         {
-            o.w.flush().map_err(|e| OutputError::at(&o.path, e))?;
+            o.flush()?;
         }
         Ok(())
     }
@@ -189,6 +202,46 @@ fn series_row(t: Time, names: &[String; 3], v: &LinkSample) -> String {
     fields.join(",") + "\n"
 }
 
+/// The flow series' header: `FlowSeries::columns`' names, in its order.
+pub fn flow_header() -> String {
+    let names: Vec<&str> = FlowSeries::default()
+        .columns()
+        .iter()
+        .map(|c| c.0)
+        .collect();
+    names.join(",") + "\n"
+}
+
+/// One row of the flow series for a kernel connection's sending side, named
+/// `local->remote`, in `FlowSeries::columns`'s order; NaN is left empty, as pandas
+/// writes it. As in `series_row`, a column not produced here would be empty, and
+/// `output_tests` keeps that set empty.
+pub fn flow_row(t: Time, s: &TcpSample) -> String {
+    let float = |v: f64| {
+        if v.is_nan() {
+            String::new()
+        } else {
+            format!("{v:?}")
+        }
+    };
+    let mut fields = Vec::with_capacity(9);
+    for (name, _) in FlowSeries::default().columns().iter() {
+        fields.push(match *name {
+            "time_s" => format!("{:?}", sample_time(t)),
+            "flow" => csv_field(&format!("{}->{}", s.local, s.remote)),
+            "leg" => "0".to_string(),
+            "cwnd_bytes" => s.cwnd_bytes.to_string(),
+            "ssthresh_bytes" => float(s.ssthresh_bytes),
+            "srtt_s" => float(s.srtt_s),
+            "rto_s" => float(s.rto_s),
+            "in_flight_bytes" => s.in_flight_bytes.to_string(),
+            "bytes_delivered" => s.bytes_delivered.to_string(),
+            _ => String::new(),
+        });
+    }
+    fields.join(",") + "\n"
+}
+
 impl Observer for Files {
     fn started(&mut self, t: Time, dir: Dir, bytes: &[u8]) {
         if let Some(pcaps) = &mut self.pcaps {
@@ -207,11 +260,11 @@ impl Observer for Files {
             secs(f.left),
             f.outcome.name()
         );
-        let r = write(&mut self.fates, line.as_bytes());
+        let r = self.fates.write(line.as_bytes());
         self.keep(r);
         if f.outcome == Outcome::Channel {
             let i = f.transmission.expect("a channel loss was transmitted");
-            let r = write(&mut self.losses[f.dir.index()], format!("{i}\n").as_bytes());
+            let r = self.losses[f.dir.index()].write(format!("{i}\n").as_bytes());
             self.keep(r);
         }
     }
@@ -220,7 +273,7 @@ impl Observer for Files {
         let Some((o, names)) = &mut self.series else {
             return;
         };
-        let r = write(o, series_row(t, &names[dir.index()], v).as_bytes());
+        let r = o.write(series_row(t, &names[dir.index()], v).as_bytes());
         self.keep(r);
     }
 }
@@ -246,6 +299,34 @@ mod output_tests {
             series_row(Time::ZERO, &names, &v).split(',').next(),
             Some("0.0")
         );
+    }
+
+    #[test]
+    fn every_column_of_the_simulators_flow_series_is_produced() {
+        let s = TcpSample {
+            local: "10.77.0.1:40000".parse().unwrap(),
+            remote: "10.77.0.2:5001".parse().unwrap(),
+            cwnd_bytes: 14480,
+            ssthresh_bytes: f64::NAN,
+            srtt_s: 0.0205,
+            rto_s: 0.224,
+            in_flight_bytes: 2896,
+            bytes_delivered: 123,
+        };
+        let row = flow_row(Time(200_000_000), &s);
+        assert_eq!(
+            row,
+            "0.2,10.77.0.1:40000->10.77.0.2:5001,0,14480,,0.0205,0.224,2896,123\n"
+        );
+        let n = FlowSeries::default().columns().len();
+        assert_eq!(flow_header().trim_end().split(',').count(), n);
+        let filled = TcpSample {
+            ssthresh_bytes: 28960.0,
+            ..s
+        };
+        let row = flow_row(Time::ZERO, &filled);
+        assert_eq!(row.trim_end().split(',').count(), n);
+        assert!(row.trim_end().split(',').all(|f| !f.is_empty()));
     }
 
     #[test]

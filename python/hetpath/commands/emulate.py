@@ -2,7 +2,8 @@
 
 Side a's namespace runs CMD (or an interactive shell), side b's runs each ``--b``
 command in the background; the emulator stops when CMD ends, or at Ctrl-C, and its
-files (pcaps, fates.csv, loss traces, link_series.csv, summary.json) are in ``--out``.
+files (pcaps, fates.csv, loss traces, link_series.csv, flow_series.csv: the kernel
+connections' tcp_info, summary.json) are in ``--out``.
 They are written into a staging directory and moved into place once the core has
 finished (hetpath.outdir, as ``hetpath run`` does), so ``--out`` never mixes two runs.
 
@@ -38,7 +39,7 @@ from .run import _check_seed
 @click.option("--seed", type=int, default=None, metavar="N", callback=_check_seed,
               help="Override the scenario's seed (0 to 2^64-1).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
-              help="Write pcaps, fates.csv, the loss traces, link_series.csv and summary.json here "
+              help="Write pcaps, fates.csv, the loss traces, link_series.csv, flow_series.csv and summary.json here "
                    "(default out/<scenario-name>-emulate).")
 @click.option("--no-pcap", is_flag=True, help="Do not capture packets.")
 @click.option("--b", "b_cmds", multiple=True, metavar="CMD",
@@ -117,8 +118,7 @@ def _run_core(out: Path, core: Callable[[Path], Any], body: Callable[[Any], int]
                 status = body(running)
             except KeyboardInterrupt:
                 interrupted = True
-        with outdir.naming(staging / "link_series.parquet"):
-            _series_parquet(staging)
+        _series_parquet(staging)
         outdir.commit(staging, out)
     except BaseException:
         outdir.discard(staging)
@@ -131,17 +131,29 @@ def _run_core(out: Path, core: Callable[[Path], Any], body: Callable[[Any], int]
         raise SystemExit(status if 0 < status < 256 else 1)
 
 
+#: The series the core writes as CSV: their text columns, and their float columns whose
+#: empty fields are NaN (the rest keep "NA" or "" as text, as a node may be named).
+_SERIES = {"link_series": (("link", "from", "to"), ()),
+           "flow_series": (("flow",), ("ssthresh_bytes", "srtt_s", "rto_s"))}
+
+
 def _series_parquet(out: Path) -> None:
-    """link_series.parquet beside the core's link_series.csv, with ``hetpath run``'s
-    column types, when pyarrow is installed (as :meth:`Result.write` does)."""
-    csv = out / "link_series.csv"
-    if not csv.is_file() or importlib.util.find_spec("pyarrow") is None:
+    """A .parquet beside each series CSV of the core (link_series.csv; flow_series.csv,
+    the kernel connections), with ``hetpath run``'s column types, when pyarrow is
+    installed (as :meth:`Result.write` does)."""
+    if importlib.util.find_spec("pyarrow") is None:
         return
     import pandas as pd
 
-    frame = pd.read_csv(csv, dtype={"link": str, "from": str, "to": str}, keep_default_na=False)
-    frame["time_s"] = frame["time_s"].astype("float64")
-    frame.to_parquet(out / "link_series.parquet", index=False)
+    for name, (text, floats) in _SERIES.items():
+        csv = out / f"{name}.csv"
+        if not csv.is_file():
+            continue
+        with outdir.naming(out / f"{name}.parquet"):
+            frame = pd.read_csv(csv, dtype={c: str for c in text}, keep_default_na=False,
+                                na_values={c: [""] for c in floats})
+            frame["time_s"] = frame["time_s"].astype("float64")
+            frame.to_parquet(out / f"{name}.parquet", index=False)
 
 
 def _report(summary: Optional[dict], out: Path) -> None:

@@ -61,8 +61,10 @@ fn owned(fd: RawFd) -> OwnedFd {
     unsafe { OwnedFd::from_raw_fd(fd) }
 }
 
-/// SIGINT and SIGTERM as a descriptor (blocked for the thread so they queue there).
-pub(crate) fn signal_fd() -> io::Result<OwnedFd> {
+/// Blocks SIGINT and SIGTERM for the calling thread, returning that set. Every thread of
+/// the core blocks them, so that they queue for the loop's signalfd: a thread that left
+/// them open would take them, and their default action ends the process unwritten.
+pub(crate) fn block_stop_signals() -> io::Result<libc::sigset_t> {
     // SAFETY: plain sigset manipulation on a local set.
     unsafe {
         let mut set = MaybeUninit::<libc::sigset_t>::uninit();
@@ -75,12 +77,17 @@ pub(crate) fn signal_fd() -> io::Result<OwnedFd> {
             &set,
             std::ptr::null_mut(),
         ))?;
-        Ok(owned(check(libc::signalfd(
-            -1,
-            &set,
-            libc::SFD_NONBLOCK | libc::SFD_CLOEXEC,
-        ))?))
+        Ok(set)
     }
+}
+
+/// SIGINT and SIGTERM as a descriptor (blocked for the thread so they queue there).
+pub(crate) fn signal_fd() -> io::Result<OwnedFd> {
+    let set = block_stop_signals()?;
+    // SAFETY: a valid set; the result checked.
+    Ok(owned(check(unsafe {
+        libc::signalfd(-1, &set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC)
+    })?))
 }
 
 /// A non-blocking `CLOCK_MONOTONIC` timerfd, armed with absolute times by `arm`.

@@ -31,7 +31,6 @@ use super::check;
 use super::port::Port;
 use std::cell::Cell;
 use std::fmt;
-use std::fs::File;
 use std::io;
 use std::mem::{size_of, MaybeUninit};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -168,30 +167,22 @@ impl PacketPort {
     /// Opens interface `name` of the caller's namespace, or of the namespace bound at
     /// `netns` (`/run/netns/NAME`), returning to the caller's namespace afterwards.
     pub fn open(name: &str, netns: Option<&Path>) -> Result<PacketPort, OpenError> {
-        let failure = |e: io::Error| OpenError {
-            message: e.to_string(),
-            input: false,
-        };
         let Some(ns) = netns else {
             return PacketPort::open_here(name, "");
         };
-        let home = File::open("/proc/thread-self/ns/net").map_err(failure)?;
-        let there = File::open(ns).map_err(|e| OpenError {
-            message: format!("{}: {e}", ns.display()),
-            input: true,
-        })?;
-        // SAFETY: an open network-namespace file.
-        if unsafe { libc::setns(there.as_raw_fd(), libc::CLONE_NEWNET) } < 0 {
-            let e = io::Error::last_os_error();
-            return Err(OpenError {
-                input: e.raw_os_error() == Some(libc::EPERM),
-                message: format!("cannot enter {}: {e}", ns.display()),
-            });
-        }
-        let port = PacketPort::open_here(name, &format!(" in {}", ns.display()));
-        // SAFETY: as above; coming home must not fail silently.
-        check(unsafe { libc::setns(home.as_raw_fd(), libc::CLONE_NEWNET) }).map_err(failure)?;
-        port
+        let entered = super::in_netns(ns, || {
+            PacketPort::open_here(name, &format!(" in {}", ns.display()))
+        });
+        entered.map_err(|e| OpenError {
+            // A namespace that is missing, not one, or not ours to enter: the user's.
+            input: matches!(
+                e.kind(),
+                io::ErrorKind::NotFound
+                    | io::ErrorKind::PermissionDenied
+                    | io::ErrorKind::InvalidInput
+            ),
+            message: format!("cannot enter {e}"),
+        })?
     }
 
     fn open_here(name: &str, where_: &str) -> Result<PacketPort, OpenError> {

@@ -6,7 +6,6 @@
 use super::check;
 use super::port::Port;
 use std::ffi::CString;
-use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
@@ -66,15 +65,7 @@ impl Tun {
     /// [`Tun::open`] inside the network namespace bound at `netns` (`/run/netns/NAME`),
     /// returning to the caller's namespace afterwards.
     pub fn open_in(name: &str, netns: &Path) -> io::Result<Tun> {
-        let home = File::open("/proc/thread-self/ns/net")?;
-        let there = File::open(netns)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", netns.display())))?;
-        // SAFETY: both descriptors are open network-namespace files.
-        check(unsafe { libc::setns(there.as_raw_fd(), libc::CLONE_NEWNET) })?;
-        let tun = Tun::open(name);
-        // SAFETY: as above; coming home must not fail silently.
-        check(unsafe { libc::setns(home.as_raw_fd(), libc::CLONE_NEWNET) })?;
-        tun
+        super::in_netns(netns, || Tun::open(name))?
     }
 }
 
