@@ -14,7 +14,10 @@ different packets).
 
 Side by side per run: goodput; the a -> b direction's utilisation during the transfer
 (bytes sent x 8 / (rate x transfer time)); packets the channel lost and the queue
-dropped; retransmissions (the simulated flow's; the kernel's tcpi_total_retrans).
+dropped; retransmissions (the simulated flow's; the kernel's tcpi_total_retrans); when
+the sender first left slow start and the ssthresh it set (the first sample of the flow
+series with a finite ssthresh: `hetpath run`'s, and the kernel's own from the emulator's
+flow_series.csv, both every `sample_interval`).
 
     sudo .venv/bin/python bench/live_crosscheck.py --mb 2 --runs 1     # a quick check
     sudo .venv/bin/python bench/live_crosscheck.py --loss 0.005 --json out/cross.json
@@ -30,6 +33,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import pandas as pd
 
 import hetpath
 from hetpath import _toml, live
@@ -55,6 +60,15 @@ def prepared(work: Path, base: Path, size: int, p: float) -> tuple[Path, dict]:
     return out, data
 
 
+def slow_start_exit(series: pd.DataFrame) -> dict:
+    """When a flow series (one flow) first has a finite ssthresh, and that ssthresh."""
+    left = series[series["ssthresh_bytes"].notna()]
+    if left.empty:
+        return {"ss_exit_s": None, "ss_exit_ssthresh_kb": None}
+    row = left.iloc[0]
+    return {"ss_exit_s": float(row["time_s"]), "ss_exit_ssthresh_kb": float(row["ssthresh_bytes"]) / 1e3}
+
+
 def simulated(scenario: Path, seed: int, rate: float) -> dict:
     r = hetpath.run(scenario, seed=seed)
     f, ab = r.summary["flows"][0], r.summary["links"][0]
@@ -63,7 +77,7 @@ def simulated(scenario: Path, seed: int, rate: float) -> dict:
     return {"goodput_bps": f["goodput_bps"], "complete": seconds is not None, "seconds": seconds,
             "utilization": ab["tx_bytes"] * 8 / (rate * seconds) if seconds else None,
             "channel_lost": ab["lost_packets"], "queue_drops": ab["drops"],
-            "retransmissions": legs[0].get("retransmissions")}
+            "retransmissions": legs[0].get("retransmissions"), **slow_start_exit(r.flow_series)}
 
 
 def emulated(work: Path, scenario: Path, link: str, seed: int, size: int, rate: float, timeout: float) -> dict:
@@ -79,11 +93,14 @@ def emulated(work: Path, scenario: Path, link: str, seed: int, size: int, rate: 
         raise RuntimeError(f"the sender failed: {res.stderr.strip()}")
     sent = json.loads(res.stdout)
     seconds = got["t_end"] - sent["t0"]
+    flows = pd.read_csv(out / "flow_series.csv")
+    sender = flows[flows["flow"].str.endswith(f"->{live.ADDR_B}:{PORT}")]
     ab = (emu.summary or {})["links"][0]
     return {"goodput_bps": got["bytes"] * 8 / seconds, "complete": got["complete"] and got["bytes"] == size,
             "seconds": seconds, "utilization": ab["tx_bytes"] * 8 / (rate * seconds),
             "channel_lost": ab["lost_packets"], "queue_drops": ab["drops"], "retransmissions": sent["retransmissions"],
-            "final_ssthresh_segments": sent["final_ssthresh_segments"], "final_cwnd_segments": sent["final_cwnd_segments"]}
+            "final_ssthresh_segments": sent["final_ssthresh_segments"], "final_cwnd_segments": sent["final_cwnd_segments"],
+            **slow_start_exit(sender)}
 
 
 def main() -> int:
@@ -134,13 +151,15 @@ def _print(result: dict) -> None:
         return "-" if not vals else f"{statistics.median(vals):.4g}"
 
     print(f"\n{result['mb']:g} MB, loss {result['loss']}; medians over {len(result['sim'])} seeds")
-    print("| | goodput Mbit/s | time s | utilization a->b | channel losses | queue drops | retransmissions | complete |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| | goodput Mbit/s | time s | utilization a->b | channel losses | queue drops | retransmissions "
+          "| left slow start at s | its ssthresh kB | complete |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, rows in (("hetpath run (simulated CUBIC)", result["sim"]), ("hetpath emulate (kernel CUBIC)", result["emu"])):
         good = [r["goodput_bps"] / 1e6 for r in rows]
         print(f"| {name} | {statistics.median(good):.3f} ({min(good):.3f}-{max(good):.3f}) | {med(rows, 'seconds')} "
               f"| {med(rows, 'utilization')} | {med(rows, 'channel_lost')} | {med(rows, 'queue_drops')} "
-              f"| {med(rows, 'retransmissions')} | {sum(r['complete'] for r in rows)}/{len(rows)} |")
+              f"| {med(rows, 'retransmissions')} | {med(rows, 'ss_exit_s')} | {med(rows, 'ss_exit_ssthresh_kb')} "
+              f"| {sum(r['complete'] for r in rows)}/{len(rows)} |")
     print(f"load average before {result['load_before'][0]:.2f}, after {result['load_after'][0]:.2f}")
 
 
