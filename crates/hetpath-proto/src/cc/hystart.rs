@@ -25,13 +25,20 @@
 //! # Classic (Linux `net/ipv4/tcp_cubic.c`: `cubictcp_acked`, `hystart_update`)
 //!
 //! - Runs on ACKs carrying an RTT sample (Linux returns when `rtt_us < 0`), while
-//!   cwnd < ssthresh, cwnd >= 16 segments (`hystart_low_window`) and nothing was found yet.
+//!   cwnd < ssthresh and nothing was found yet.
 //! - `delay_min` is the smallest RTT sample seen (its own, not the sender's `min_rtt`),
 //!   updated on every sample before the checks, and forgotten at a timeout as Linux's
 //!   `bictcp_reset` on TCP_CA_Loss forgets it.
-//! - A round begins at the first eligible ACK (Linux's `end_seq` from `cubictcp_init` or
-//!   the timeout is long passed by then, so `bictcp_hystart_reset` runs on that ACK) and
-//!   whenever the previous one ended; its sample belongs to the new round.
+//! - A round begins at the first such ACK (Linux's `end_seq` from `cubictcp_init` is
+//!   passed by the first data ACK) and whenever the previous one ended, whatever the
+//!   window; its sample belongs to the new round. Only the detection below waits for
+//!   cwnd >= 16 segments (`hystart_low_window`). This is Linux since "tcp_cubic: fix
+//!   incorrect HyStart round start detection" (January 2025, in 6.14 and the stable
+//!   trees); before it, rounds began at the first ACK with 16 segments, in the middle of
+//!   a slow-start burst, so a round's first samples carried the burst's queue and the
+//!   delay test fired early (the patch's own test: at cwnd 516 before, 632 after, on a
+//!   619-packet path; here: docs/performance.md, "The simulator against the emulator").
+//!   After a timeout the next round begins at the next such ACK.
 //! - ACK train: ACKs closer than 2 ms (`hystart_ack_delta_us`) to the previous one of the
 //!   chain extend it (a wider gap breaks it for the rest of the round); the train is found
 //!   when it spans more than `delay_min + ack_delay`, halved when the sender is not paced
@@ -309,18 +316,20 @@ impl HyStart {
         };
         self.note_delay_min(delay);
         let delay = Dur(delay.as_nanos().max(1));
-        if self.found
-            || cwnd >= ssthresh
-            || cwnd < LOW_WINDOW_SEGMENTS.saturating_mul(self.mss as u64)
-        {
+        if self.found || cwnd >= ssthresh {
             return false;
         }
-        let delay_min = self.delay_min.unwrap_or(delay);
-        // Linux: a new round once SND.UNA is after the recorded SND.NXT.
+        // Linux: a new round once SND.UNA is after the recorded SND.NXT, on every
+        // slow-start ACK, small windows included; only the detection waits for 16 segments
+        // ("tcp_cubic: fix incorrect HyStart round start detection", 2025).
         if self.round.is_none_or(|r| r.acked > r.flight) {
             self.begin_round(ack);
             self.last_ack = ack.now;
         }
+        if cwnd < LOW_WINDOW_SEGMENTS.saturating_mul(self.mss as u64) {
+            return false;
+        }
+        let delay_min = self.delay_min.unwrap_or(delay);
         let round_start = self.round.map_or(ack.now, |r| r.start);
         // ACK train.
         if ack.now.since(self.last_ack) <= ACK_DELTA {
@@ -597,11 +606,14 @@ mod tests {
         }
         let (start, ssthresh) = exit_at.expect("HyStart never left slow start");
         assert_eq!(start, 32 * M);
-        // The first round began at the first ACK with cwnd = 16 segments, when the flight
-        // was 17 segments; it ends on the 18th segment acked after, the third ACK of the
-        // 32-segment window, whose sample starts the new round. Its ninth sample (the 11th
-        // ACK, cwnd 32 + 10 segments) is the first that may trigger, and does.
-        assert_eq!(ssthresh, 42 * M);
+        // Rounds begin at the first ACK (flight 5 segments), then at the ACK that takes the
+        // acked count past the flight at the round's start: the 7th (cwnd 10, flight 11),
+        // the 19th (cwnd 22, flight 23) and the 43rd (cwnd 46, the 15th ACK of the
+        // 32-segment window). The 19th's round has 100 ms samples from the 16-segment
+        // window, so its minimum stays low; the 43rd's first nine are all 120 ms, and the
+        // ninth (the 51st ACK, cwnd 46 + 8) triggers. Before Linux's 2025 fix rounds began
+        // at the first ACK with 16 segments, and this exit came at 42.
+        assert_eq!(ssthresh, 54 * M);
         assert!(f.hs.found);
     }
 
