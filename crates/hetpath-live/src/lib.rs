@@ -10,6 +10,7 @@
 pub mod buffers;
 pub mod emulator;
 pub mod fate;
+pub mod netlink;
 pub mod output;
 pub mod pep;
 pub mod scenario;

@@ -5,15 +5,11 @@
 //! this way (`sys::flow_sampler`), as `ss -ti` would. Pure bytes: the decoder takes
 //! whatever a socket read gave and never panics (`tcp_diag_tests`).
 
+use crate::netlink::{align4, messages, NLMSG_DONE, NLM_F_DUMP, NLM_F_REQUEST};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// linux/sock_diag.h.
 pub const SOCK_DIAG_BY_FAMILY: u16 = 20;
-const NLM_F_REQUEST: u16 = 0x1;
-const NLM_F_DUMP: u16 = 0x300;
-const NLMSG_ERROR: u16 = 2;
-const NLMSG_DONE: u16 = 3;
-const NLMSG_HDR: usize = 16;
 /// `struct inet_diag_msg`: family, state, timer, retrans, the socket id (48 bytes),
 /// expires, rqueue, wqueue, uid, inode.
 const DIAG_MSG: usize = 72;
@@ -80,9 +76,6 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_ne_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
-fn align4(n: usize) -> usize {
-    n.saturating_add(3) & !3
-}
 
 /// Decodes the messages of one read of a dump, appending a sample per TCP socket that has
 /// a `tcp_info`, a peer off the loopback, and has sent data (kernels before 4.6 do not
@@ -90,32 +83,17 @@ fn align4(n: usize) -> usize {
 /// netlink dump.
 pub fn decode(buf: &[u8], out: &mut Vec<TcpSample>) -> Dump {
     const EINVAL: i32 = 22;
-    let mut at = 0;
-    while at + NLMSG_HDR <= buf.len() {
-        let (Some(len), Some(kind)) = (u32_at(buf, at), u16_at(buf, at + 4)) else {
+    for m in messages(buf) {
+        let Ok(m) = m else {
             return Dump::Failed(EINVAL);
         };
-        let len = len as usize;
-        if len < NLMSG_HDR || len > buf.len() - at {
-            return Dump::Failed(EINVAL);
-        }
-        let body = &buf[at + NLMSG_HDR..at + len];
-        match kind {
-            NLMSG_DONE => return Dump::Done,
-            NLMSG_ERROR => {
-                let errno = u32_at(body, 0).map_or(EINVAL, |e| (e as i32).saturating_neg());
-                if errno != 0 {
-                    return Dump::Failed(errno);
-                }
-            }
-            SOCK_DIAG_BY_FAMILY => {
-                if let Some(s) = socket(body) {
-                    out.push(s);
-                }
-            }
+        match (m.kind, m.error()) {
+            (NLMSG_DONE, _) => return Dump::Done,
+            (_, Some(0)) => {}
+            (_, Some(errno)) => return Dump::Failed(errno),
+            (SOCK_DIAG_BY_FAMILY, None) => out.extend(socket(m.body)),
             _ => {}
         }
-        at += align4(len);
     }
     Dump::More
 }

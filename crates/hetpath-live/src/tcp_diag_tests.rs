@@ -1,4 +1,5 @@
 use super::*;
+use crate::netlink::{HEADER as NLMSG_HDR, NLMSG_ERROR};
 use proptest::prelude::*;
 
 /// A netlink message of `kind` around `body`, padded to 4 bytes.

@@ -10,18 +10,16 @@
 //! The socket is opened by the calling process, so the table lands in the network
 //! namespace the daemon runs in (`ip netns exec`, `--netns`).
 
+use crate::netlink::{messages, NLM_F_ACK, NLM_F_REQUEST};
 use crate::pep::config::{Config, Ports, Subnet};
 
 /// The most TPROXY rules one table may hold (sources × destinations × port ranges).
 pub const MAX_INTERCEPT_RULES: usize = 128;
 
 // Netlink and nfnetlink (libc has these).
-const NLM_F_REQUEST: u16 = 0x01;
-const NLM_F_ACK: u16 = 0x04;
 const NLM_F_CREATE: u16 = 0x400;
 const NLM_F_APPEND: u16 = 0x800;
 const NLA_F_NESTED: u16 = 0x8000;
-const NLMSG_ERROR: u16 = 0x2;
 const NFNL_MSG_BATCH_BEGIN: u16 = 0x10;
 const NFNL_MSG_BATCH_END: u16 = 0x11;
 const NFNL_SUBSYS_NFTABLES: u16 = 10;
@@ -580,22 +578,13 @@ pub fn send(batch: &Batch) -> Result<(), String> {
     }
 }
 
-/// The `(seq, error)` of each `NLMSG_ERROR` (an acknowledgement when the error is 0).
-pub fn acks(mut b: &[u8]) -> Vec<(u32, i32)> {
-    let mut v = Vec::new();
-    while b.len() >= 16 {
-        let len = u32::from_ne_bytes(b[0..4].try_into().unwrap()) as usize;
-        if len < 16 || len > b.len() {
-            break;
-        }
-        let ty = u16::from_ne_bytes(b[4..6].try_into().unwrap());
-        let seq = u32::from_ne_bytes(b[8..12].try_into().unwrap());
-        if ty == NLMSG_ERROR && len >= 20 {
-            v.push((seq, -i32::from_ne_bytes(b[16..20].try_into().unwrap())));
-        }
-        b = &b[((len + 3) & !3).min(b.len())..];
-    }
-    v
+/// The `(seq, error)` of each `NLMSG_ERROR` (an acknowledgement when the error is 0), up
+/// to the first malformed message.
+pub fn acks(b: &[u8]) -> Vec<(u32, i32)> {
+    messages(b)
+        .map_while(Result::ok)
+        .filter_map(|m| Some((m.seq, m.error()?)))
+        .collect()
 }
 
 /// The first failure in batch order, or a message nobody acknowledged.
@@ -623,6 +612,7 @@ pub fn send(_: &Batch) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::netlink::NLMSG_ERROR;
 
     /// `(type, payload)` of each attribute in `b`.
     fn attrs(mut b: &[u8]) -> Vec<(u16, &[u8])> {
