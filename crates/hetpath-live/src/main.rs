@@ -137,8 +137,6 @@ mod linux {
         !a.ifs[0].is_empty()
     }
 
-    /// Runs the loop between two ports and returns its report with the ports' extra
-    /// summary fields.
     /// Where the kernel connections are sampled (`flow_series.csv`): a sock_diag socket
     /// per namespace named on the command line; none without one.
     struct Flows {

@@ -63,7 +63,7 @@ pub enum Dump {
     /// More messages follow.
     More,
     Done,
-    /// The kernel refused the request (a negative errno), or the bytes were malformed.
+    /// The kernel refused the request (its errno), or the bytes were malformed (EINVAL).
     Failed(i32),
 }
 
