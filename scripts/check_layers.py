@@ -26,7 +26,7 @@ LAYERS = {
         "units", "ids", "rng", "traffic", "engine", "channel", "link", "esw_link", "wlan", "mobility", "results", "trace", "sim",
         "scenario", "capture",
     ],
-    "crates/hetpath-live/src": ["buffers", "fate", "emulator", "scenario", "output", "sys", "pep", "main"],
+    "crates/hetpath-live/src": ["buffers", "fate", "netlink", "tcp_diag", "emulator", "scenario", "output", "sys", "pep", "main"],
 }
 FORBIDDEN = [
     ("crates/hetpath-proto/src", re.compile(r"\bhetpath_sim\b"), "the protocol crate names the simulator"),
