@@ -31,7 +31,6 @@ import argparse
 import bisect
 import csv
 import json
-import os
 import re
 import statistics
 import struct

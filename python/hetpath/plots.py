@@ -22,7 +22,6 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
-from .outdir import naming
 
 if TYPE_CHECKING:
     from .result import Result

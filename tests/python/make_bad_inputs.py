@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 HERE = Path(__file__).parent
 OUT = HERE / "data" / "bad_inputs"
