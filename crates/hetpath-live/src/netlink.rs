@@ -23,10 +23,27 @@ pub struct Message<'a> {
 impl Message<'_> {
     /// An `NLMSG_ERROR`'s errno (positive; 0 is an acknowledgement), if this is one.
     pub fn error(&self) -> Option<i32> {
-        let e = self.body.get(..4)?;
-        (self.kind == NLMSG_ERROR)
-            .then(|| i32::from_ne_bytes(e.try_into().unwrap()).saturating_neg())
+        let e = u32_at(self.body, 0)?;
+        (self.kind == NLMSG_ERROR).then(|| (e as i32).saturating_neg())
     }
+}
+
+/// A field of host byte order at `at`, if `b` holds it (netlink headers, attributes and
+/// the kernel structures they carry are all in host order).
+pub fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_ne_bytes(
+        b.get(at..at.checked_add(2)?)?.try_into().ok()?,
+    ))
+}
+pub fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(
+        b.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
+}
+pub fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_ne_bytes(
+        b.get(at..at.checked_add(8)?)?.try_into().ok()?,
+    ))
 }
 
 /// A message whose length field does not fit the bytes read.
@@ -44,19 +61,17 @@ pub fn messages(buf: &[u8]) -> impl Iterator<Item = Result<Message<'_>, Malforme
     let mut rest = Some(buf);
     std::iter::from_fn(move || {
         let b = rest.take()?;
-        if b.len() < HEADER {
-            return None;
-        }
-        let field = |at: usize| u32::from_ne_bytes(b[at..at + 4].try_into().unwrap());
-        let len = field(0) as usize;
+        let (Some(len), Some(kind), Some(seq)) = (u32_at(b, 0), u16_at(b, 4), u32_at(b, 8)) else {
+            return None; // shorter than a header
+        };
+        let len = len as usize;
         if len < HEADER || len > b.len() {
             return Some(Err(Malformed));
         }
-        let kind = u16::from_ne_bytes([b[4], b[5]]);
         rest = Some(&b[align4(len).min(b.len())..]);
         Some(Ok(Message {
             kind,
-            seq: field(8),
+            seq,
             body: &b[HEADER..len],
         }))
     })

@@ -5,7 +5,9 @@
 //! this way (`sys::flow_sampler`), as `ss -ti` would. Pure bytes: the decoder takes
 //! whatever a socket read gave and never panics (`tcp_diag_tests`).
 
-use crate::netlink::{align4, messages, NLMSG_DONE, NLM_F_DUMP, NLM_F_REQUEST};
+use crate::netlink::{
+    align4, messages, u16_at, u32_at, u64_at, NLMSG_DONE, NLM_F_DUMP, NLM_F_REQUEST,
+};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// linux/sock_diag.h.
@@ -65,16 +67,6 @@ pub enum Dump {
     Done,
     /// The kernel refused the request (its errno), or the bytes were malformed (EINVAL).
     Failed(i32),
-}
-
-fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_ne_bytes(b.get(at..at + 2)?.try_into().ok()?))
-}
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_ne_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
 /// Decodes the messages of one read of a dump, appending a sample per TCP socket that has
