@@ -266,13 +266,13 @@ def main() -> int:
 
 
 def _line(row: dict) -> str:
-    r, u, d, l = row["rate"], row["udp"], row["delay"], row["loss"]
+    r, u, d, loss = row["rate"], row["udp"], row["delay"], row["loss"]
     return (f"{row['rate_mbps']:>7g} Mbit/s | TCP {r['goodput_bps'] / 1e6:9.3f} of {r['ideal_bps'] / 1e6:9.3f} Mbit/s "
             f"({100 * r['error']:+6.2f}%) | UDP: link {u['link_bps'] / 1e6:9.3f} Mbit/s ({100 * u['error']:+6.2f}%), "
             f"offered {u['offered_bps'] / 1e6:.1f}, received {u['received_bps'] / 1e6:.1f}; dropped: "
             f"{u['queue_drops']} by the link's queue, {u['tun_tx_dropped']} by the kernel before the core read them | RTT error p50 {d['p50_error_s'] * 1e3:+7.3f} ms p99 {d['p99_error_s'] * 1e3:+7.3f} ms "
-            f"| loss {l['measured']:.4f} end to end, {l['channel_rate']:.4f} by the channel, vs {l['p']} "
-            f"({l['error_in_se']:+.2f} / {l['channel_error_in_se']:+.2f} SE)")
+            f"| loss {loss['measured']:.4f} end to end, {loss['channel_rate']:.4f} by the channel, vs {loss['p']} "
+            f"({loss['error_in_se']:+.2f} / {loss['channel_error_in_se']:+.2f} SE)")
 
 
 def _print(result: dict) -> None:
@@ -281,12 +281,12 @@ def _print(result: dict) -> None:
           "| RTT error p50 | RTT error p99 | loss end to end / by the channel (p, n) | loss error |")
     print("|---|---|---|---|---|---|---|---|---|")
     for row in result["rates"]:
-        r, u, d, l = row["rate"], row["udp"], row["delay"], row["loss"]
+        r, u, d, loss = row["rate"], row["udp"], row["delay"], row["loss"]
         print(f"| {row['rate_mbps']:g} Mbit/s | {r['goodput_bps'] / 1e6:.3f} / {r['ideal_bps'] / 1e6:.3f} Mbit/s "
               f"| {100 * r['error']:+.2f}% | {u['link_bps'] / 1e6:.3f} Mbit/s ({u['offered_bps'] / 1e6:.1f} / "
               f"{u['received_bps'] / 1e6:.1f}) | {100 * u['error']:+.2f}% | {d['p50_error_s'] * 1e3:+.3f} ms | {d['p99_error_s'] * 1e3:+.3f} ms "
-              f"| {l['measured']:.4f} / {l['channel_rate']:.4f} ({l['p']}, n={l['packets']}) "
-              f"| {l['error_in_se']:+.2f} / {l['channel_error_in_se']:+.2f} SE |")
+              f"| {loss['measured']:.4f} / {loss['channel_rate']:.4f} ({loss['p']}, n={loss['packets']}) "
+              f"| {loss['error_in_se']:+.2f} / {loss['channel_error_in_se']:+.2f} SE |")
     t = result.get("throughput")
     if t:
         print(f"\nunlimited link: {t['pps']:,.0f} packets/s, {t['gbps']:.3f} Gbit/s over {t['wall_s']:.1f} s wall; "

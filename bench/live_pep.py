@@ -187,7 +187,7 @@ def start_pepsal(tb: Testbed, binary: str, work: Path) -> None:
         res = tb.run("gwA", argv, capture_output=True, text=True)
         if res.returncode != 0:
             raise Skip(f"PEPsal's interception: {' '.join(argv)}: {res.stderr.strip()}")
-    log = open(work / "pepsal.log", "w")
+    log = open(work / "pepsal.log", "w")  # noqa: SIM115 (the daemon's stdout, for the testbed's life)
     tb.popen("gwA", [binary, "-p", "5000"], stdout=log, stderr=subprocess.STDOUT)
     testbed.wait_listening(tb, "gwA", 5000, tries=200)
 

@@ -43,7 +43,7 @@ def main() -> None:
     print(f"plan: {len(tasks)} runs in {time.perf_counter() - t0:.2f} s")
     cores = cpu_count()
     for jobs in sorted({1, cores}):
-        dt = best_of(args.repeat, lambda: sweep.run(tasks, LocalBackend(jobs)))
+        dt = best_of(args.repeat, lambda jobs=jobs: sweep.run(tasks, LocalBackend(jobs)))
         print(f"local, {jobs} worker(s): {dt:.2f} s, {len(tasks) / dt:,.0f} runs/s")
     try:
         from hetpath.backends_dask import DaskBackend

@@ -65,7 +65,7 @@ class ResultsStore:
         """Append one run and flush, so a finished run survives an interrupt."""
         with naming(self.path):
             if self._file is None:
-                self._file = open(self.path, "a+", encoding="utf-8")
+                self._file = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 (kept open for the sweep; close())
                 if self._file.tell() > 0:  # end a line a kill cut short, so it spoils only itself
                     self._file.seek(self._file.tell() - 1)
                     if self._file.read(1) != "\n":

@@ -629,11 +629,7 @@ mod tests {
     /// the compiler copies them inline rather than calling `memcpy` (docs/performance.md).
     #[test]
     fn a_packet_is_small_enough_to_copy_inline() {
-        assert!(
-            std::mem::size_of::<Packet>() <= 128,
-            "{}",
-            std::mem::size_of::<Packet>()
-        );
+        assert!(size_of::<Packet>() <= 128, "{}", size_of::<Packet>());
     }
 
     #[test]
@@ -689,6 +685,6 @@ mod tests {
         };
         assert!(b.readable().is_none());
         // The enum stays as small as it was: an SCTP body is no larger than a segment.
-        assert!(std::mem::size_of::<SctpBody>() <= std::mem::size_of::<TcpSegment>());
+        assert!(size_of::<SctpBody>() <= size_of::<TcpSegment>());
     }
 }

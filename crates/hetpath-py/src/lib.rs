@@ -43,6 +43,7 @@ fn validate(text: &str, path: &str) -> PyResult<()> {
 /// Parses, runs and summarises a scenario. See python/hetpath/_bridge.py for the contract.
 #[pyfunction]
 #[pyo3(signature = (text, path, seed=None, pcap_dir=None, progress=None, series=true, trace=false))]
+#[allow(clippy::too_many_arguments)] // the Python function's keyword arguments
 fn run(
     py: Python<'_>,
     text: &str,
@@ -186,16 +187,19 @@ fn cc_names() -> Vec<&'static str> {
     hetpath_proto::cc::NAMES.to_vec()
 }
 
-/// The TCP profiles: (name, source, controller or None, keys as TOML, [(controller,
-/// keys it alone gets)]).
-#[pyfunction]
-fn profiles() -> Vec<(
+/// A TCP profile for Python: (name, source, controller or None, keys as TOML,
+/// [(controller, keys it alone gets)]).
+type ProfileTuple = (
     &'static str,
     &'static str,
     Option<&'static str>,
     &'static str,
     Vec<(&'static str, &'static str)>,
-)> {
+);
+
+/// The TCP profiles.
+#[pyfunction]
+fn profiles() -> Vec<ProfileTuple> {
     scenario::profiles::PROFILES
         .iter()
         .map(|p| (p.name, p.source, p.cc, p.keys, p.per_cc.to_vec()))

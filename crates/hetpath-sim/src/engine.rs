@@ -188,16 +188,20 @@ impl<E> FrontHeap<E> {
     /// `i` is below the vector's capacity and every index below `i` holds an entry.
     #[inline(always)]
     unsafe fn sift_up_into(base: *mut Slot, mut i: usize, slot: Slot) {
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            let p = *base.add(parent);
-            if slot.key >= p.key {
-                break;
+        // SAFETY: the caller's contract: `i` and every parent of it are below the
+        // capacity, and each parent read holds an entry.
+        unsafe {
+            while i > 0 {
+                let parent = (i - 1) / 2;
+                let p = *base.add(parent);
+                if slot.key >= p.key {
+                    break;
+                }
+                *base.add(i) = p;
+                i = parent;
             }
-            *base.add(i) = p;
-            i = parent;
+            *base.add(i) = slot;
         }
-        *base.add(i) = slot;
     }
 
     #[inline(always)]

@@ -352,11 +352,11 @@ proptest! {
                 // The linux profile's main keys: timestamps on every segment, PRR, a
                 // 200 ms minimum RTO, IW 10, a separate handshake ACK.
                 cfg.tcp.timestamps = true;
-                cfg.tcp.recovery = hetpath_proto::tcp::Recovery::PrrSsrb;
+                cfg.tcp.recovery = tcp::Recovery::PrrSsrb;
                 cfg.tcp.cwnd_validation = true;
                 cfg.tcp.rto.min = Dur::from_millis(200);
                 cfg.tcp.initial_window = 10 * cfg.tcp.mss as u64;
-                cfg.tcp.handshake_ack = hetpath_proto::tcp::HandshakeAck::Separate;
+                cfg.tcp.handshake_ack = tcp::HandshakeAck::Separate;
             }
             *g = Gateway::new(cfg, Time::ZERO);
         }

@@ -116,7 +116,7 @@ pub fn clear_abort(s: &impl AsFd) {
 /// Segments retransmitted over the connection's life (`tcpi_total_retrans`).
 pub fn retransmissions(fd: &impl AsRawFd) -> Option<u64> {
     let mut info = std::mem::MaybeUninit::<libc::tcp_info>::zeroed();
-    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    let mut len = size_of::<libc::tcp_info>() as libc::socklen_t;
     // SAFETY: `info` has room for `len` bytes; the kernel writes at most that.
     let r = unsafe {
         libc::getsockopt(

@@ -62,10 +62,11 @@ impl DiagSocket {
         for family in [AF_INET, AF_INET6] {
             self.seq = self.seq.wrapping_add(1);
             let req = request(family, self.seq);
-            // SAFETY: a valid buffer; the kernel is the default destination of a netlink
-            // socket that was never connected (address zero).
+            // SAFETY: an all-zero sockaddr_nl is valid (plain integers); address zero is
+            // the kernel, the default destination of a netlink socket never connected.
             let mut to: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
             to.nl_family = libc::AF_NETLINK as libc::sa_family_t;
+            // SAFETY: `req` and `to` are valid for the lengths passed.
             check(unsafe {
                 libc::sendto(
                     self.fd.as_raw_fd(),

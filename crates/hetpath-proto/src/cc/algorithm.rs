@@ -85,7 +85,7 @@ impl Algorithm {
     pub fn westwood_plus() -> Algorithm {
         Algorithm::WestwoodPlus {
             count_twice: false,
-            filter_stages: super::westwood::DEFAULT_FILTER_STAGES,
+            filter_stages: westwood::DEFAULT_FILTER_STAGES,
         }
     }
 

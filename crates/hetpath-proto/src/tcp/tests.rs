@@ -598,8 +598,8 @@ fn ilc_without_outage_is_its_base_tcp() {
 
 const T0: Time = Time::ZERO;
 
-fn ep(addr: u32, port: u16) -> crate::packet::Endpoint {
-    crate::packet::Endpoint {
+fn ep(addr: u32, port: u16) -> Endpoint {
+    Endpoint {
         addr: Addr(addr),
         port,
     }

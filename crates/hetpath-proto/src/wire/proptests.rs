@@ -234,7 +234,7 @@ proptest! {
         ihl in 0u8..16,
         doff in 0u8..16,
         total in prop_oneof![0u16..200, any::<u16>()],
-        protocol in prop_oneof![Just(6u8), Just(50u8), Just(crate::lift::PROTO_LIFT), any::<u8>()],
+        protocol in prop_oneof![Just(6u8), Just(50u8), Just(PROTO_LIFT), any::<u8>()],
     ) {
         bytes[0] = 0x40 | ihl;
         bytes[2..4].copy_from_slice(&total.to_be_bytes());

@@ -264,7 +264,7 @@ pub(super) fn conversation() -> Vec<(Time, Packet, WireCtx)> {
         ttl: 17,
         ecn: Ecn::Ce,
     };
-    for (i, proto) in [crate::packet::proto::ESP, 253].into_iter().enumerate() {
+    for (i, proto) in [proto::ESP, 253].into_iter().enumerate() {
         let raw = Packet {
             ip,
             body: Body::Raw { proto, len: 64 },

@@ -86,7 +86,7 @@ impl MarkovSpec {
         }
         if let Some(c) = self.fec {
             // The `fec` model's limits (a code over 8-bit symbols).
-            super::fec::check_code(&format!("{prefix}.fec"), c.n, c.k)?;
+            fec::check_code(&format!("{prefix}.fec"), c.n, c.k)?;
         }
         Ok(())
     }

@@ -541,7 +541,7 @@ pub fn send(batch: &Batch) -> Result<(), String> {
             libc::SOL_NETLINK,
             libc::NETLINK_CAP_ACK,
             &one as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as u32,
+            size_of::<libc::c_int>() as u32,
         );
         let mut addr: libc::sockaddr_nl = std::mem::zeroed();
         addr.nl_family = libc::AF_NETLINK as u16;
@@ -551,7 +551,7 @@ pub fn send(batch: &Batch) -> Result<(), String> {
             batch.bytes.len(),
             0,
             &addr as *const _ as *const libc::sockaddr,
-            std::mem::size_of::<libc::sockaddr_nl>() as u32,
+            size_of::<libc::sockaddr_nl>() as u32,
         );
         if n < 0 || n as usize != batch.bytes.len() {
             return Err(fail("sending the batch"));

@@ -2,7 +2,7 @@
 //! the receiver's TCP ACKs never reach the shared medium (the captures show it), TCP sees
 //! no loss even when the WLAN drops datagrams, and bad keys are one-line errors.
 
-mod common;
+use crate::common;
 
 use common::run;
 use hetpath_proto::wire::{PacketRepr, PcapReader};
@@ -11,7 +11,7 @@ use hetpath_sim::{capture, load, Summary};
 /// `scenarios/apohn/apohn.toml`, `duration` long, with `wlan` extra keys on the WLAN and
 /// `agent` extra keys on the APOHN agent.
 fn scenario(duration: &str, wlan: &str, agent: &str) -> String {
-    let text = include_str!("../../../scenarios/apohn/apohn.toml");
+    let text = include_str!("../../../../scenarios/apohn/apohn.toml");
     text.replace(
         "duration = \"2000s\"",
         &format!("duration = \"{duration}\""),
@@ -170,8 +170,8 @@ fn under_esp_a_split_pep_cannot_accelerate_the_flow_and_apohn_can() {
     let flow = "to = \"receiver\"\ncc = \"newreno\"\n";
     let esp = |text: &str| text.replace(flow, &format!("{flow}ipsec = true\n"));
     let duration = |text: &str| text.replace("duration = \"2000s\"", "duration = \"60s\"");
-    let satpep = duration(include_str!("../../../scenarios/apohn/satpep.toml"));
-    let newreno = duration(include_str!("../../../scenarios/apohn/newreno.toml"));
+    let satpep = duration(include_str!("../../../../scenarios/apohn/satpep.toml"));
+    let newreno = duration(include_str!("../../../../scenarios/apohn/newreno.toml"));
     let apohn = scenario("60s", "", "");
     let goodput = |text: &str| {
         let (s, _) = run(text, None);

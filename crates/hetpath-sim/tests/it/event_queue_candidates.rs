@@ -1,9 +1,9 @@
-//! The benchmark's event-queue stores (benches/event_queue) and the simulation's
-//! (`FrontHeap`) pop like the engine's heap: every answer of a queue over each store, on
-//! random workloads with many equal times and reserved sequence numbers queued late,
-//! equals the heap's.
+//! The benchmark's event-queue stores (`benches/event_queue` of crates/hetpath-bench)
+//! and the simulation's (`FrontHeap`) pop like the engine's heap: every answer of a
+//! queue over each store, on random workloads with many equal times and reserved
+//! sequence numbers queued late, equals the heap's.
 
-#[path = "../benches/event_queue/candidates.rs"]
+#[path = "../../../hetpath-bench/benches/event_queue/candidates.rs"]
 mod candidates;
 
 use candidates::{DaryHeap, KeysSlab, MinOutside, Radix, SortedDeque};

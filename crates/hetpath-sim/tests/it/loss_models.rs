@@ -1,6 +1,6 @@
 //! Whole-scenario checks of TCP under loss against analytic models.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// Mathis, Semke, Mahdavi, Ott (CCR 1997): BW = MSS/RTT * C/sqrt(p), C = sqrt(3/(2b)) with b

@@ -2,7 +2,7 @@
 //! persistence and parallel connections, determinism, the page records, bad keys, and a
 //! web flow under IPsec with LIFT (seed 001's setting).
 
-mod common;
+use crate::common;
 use common::run;
 use hetpath_sim::load;
 use hetpath_sim::results::{PageResult, Summary};

@@ -2,7 +2,7 @@
 //! shared medium gets every byte through, in order; the stations report their MAC
 //! counters; stations contend; bad `[[wlan]]` values are errors naming their key.
 
-mod common;
+use crate::common;
 use common::run;
 use hetpath_sim::load;
 use hetpath_sim::results::Summary;

@@ -3,7 +3,7 @@
 //! rate so no queue builds at the GEO hop, and the distributed PEP beats end-to-end
 //! NewReno (`scenarios/apohn/newreno.toml`) over the same path.
 
-mod common;
+use crate::common;
 
 use common::run;
 use hetpath_proto::cc::{Algorithm, CcConfig, CongestionEvent, SatpepConfig, UNLIMITED_WINDOW};

@@ -3,7 +3,7 @@
 //! check what LIFT must not change and what it costs on the uplink; over the ESW link
 //! under shadowing, that it still delivers every byte and freezes the fixed host.
 
-mod common;
+use crate::common;
 use common::run;
 use hetpath_sim::results::Summary;
 

@@ -1,6 +1,6 @@
 //! The event trace: it changes nothing, and what it records adds up to the counters.
 
-mod common;
+use crate::common;
 
 use common::{flow, pep, satellite, two_node};
 use hetpath_sim::load;

@@ -1,7 +1,7 @@
 //! The sender behaviours real stacks differ on (`[tcp]` keys and profiles), whole
 //! scenarios: each key does what it says, and the theory checks of issue 14 for Hybla.
 
-mod common;
+use crate::common;
 use common::*;
 use hetpath_sim::Summary;
 

@@ -1,5 +1,5 @@
 //! Engine benchmarks (criterion): the event queue alone, then whole scenarios.
-//! Run: `cargo bench -p hetpath-sim --bench engine`. Figures go in docs/performance.md.
+//! Run: `cargo bench -p hetpath-bench --bench engine`. Figures go in docs/performance.md.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use hetpath_proto::{Dur, Time};

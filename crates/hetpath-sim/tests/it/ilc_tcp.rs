@@ -3,7 +3,7 @@
 //! and backs the timer off, Mobile IP tunnels to the care-of address after registration,
 //! and a moving host hands off by coverage.
 
-mod common;
+use crate::common;
 
 use common::run;
 use hetpath_sim::results::Series;

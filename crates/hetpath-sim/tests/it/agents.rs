@@ -1,7 +1,7 @@
 //! In-network agents in whole scenarios: the split-connection PEP, XCP routers, and a PEP
 //! in front of IPsec traffic.
 
-mod common;
+use crate::common;
 
 use common::{pep, run, satellite, GEO, LOSSY_GEO};
 

@@ -1,9 +1,12 @@
 //! Issue 17: building a scenario scales with its size. Routes were a nodes x nodes table
-//! computed from every node (a 25,000-node file aborted on allocation).
+//! computed from every node (a 25,000-node file aborted on allocation). These tests check
+//! that large scenarios build and run; how long they take is measured, not asserted, by
+//! `bench/scaling.py` (docs/performance.md, "Scaling"): a wall-clock bound in a test
+//! binary whose tests share the machine would flake (issue 34). The sparse route table's
+//! size is bounded by counted entries in `sim/routes.rs`.
 
 use hetpath_sim::load;
 use std::fmt::Write;
-use std::time::Instant;
 
 /// `n` nodes in a binary tree (node i's parent is (i - 1) / 2), one sized flow between
 /// two leaves on either side of the root.
@@ -48,19 +51,16 @@ fn dumbbell(flows: usize) -> String {
 }
 
 #[test]
-fn a_30000_node_tree_builds_and_runs_in_seconds() {
-    let t0 = Instant::now();
+fn a_30000_node_tree_builds_and_runs() {
     let mut sim = load(&tree(30_000), "tree.toml", None).unwrap();
     sim.run(&mut |_, _| true);
     let s = sim.summary(0.0);
     assert_eq!(s.flows[0].bytes_delivered, 10_000);
-    assert!(t0.elapsed().as_secs_f64() < 10.0, "{:?}", t0.elapsed());
 }
 
 #[test]
-fn a_1000_flow_dumbbell_builds_in_under_a_second() {
-    let text = dumbbell(1000);
-    let t0 = Instant::now();
-    load(&text, "db.toml", None).unwrap();
-    assert!(t0.elapsed().as_secs_f64() < 1.0, "{:?}", t0.elapsed());
+fn a_1000_flow_dumbbell_builds_and_runs() {
+    let mut sim = load(&dumbbell(1000), "db.toml", None).unwrap();
+    sim.run(&mut |_, _| true);
+    assert_eq!(sim.summary(0.0).flows.len(), 1000);
 }

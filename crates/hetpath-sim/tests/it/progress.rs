@@ -2,7 +2,7 @@
 //! `PROGRESS_EVENTS` events even when simulated time stands still, not only every 1% of
 //! simulated time.
 
-mod common;
+use crate::common;
 
 use hetpath_proto::machine::{At, Hooks, Machine, NodeView, Verdict};
 use hetpath_proto::{Packet, Time};

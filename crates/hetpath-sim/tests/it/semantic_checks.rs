@@ -4,7 +4,7 @@
 
 use hetpath_sim::load;
 
-mod common;
+use crate::common;
 
 /// a - r - b, one flow a -> b with `cc`, and the given agents.
 fn line(cc: &str, agents: &str) -> String {

@@ -1,6 +1,6 @@
 //! Same scenario and seed: identical results. Different seeds: different losses.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn lossy() -> String {

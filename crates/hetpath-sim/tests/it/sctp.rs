@@ -3,7 +3,7 @@
 //! packets that fill the MTU in the captures, counters in the results, and one-line
 //! errors for bad `[flow.sctp]` keys.
 
-mod common;
+use crate::common;
 
 use common::run;
 use hetpath_proto::wire::{PacketRepr, PcapReader};

@@ -1,7 +1,7 @@
 //! Issue 17: times that would overflow and time series that would not fit in memory are
 //! scenario errors naming the key, and the sampler cannot spin at the end of time.
 
-mod common;
+use crate::common;
 
 use hetpath_proto::Dur;
 use hetpath_sim::scenario::load_with;

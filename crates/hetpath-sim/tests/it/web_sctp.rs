@@ -3,7 +3,7 @@
 //! through loss and through an ESW link with shadowing, a lost packet holding up only
 //! its own stream, IPsec, and the keys SCTP rules out.
 
-mod common;
+use crate::common;
 use common::run;
 use hetpath_sim::load;
 use hetpath_sim::results::{PageResult, Summary};

@@ -4,7 +4,7 @@
 //! node's other machines as it goes; it changes nothing. A second toy floods a link, to
 //! check the flow control the contract promises (`NodeView::ready`).
 
-mod common;
+use crate::common;
 
 use hetpath_proto::crosslayer::Signal;
 use hetpath_proto::machine::{At, Hooks, Machine, NodeView, Transmit, Verdict};

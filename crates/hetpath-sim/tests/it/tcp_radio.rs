@@ -1,7 +1,7 @@
 //! Seed 003's properties on small instances: the radio channel, TCP-radio and newRTO,
 //! NewReno's retry limit, and the ideal protocol as an upper bound.
 
-mod common;
+use crate::common;
 
 use common::run;
 use hetpath_proto::packet::Body;

@@ -1,5 +1,5 @@
 //! The engine's event queue against other stores of pending events, on event mixes
-//! recorded from real runs (issue 19). Run: `cargo bench -p hetpath-sim --bench
+//! recorded from real runs (issue 19). Run: `cargo bench -p hetpath-bench --bench
 //! event_queue`. Figures and how the mixes were recorded: docs/performance.md, "Event
 //! queue (issue 19)".
 //!

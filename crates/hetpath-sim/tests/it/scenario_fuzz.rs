@@ -4,7 +4,7 @@
 use hetpath_sim::load;
 use proptest::prelude::*;
 
-const BASE: &str = include_str!("../../../scenarios/examples/geo-loss.toml");
+const BASE: &str = include_str!("../../../../scenarios/examples/geo-loss.toml");
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]

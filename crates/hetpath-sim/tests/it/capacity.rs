@@ -1,7 +1,7 @@
 //! Whole-scenario checks against capacity: a loss-free bulk flow fills the link and
 //! never exceeds it; an FEC channel never beats its code rate.
 
-mod common;
+use crate::common;
 use common::*;
 
 const RATE: f64 = 10e6;

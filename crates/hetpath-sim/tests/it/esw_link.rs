@@ -2,7 +2,7 @@
 //! over the ARQ link gets every byte through shadowing, a clean link runs at its cell
 //! capacity, the link reports its own counters, and bad `[link.esw]` values are errors.
 
-mod common;
+use crate::common;
 use common::run;
 use hetpath_sim::load;
 use hetpath_sim::results::Summary;

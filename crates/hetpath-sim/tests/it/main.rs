@@ -1,0 +1,30 @@
+//! The integration tests of hetpath-sim, one module per concern, linked as one binary
+//! (a test binary per file linked the crate 26 times: issue 34). `common` holds the
+//! helpers that write a scenario, run it and read its results.
+
+mod agents;
+mod apohn;
+mod capacity;
+mod capture;
+mod common;
+mod determinism;
+mod esw_link;
+mod event_queue_candidates;
+mod ilc_tcp;
+mod lift;
+mod limits;
+mod loss_models;
+mod machine_contract;
+mod progress;
+mod satpep;
+mod scaling;
+mod scenario_errors;
+mod scenario_fuzz;
+mod sctp;
+mod semantic_checks;
+mod sender_choices;
+mod tcp_radio;
+mod trace;
+mod web;
+mod web_sctp;
+mod wlan;
