@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
-# Create .venv in the repo root and install hetpath (with its Rust extension,
-# built by maturin in release mode) plus the test extra.  Safe to run again:
-# it reuses .venv and reinstalls the current sources.
+# Create .venv in the repo root and install hetpath with its Rust extension and the
+# link emulator hetpath-live. Safe to run again: it reuses .venv and reinstalls the
+# current sources (cargo rebuilds only what changed).
+#
+#   scripts/setup.sh           for use: the extension built profile-guided in the
+#                              `release` profile (thin LTO, trained on
+#                              scenarios/examples: the fastest engine), hetpath-live
+#                              in `release`.
+#   scripts/setup.sh --tests   for scripts/test.sh: the extension and hetpath-live in
+#                              the `test-fast` profile (Cargo.toml: release code
+#                              generation without LTO or a profile), which cargo test
+#                              reuses, so the test command builds the crates once; plus
+#                              pytest, pytest-randomly and ruff (the `test` extra), and
+#                              nftables where it can be installed (the PEP's live tests).
 #
 # Needs: python3 (>= 3.9) with the venv module, and a Rust toolchain (rustup).
 # Env: PYTHON=/path/to/python3 to choose the interpreter; HETPATH_PGO=0 to build the
@@ -14,6 +25,14 @@ venv="$repo/.venv"
 python="${PYTHON:-python3}"
 
 say() { printf '==> %s\n' "$*"; }
+
+tests=0
+case "${1:-}" in
+    "") ;;
+    --tests) tests=1 ;;
+    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup.sh: error: unknown option '$1'; expected --tests or nothing (see --help)" >&2; exit 2 ;;
+esac
 
 # rustup installs into ~/.cargo/bin, which non-login shells (CI) may not have on PATH.
 if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
@@ -32,16 +51,46 @@ if ! command -v "$python" >/dev/null 2>&1; then
     exit 1
 fi
 
+new_venv=""
 if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import sys' >/dev/null 2>&1; then
     say "reusing virtual environment $venv ($("$venv/bin/python" --version))"
 else
     say "creating virtual environment $venv with $("$python" --version)"
     rm -rf "$venv"
     "$python" -m venv "$venv"
+    new_venv=1
 fi
 
-say "upgrading pip"
-"$venv/bin/python" -m pip install --quiet --upgrade pip
+pip_install() { "$venv/bin/python" -m pip install --quiet --progress-bar off "$@"; }
+if [ -n "$new_venv" ]; then
+    say "upgrading pip"
+    pip_install --upgrade pip
+fi
+target="$(cargo metadata --format-version 1 --no-deps | "$venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+
+if [ "$tests" = 1 ]; then
+    # One build for the whole test command: the extension (maturin builds it in $target,
+    # where cargo test finds the same crates already compiled) and hetpath-live, both in
+    # the test-fast profile.
+    say "building the Rust extension (test-fast profile) and installing hetpath[test]; the first build takes a few minutes"
+    MATURIN_PEP517_ARGS="--profile test-fast" pip_install "$repo[test]"
+    if [ "$(uname -s)" = Linux ]; then
+        say "building the link emulator hetpath-live (test-fast profile) into $venv/bin"
+        cargo build --quiet --profile test-fast --locked -p hetpath-live
+        install -m 0755 "$target/test-fast/hetpath-live" "$venv/bin/hetpath-live"
+        # The PEP's namespace tests drive nft; as root with apt, install it rather than
+        # let those tests skip (scripts/test.sh fails a skipped live test under CI).
+        if ! command -v nft >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+            say "installing nftables (nft) for the PEP's namespace tests"
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables >/dev/null \
+                || say "could not install nftables: the tests that need nft will say so"
+        fi
+    fi
+    say "checking the installation"
+    "$venv/bin/hetpath" --version
+    say "done: the test build is installed (a slower engine than scripts/setup.sh's); run scripts/test.sh"
+    exit 0
+fi
 
 # Profile-guided optimisation (docs/performance.md, "Profile-guided build"): the extension
 # is built instrumented, run on every example scenario, and built again with what those
@@ -49,7 +98,6 @@ say "upgrading pip"
 # profile moves code, it never reorders arithmetic). It needs the llvm-profdata of
 # rustc's own LLVM (rustup's llvm-tools component, added here when missing). Without it,
 # or with HETPATH_PGO=0, the extension is built once, without a profile.
-target="$(cargo metadata --format-version 1 --no-deps | "$venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
 profdata=""
 if [ "${HETPATH_PGO:-1}" != 0 ]; then
     host="$(rustc -vV | sed -n 's/^host: //p')"
@@ -67,14 +115,13 @@ fi
 install_hetpath() {  # install_hetpath RUSTFLAGS TARGET_DIR PIP_ARGS...
     local flags="$1" dir="$2"
     shift 2
-    RUSTFLAGS="${RUSTFLAGS:-} $flags" CARGO_TARGET_DIR="$dir" \
-        "$venv/bin/python" -m pip install --quiet --progress-bar off "$@"
+    RUSTFLAGS="${RUSTFLAGS:-} $flags" CARGO_TARGET_DIR="$dir" pip_install "$@"
 }
 
 if [ -n "$profdata" ]; then
     raw="$target/pgo/profraw"
-    say "building the Rust extension instrumented (release) and installing hetpath[test]; the first build takes a few minutes"
-    install_hetpath "-Cprofile-generate=$raw" "$target/pgo/generate" "$repo[test]"
+    say "building the Rust extension instrumented (release) and installing hetpath; the first build takes a few minutes"
+    install_hetpath "-Cprofile-generate=$raw" "$target/pgo/generate" "$repo"
     say "profiling it on scenarios/examples"
     rm -rf "$raw"
     for scenario in "$repo"/scenarios/examples/*.toml; do
@@ -85,8 +132,8 @@ if [ -n "$profdata" ]; then
     install_hetpath "-Cprofile-use=$target/pgo/merged.profdata" "$target/pgo/use" \
         --no-deps --force-reinstall "$repo"
 else
-    say "building the Rust extension (release) and installing hetpath[test]; the first build takes a few minutes"
-    "$venv/bin/python" -m pip install --quiet --progress-bar off "$repo[test]"
+    say "building the Rust extension (release) and installing hetpath; the first build takes a few minutes"
+    pip_install "$repo"
 fi
 
 if [ "$(uname -s)" = Linux ]; then

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import os
+import signal
 import subprocess
 import sys
 from typing import Any, Sequence
@@ -38,14 +40,31 @@ def without_wall_time(summary: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in summary.items() if k != "wall_time_s"}
 
 
+def default_signals() -> None:
+    """Gives a child the signal dispositions a terminal's command has (as ``preexec_fn``):
+    a suite started as a background job (``scripts/test.sh &``) ignores SIGINT and
+    SIGQUIT, and a child would inherit that and never see the Ctrl-C a test sends it."""
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def netns_unavailable(probe: str) -> str | None:
-    """Why a test cannot create a network namespace here (tried with one named `probe`,
-    removed at once), or None."""
-    res = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    """Why a test cannot create a network namespace here (tried with one named
+    `probe`-PID, removed at once: each xdist worker probes as it collects), or None."""
+    name = f"{probe}-{os.getpid()}"
+    res = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
     if res.returncode != 0:
         return f"cannot create a network namespace: {res.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    subprocess.run(["ip", "netns", "del", name], capture_output=True)
     return None
+
+
+def live_verdict(why: str | None, required: bool) -> str:
+    """What becomes of a live test (conftest.py) that cannot run because ``why`` (None: it
+    can): "run", "skip", or "fail" when live tests are ``required``."""
+    if why is None:
+        return "run"
+    return "fail" if required else "skip"
 
 
 def live_binary() -> str | None:
@@ -68,7 +87,7 @@ def live_unavailable(probe: str) -> str | None:
     if why:
         return why
     if live_binary() is None:
-        return "hetpath-live is not installed (scripts/setup.sh)"
+        return "hetpath-live is not installed (scripts/setup.sh --tests)"
     return netns_unavailable(probe)
 
 

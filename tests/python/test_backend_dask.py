@@ -24,7 +24,7 @@ from hetpath.backends import LocalBackend, run_in_order
 from hetpath.backends_dask import DaskBackend
 from hetpath.commands import sweep as sweep_cmd
 from hetpath.errors import ClusterError, SimulationError
-from helpers import invoke
+from helpers import default_signals, invoke
 from test_sweep_resume import StopAfter, _alive, _children
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -199,7 +199,7 @@ def test_ctrl_c_at_the_terminal_stops_the_local_cluster_and_says_how_to_resume(t
     path.write_text(SWEEP.replace("seeds = 4", "seeds = 400"))  # 3,200 runs: long enough to interrupt
     proc = subprocess.Popen([sys.executable, "-m", "hetpath", "sweep", str(path), "--out", str(tmp_path / "o"),
                              "--backend", "dask", "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, preexec_fn=default_signals)
     try:
         deadline = time.monotonic() + 60
         store = tmp_path / ".o.partial" / "results.jsonl"

@@ -81,7 +81,7 @@ def test_bad_input(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Mon
     if case.get("check") == "pcaps":
         # Not an error: the run succeeds with one distinct pcap per link direction.
         assert result.exit_code == 0, result.stderr
-        links = open(case["args"][1], encoding="utf-8").read().count("[[link]]")
+        links = Path(case["args"][1]).read_text(encoding="utf-8").count("[[link]]")
         assert len(list((tmp_path / "pcap").glob("*.pcap"))) == 2 * links
         return
     _check_error(result.exit_code, result.stdout, result.stderr, case)

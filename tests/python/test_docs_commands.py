@@ -13,6 +13,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from helpers import invoke
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,15 +54,21 @@ def test_the_docs_show_commands() -> None:
     assert any(argv[:1] == ["report"] for _, argv in COMMANDS)
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="session")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> list[Result]:
+    """Every documented command run once, in doc order, in one directory where
+    ``scenarios/`` is the repository's: a command may use what an earlier one wrote, as a
+    reader's would. Run here, not test by test, so the outcome of each does not depend on
+    the order in which the tests run (pytest-randomly shuffles them)."""
     work = tmp_path_factory.mktemp("docs")
     (work / "scenarios").symlink_to(ROOT / "scenarios", target_is_directory=True)
-    return work
+    with pytest.MonkeyPatch.context() as m:
+        m.chdir(work)
+        return [invoke(adjusted(argv)) for _, argv in COMMANDS]
 
 
-@pytest.mark.parametrize("where, argv", COMMANDS, ids=[f"{w} {' '.join(a)}" for w, a in COMMANDS])
-def test_documented_command_runs(where: str, argv: list[str], workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(workdir)
-    result = invoke(adjusted(argv))
+@pytest.mark.parametrize("k", range(len(COMMANDS)), ids=[f"{w} {' '.join(a)}" for w, a in COMMANDS])
+def test_documented_command_runs(k: int, outcomes: list[Result]) -> None:
+    where, argv = COMMANDS[k]
+    result = outcomes[k]
     assert result.exit_code == 0, f"{where}: hetpath {' '.join(argv)}: {result.stderr}"

@@ -25,7 +25,7 @@ from typing import Iterator
 import pytest
 
 from hetpath import live
-from helpers import netns_unavailable
+from helpers import default_signals, netns_unavailable
 
 # The live benches' traffic tool (Python sockets, run inside a namespace).
 PROBE = str(Path(__file__).parents[2] / "bench" / "live_traffic.py")
@@ -47,7 +47,7 @@ def _why_skip() -> str | None:
 
 
 SKIP = _why_skip()
-pytestmark = pytest.mark.skipif(SKIP is not None, reason=f"packet mode unavailable: {SKIP}")
+pytestmark = pytest.mark.live(SKIP and f"packet mode unavailable: {SKIP}")
 
 # Offloads through SIOCETHTOOL (no ethtool program needed): `get DEV` prints
 # {"tso": 0/1, "gso": ..., "gro": ...}; `off DEV` turns TSO and GSO off.
@@ -333,7 +333,8 @@ def test_without_a_command_it_runs_until_ctrl_c_and_keeps_the_files(tmp_path: Pa
     out = tmp_path / "out"
     p = subprocess.Popen([sys.executable, "-m", "hetpath", "emulate", str(scenario(tmp_path)), "--link", "sat",
                           "--if-a", "p1", "--if-b", "p2", "--netns-a", topo.br, "--netns-b", topo.br,
-                          "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                          "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=default_signals)
     try:
         assert p.stderr is not None
         deadline, seen = time.monotonic() + 30, ""

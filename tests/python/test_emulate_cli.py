@@ -21,7 +21,7 @@ PROBE = str(Path(__file__).parents[2] / "bench" / "live_traffic.py")
 
 
 SKIP = live_unavailable("hp-probe-emulate-cli")
-pytestmark = pytest.mark.skipif(SKIP is not None, reason=f"live mode unavailable: {SKIP}")
+pytestmark = pytest.mark.live(SKIP and f"live mode unavailable: {SKIP}")
 
 
 def scenario(tmp_path: Path) -> Path:

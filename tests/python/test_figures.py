@@ -1,8 +1,9 @@
 """Every figure hetpath writes holds data: the PNGs of each `hetpath reproduce PAPER
---quick` and of a run are opened and must not be one flat colour, every axes of every
-figure saved must draw finite data inside its view limits, every legend must name
-something (and fit: no more than MAX_SERIES series and the paper's entry), and neither
-matplotlib nor anything else may warn."""
+--quick` (the session's run, reproductions.py) and of a run are opened and must not be
+one flat colour, every axes of every figure saved must draw finite data inside its view
+limits, every legend must name something (and fit: no more than MAX_SERIES series and
+the paper's entry), and neither matplotlib nor anything else may warn
+(figure_checks.py)."""
 
 from __future__ import annotations
 
@@ -10,59 +11,18 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
-import numpy as np
 import pytest
+import reproductions
+from figure_checks import check_png, figure_problems
 from matplotlib.figure import Figure
 
 import hetpath
-from hetpath.plots import MAX_SERIES, plot_result
+from hetpath.plots import plot_result
 from helpers import invoke
 
 REPO = Path(__file__).resolve().parents[2]
-PAPERS = ["tcp-radio", "ilc-tcp", "rappep", "apohn"]
-
-
-def _inside(lo_hi: tuple[float, float], values: np.ndarray) -> np.ndarray:
-    lo, hi = sorted(lo_hi)
-    return np.isfinite(values) & (values >= lo) & (values <= hi)
-
-
-def _axes_problems(ax: Any) -> list[str]:
-    """Why an axes shows no data: an empty string list means it draws some."""
-    xlim, ylim = tuple(map(float, ax.get_xlim())), tuple(map(float, ax.get_ylim()))
-    for line in ax.lines:
-        x, y = (np.asarray(v, dtype=float) for v in line.get_data())
-        if (_inside(xlim, x) & _inside(ylim, y)).any():
-            return []
-    for coll in ax.collections:
-        off = np.asarray(coll.get_offsets(), dtype=float).reshape(-1, 2)
-        if (_inside(xlim, off[:, 0]) & _inside(ylim, off[:, 1])).any():
-            return []
-    for p in ax.patches:
-        if hasattr(p, "get_height"):
-            x0, x1 = p.get_x(), p.get_x() + p.get_width()
-            y0, y1 = sorted((p.get_y(), p.get_y() + p.get_height()))
-            if (np.isfinite([x0, x1, y0, y1]).all() and y1 > y0 and x1 >= min(xlim) and x0 <= max(xlim)
-                    and y1 >= min(ylim) and y0 <= max(ylim)):
-                return []
-    return [f"axes {ax.get_title()!r}: no finite data inside x {xlim}, y {ylim}"]
-
-
-def figure_problems(fig: Figure) -> list[str]:
-    problems = []
-    axes = [ax for ax in fig.axes if ax.get_visible()]
-    if not axes:
-        problems.append("no visible axes")
-    for ax in axes:
-        problems += _axes_problems(ax)
-        leg = ax.get_legend()
-        if leg is not None:
-            entries = [t.get_text() for t in leg.get_texts()]
-            if not entries:
-                problems.append(f"axes {ax.get_title()!r}: empty legend")
-            if len(entries) > MAX_SERIES + 1:
-                problems.append(f"axes {ax.get_title()!r}: legend of {len(entries)} entries")
-    return problems
+# The figures each quick reproduction writes at least (LIFT's are the paper's Figs. 6-9).
+PAPERS = {"tcp-radio": 5, "ilc-tcp": 5, "rappep": 5, "apohn": 5, "lift": 4}
 
 
 @pytest.fixture
@@ -79,37 +39,22 @@ def checked_savefig(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[
     yield seen
 
 
-def check_png(path: Path) -> None:
-    import matplotlib.image
+@pytest.mark.parametrize("paper", [reproductions.param(p) for p in PAPERS])
+def test_reproduce_quick_writes_figures_that_hold_data(paper: str, quick_reproduction) -> None:
+    run = quick_reproduction(paper)
+    assert run.exit_code == 0, run.stderr
+    assert "Warning" not in run.stderr and "Warning" not in run.stdout, run.stderr
+    assert not run.warnings, run.warnings
 
-    img = matplotlib.image.imread(str(path))
-    assert img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100, path
-    pixels = img.reshape(-1, img.shape[-1])
-    assert pixels.std(axis=0).max() > 0.01, f"{path.name} is one flat colour"
-    # A figure with only a frame and labels has a handful of colours; data adds many.
-    assert len(np.unique(pixels[:: max(1, len(pixels) // 50_000)], axis=0)) > 10, f"{path.name} looks empty"
-
-
-@pytest.mark.parametrize("paper", PAPERS)
-def test_reproduce_quick_writes_figures_that_hold_data(paper: str, tmp_path: Path,
-                                                       checked_savefig: dict[str, list[str]]) -> None:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = invoke(["reproduce", paper, "--quick", "-q", "--out", str(tmp_path), "--format", "png,svg",
-                         "--scenarios", str(REPO / "scenarios" / paper)])
-    assert result.exit_code == 0, result.stderr
-    assert "Warning" not in result.stderr and "Warning" not in result.stdout, result.stderr
-    assert not caught, [f"{w.category.__name__}: {w.message}" for w in caught]
-
-    pngs = sorted(tmp_path.glob("*.png"))
-    assert len(pngs) >= 5, pngs
+    pngs = sorted(run.out.glob("*.png"))
+    assert len(pngs) >= PAPERS[paper], pngs
     for png in pngs:
         check_png(png)
         assert png.with_suffix(".svg").is_file(), f"{png.name} has no SVG beside it"
-    assert {p.with_suffix(".png").name for p in tmp_path.glob("*.svg")} == {p.name for p in pngs}
-    saved_pngs = {name for name in checked_savefig if name.endswith(".png")}
+    assert {p.with_suffix(".png").name for p in run.out.glob("*.svg")} == {p.name for p in pngs}
+    saved_pngs = {name for name in run.figures if name.endswith(".png")}
     assert saved_pngs == {p.name for p in pngs}
-    bad = {name: problems for name, problems in checked_savefig.items() if problems}
+    bad = {name: problems for name, problems in run.figures.items() if problems}
     assert not bad, bad
 
 

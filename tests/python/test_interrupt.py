@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import default_signals
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,6 +35,7 @@ def test_sigint_stops_a_run_within_a_second(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_signals,
     )
     try:
         time.sleep(2.5)  # import, load, and well into the run

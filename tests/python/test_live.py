@@ -25,7 +25,7 @@ PROBE = str(Path(__file__).parents[2] / "bench" / "live_traffic.py")
 
 
 SKIP = live_unavailable("hp-probe-skipcheck")
-pytestmark = pytest.mark.skipif(SKIP is not None, reason=f"live mode unavailable: {SKIP}")
+pytestmark = pytest.mark.live(SKIP and f"live mode unavailable: {SKIP}")
 
 
 def scenario(tmp_path: Path, rate: str = "10Mbps", delay: str = "25ms", channel: str = "") -> Path:

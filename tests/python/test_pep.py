@@ -30,7 +30,7 @@ CLIENT, PEP_C, PEP_S, SERVER = "10.91.1.2", "10.91.1.1", "10.91.2.1", "10.91.2.2
 
 
 SKIP = live_unavailable("hp-pep-skipcheck")
-needs_netns = pytest.mark.skipif(SKIP is not None, reason=f"PEP namespace tests unavailable: {SKIP}")
+needs_netns = pytest.mark.live(SKIP and f"PEP namespace tests unavailable: {SKIP}")
 
 
 class PepNet(Namespaces):
@@ -174,7 +174,7 @@ def test_a_bad_configuration_is_an_input_error_naming_the_key(tmp_path: Path) ->
             pass
 
 
-@pytest.mark.skipif(live_binary() is None, reason="hetpath-live is not installed (scripts/setup.sh)")
+@pytest.mark.live(None if live_binary() else "hetpath-live is not installed (scripts/setup.sh --tests)")
 def test_print_rules_needs_no_privileges(tmp_path: Path) -> None:
     cfg = tmp_path / "pep.toml"
     cfg.write_text('mode = "integrated"\nlisten_port = 7070\n[match]\nsources = ["10.1.0.0/24"]\nports = [80, "8000-8080"]\n')

@@ -37,7 +37,7 @@ KEY = "6b" * 32
 
 
 SKIP = live_unavailable("hp-gw-skipcheck")
-needs_netns = pytest.mark.skipif(SKIP is not None, reason=f"gateway namespace tests unavailable: {SKIP}")
+needs_netns = pytest.mark.live(SKIP and f"gateway namespace tests unavailable: {SKIP}")
 
 
 class GatewayNet(Namespaces):
@@ -251,7 +251,7 @@ def test_the_data_of_a_completed_download_is_exact(tmp_path: Path) -> None:
     assert got == {"received": size, "sha256": _stream_sha(size), "end": "eof"}
 
 
-@pytest.mark.skipif(live_binary() is None, reason="hetpath-live is not installed (scripts/setup.sh)")
+@pytest.mark.live(None if live_binary() else "hetpath-live is not installed (scripts/setup.sh --tests)")
 def test_gateway_configuration_errors_name_the_key(tmp_path: Path) -> None:
     def check(text: str, key: str) -> None:
         cfg = tmp_path / "gw.toml"
@@ -290,7 +290,7 @@ def test_an_exposed_key_file_is_an_input_error(tmp_path: Path) -> None:
                 pass
 
 
-@pytest.mark.skipif(live_binary() is None, reason="hetpath-live is not installed (scripts/setup.sh)")
+@pytest.mark.live(None if live_binary() else "hetpath-live is not installed (scripts/setup.sh --tests)")
 def test_the_contrib_examples_load() -> None:
     contrib = Path(__file__).resolve().parents[2] / "contrib" / "pep"
     for name, tproxy in [("pep-gateway-a.toml", True), ("pep-gateway-b.toml", False), ("pep.toml", True)]:

@@ -30,7 +30,7 @@ from test_pep_gateway import SKIP, _stream_sha
 HERE = Path(__file__).parent / "live_helpers"
 PROBE, STREAM = str(HERE / "pep_probe.py"), str(HERE / "gateway_probe.py")
 PORT = 5001
-needs_netns = pytest.mark.skipif(SKIP is not None, reason=f"GEO gateway tests unavailable: {SKIP}")
+needs_netns = pytest.mark.live(SKIP and f"GEO gateway tests unavailable: {SKIP}")
 
 SCENARIO = """[scenario]
 name = "geo-gateway-test"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import hetpath
+import numpy as np
 import pandas as pd
 import pytest
 from hetpath import Scenario
@@ -47,7 +48,7 @@ def test_dtypes_are_stable_when_no_flow_completes(unfinished: hetpath.Result) ->
     for col in ("bytes_delivered", "retransmissions", "timeouts", "seed"):
         assert flows[col].dtype == "int64", col
     assert pd.api.types.is_string_dtype(flows["name"]) and flows["aborted"].dtype == bool
-    assert not (flows.dtypes == object).any()
+    assert not (flows.dtypes == np.dtype(object)).any()
 
 
 def test_a_column_of_only_none_is_float_everywhere() -> None:

@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+import reproductions
 
 from hetpath import _bridge, _toml
 from hetpath.backends import LocalBackend
 from hetpath.reproduce import PAPERS, apohn, apohn_plots, paper_module
 from hetpath.reproduce.common import Context, attach, comparison_rows, load_paper
 from hetpath.sweep import Task
-from helpers import invoke
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "scenarios" / "apohn"
@@ -137,7 +137,7 @@ def test_plots_are_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     """Every figure is written, holds data (test_figures' checks) and nothing warns."""
     from matplotlib.figure import Figure
 
-    from test_figures import check_png, figure_problems
+    from figure_checks import check_png, figure_problems
 
     problems: dict[str, list[str]] = {}
     original = Figure.savefig
@@ -168,13 +168,11 @@ def test_plots_are_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert not {name: ps for name, ps in problems.items() if ps}
 
 
-def test_json_lines_follow_the_contract(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The quick grid through the CLI, at 30 s a run instead of 200 s, to stay fast.
-    monkeypatch.setattr(apohn, "QUICK_DURATION_S", 30.0)
-    result = invoke(["reproduce", "apohn", "--quick", "--json", "--no-plots", "-q", "-j", "1",
-                     "--scenarios", str(SCENARIOS)])
-    assert result.exit_code == 0, result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+@reproductions.group("apohn")
+def test_json_lines_follow_the_contract(quick_reproduction) -> None:
+    run = quick_reproduction("apohn")
+    assert run.exit_code == 0, run.stderr
+    rows = run.rows
     assert rows and all(set(r) == KEYS for r in rows)
     assert {r["protocol"] for r in rows} == set(apohn.PROTOCOLS)
     assert {r["params"]["flows"] for r in rows} == set(apohn.QUICK_FLOWS)

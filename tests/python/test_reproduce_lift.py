@@ -3,13 +3,13 @@ ways, and the machine-readable contract."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+import reproductions
 
 from hetpath import _toml
 from hetpath.reproduce import lift
 from hetpath.reproduce.common import Finding
-from helpers import invoke
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "scenarios" / "lift"
@@ -73,11 +73,11 @@ def test_the_claims_are_checked_and_can_fail() -> None:
     assert g[("Fig. 8", "lift vs reno-arq", "almost every grid point")] == "median/paper = 1"
 
 
-def test_json_lines_follow_the_contract() -> None:
-    result = invoke(["reproduce", "lift", "--quick", "--json", "--seeds", "1", "--no-plots", "-q",
-                     "--scenarios", str(SCENARIOS)])
-    assert result.exit_code == 0, result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+@reproductions.group("lift")
+def test_json_lines_follow_the_contract(quick_reproduction) -> None:
+    run = quick_reproduction("lift")
+    assert run.exit_code == 0, run.stderr
+    rows = run.rows
     assert rows and all(set(r) == KEYS for r in rows)
     assert {r["protocol"] for r in rows} == set(lift.PROTOCOLS)
     assert {r["metric"] for r in rows} == {*lift.METRICS, "uplink_cells_per_page"}

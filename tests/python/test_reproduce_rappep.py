@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import reproductions
 
 from hetpath import _toml
 from hetpath.reproduce import rappep
@@ -29,7 +30,7 @@ def test_runs_are_paired_across_protocols() -> None:
     starts = {}
     for proto in rappep.PROTOCOLS:
         doc = _toml.loads(rappep.scenario_text(base, "fairness", proto, 7), "x")
-        starts[proto] = [(f["start"], next(l["delay"] for l in doc["link"] if l["name"] == f"side{i}"))
+        starts[proto] = [(f["start"], next(link["delay"] for link in doc["link"] if link["name"] == f"side{i}"))
                          for i, f in enumerate(doc["flow"], start=1)]
     assert len({tuple(v) for v in starts.values()}) == 1
     other = _toml.loads(rappep.scenario_text(base, "fairness", "cubic", 8), "x")
@@ -41,11 +42,11 @@ def test_jain_index() -> None:
     assert abs(rappep.jain(pd.Series([1.0, 0.0])) - 0.5) < 1e-12
 
 
-def test_json_lines_follow_the_contract() -> None:
-    result = invoke(["reproduce", "rappep", "--quick", "--json", "--seeds", "1", "--no-plots", "-q",
-                     "--scenarios", str(SCENARIOS)])
-    assert result.exit_code == 0, result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+@reproductions.group("rappep")
+def test_json_lines_follow_the_contract(quick_reproduction) -> None:
+    run = quick_reproduction("rappep")
+    assert run.exit_code == 0, run.stderr
+    rows = run.rows
     assert rows and all(set(r) == KEYS for r in rows)
     assert {r["protocol"] for r in rows} == set(rappep.PROTOCOLS)
     assert sum(r["paper"] is not None for r in rows) == len(load_paper(SCENARIOS / "paper.toml"))

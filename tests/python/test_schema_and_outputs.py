@@ -4,6 +4,7 @@ exit codes of user mistakes; engineering notation."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import hetpath
@@ -123,8 +124,9 @@ def test_the_sweep_table_fits_80_columns_without_noise(tmp_path: Path) -> None:
     spec = sweep.load(path)
     raw = sweep.run(sweep.plan(spec))
     keys = ["bandwidth", "protocol", "flow"]
-    console = Console(width=80, record=True, file=open("/dev/null", "w"))
-    console.print(summary_table(sweep.aggregate(raw, keys), keys))
+    with open(os.devnull, "w") as devnull:
+        console = Console(width=80, record=True, file=devnull)
+        console.print(summary_table(sweep.aggregate(raw, keys), keys))
     lines = console.export_text().splitlines()
     assert max(len(ln) for ln in lines) <= 80
     assert not any("…" in ln for ln in lines), lines

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import reproductions
 from hetpath import outdir, sweep
 from hetpath.backends import LocalBackend
 from hetpath.commands import sweep as sweep_cmd
 from hetpath.store import ResultsStore, run_key
-from helpers import invoke
+from helpers import default_signals, invoke
 
 BASE = Path(__file__).parent / "data" / "small.toml"
 SWEEP = """[sweep]
@@ -157,7 +158,8 @@ def _alive(pid: int) -> bool:
 def test_signal_stops_the_workers_and_says_how_to_resume(tmp_path: Path, sig, code) -> None:
     path = write_sweep(tmp_path, '[sweep]\nscenario = "base.toml"\nseeds = 4\n', base=SLOW_BASE)
     proc = subprocess.Popen([sys.executable, "-m", "hetpath", "sweep", str(path), "--out", str(tmp_path / "o"),
-                             "--jobs", "2", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--jobs", "2", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_signals)
     try:
         deadline = time.monotonic() + 60
         workers: list[int] = []
@@ -279,16 +281,18 @@ def test_a_dead_worker_is_a_simulation_error_not_a_traceback() -> None:
 
 
 @pytest.mark.parametrize("paper, module, fn, files", [
-    ("rappep", "hetpath.sweep", "run_flows", ()),
-    ("lift", "hetpath.reproduce.lift", "run_pages", ("pages.csv",)),
-    ("apohn", "hetpath.reproduce.apohn", "run_one", ()),
+    pytest.param("rappep", "hetpath.sweep", "run_flows", (), marks=reproductions.group("rappep")),
+    pytest.param("lift", "hetpath.reproduce.lift", "run_pages", ("pages.csv",), marks=reproductions.group("lift")),
+    pytest.param("apohn", "hetpath.reproduce.apohn", "run_one", (), marks=reproductions.group("apohn")),
 ])
-def test_interrupted_reproduce_resumes_to_the_same_findings(tmp_path: Path, monkeypatch, paper, module, fn,
-                                                             files) -> None:
-    repo = Path(__file__).resolve().parents[2] / "scenarios" / paper
-    args = ["reproduce", paper, "--quick", "--seeds", "1", "--jobs", "1", "-q", "--scenarios", str(repo)]
-    full, part = tmp_path / "full", tmp_path / "part"
-    assert invoke([*args, "--out", str(full)]).exit_code == 0
+def test_interrupted_reproduce_resumes_to_the_same_findings(tmp_path: Path, monkeypatch, quick_reproduction, paper,
+                                                             module, fn, files) -> None:
+    """The uninterrupted run is the session's (reproductions.py); the interrupted one and
+    its resumption are this test's own, as they are what it checks."""
+    run = quick_reproduction(paper)
+    assert run.exit_code == 0, run.stderr
+    args = [*run.args(), "--jobs", "1"]
+    full, part = run.out, tmp_path / "part"
     with monkeypatch.context() as m:
         m.setattr("hetpath.commands.reproduce.LocalBackend", StopAfter(2))
         stopped = invoke([*args, "--out", str(part)])

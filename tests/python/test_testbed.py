@@ -29,7 +29,7 @@ PEP_PROBE = str(HERE / "pep_probe.py")
 
 
 SKIP = live_unavailable("hp-probe-testbed")
-pytestmark = pytest.mark.skipif(SKIP is not None, reason=f"testbed unavailable: {SKIP}")
+pytestmark = pytest.mark.live(SKIP and f"testbed unavailable: {SKIP}")
 
 
 def scenario(tmp_path: Path, delay: str = "20ms", extra: str = "") -> Path:
@@ -108,7 +108,7 @@ def test_a_transfer_arrives_intact_with_the_clients_address(tmp_path: Path) -> N
     assert max(int(r["queue_pkts"]) for r in ab) <= summary["links"][0]["max_queue_pkts"]
 
 
-@pytest.mark.skipif(shutil.which("nft") is None, reason="nft (nftables) is not installed; the PEP needs it")
+@pytest.mark.live(None if shutil.which("nft") else "nft (nftables) is not installed; the PEP needs it")
 def test_an_integrated_pep_in_gateway_a_splits_the_transfer(tmp_path: Path) -> None:
     cfg = tmp_path / "pep.toml"
     cfg.write_text(f"""mode = "integrated"

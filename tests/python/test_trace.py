@@ -37,7 +37,7 @@ def test_a_trace_changes_nothing_and_is_kept_only_when_asked(lossy_toml: Path) -
     assert without_wall_time(plain.summary) == without_wall_time(traced.summary)
     assert len(traced.trace) > 0
     with pytest.raises(ValueError, match="trace=True"):
-        plain.trace
+        _ = plain.trace
 
 
 def test_a_bad_trace_path_fails_before_the_run(tmp_path: Path, small_toml: Path) -> None:
