@@ -183,9 +183,18 @@ def ping(addr: str, count: int, gap: float) -> list:
     return rtts
 
 
+def _big_receive_buffer(s: socket.socket, size: int = 1 << 22) -> None:
+    """A receive buffer of `size` bytes: as root past net.core.rmem_max (SO_RCVBUFFORCE),
+    so that a sink descheduled for a while (a busy machine) loses nothing to its socket."""
+    try:
+        s.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33), size)
+    except OSError:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, size)
+
+
 def udp_sink(port: int, seconds: float) -> list:
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+    _big_receive_buffer(s)
     s.bind(("0.0.0.0", port))
     s.settimeout(0.5)
     got = []
@@ -200,6 +209,10 @@ def udp_sink(port: int, seconds: float) -> list:
 
 
 def udp_source(addr: str, port: int, count: int, rate: float, size: int) -> None:
+    """`count` numbered datagrams at `rate` per second. A source that was not scheduled
+    for a while falls behind rather than sending the missed datagrams in a burst: a
+    burst would overflow the link's queue, and those drops are the source's, not the
+    channel's that a loss measurement is after."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     t0 = time.monotonic()
     pad = b"x" * (size - 4)
@@ -207,6 +220,8 @@ def udp_source(addr: str, port: int, count: int, rate: float, size: int) -> None
         wait = t0 + i / rate - time.monotonic()
         if wait > 0:
             time.sleep(wait)
+        elif wait < -2 / rate:
+            t0 -= wait  # late by more than two gaps: the schedule moves, nothing is made up
         s.sendto(struct.pack("!I", i) + pad, (addr, port))
 
 

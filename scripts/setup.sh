@@ -24,7 +24,7 @@ cd "$repo"
 venv="$repo/.venv"
 python="${PYTHON:-python3}"
 
-say() { printf '==> %s\n' "$*"; }
+say() { printf '==> [%ds] %s\n' "$SECONDS" "$*"; }
 
 tests=0
 case "${1:-}" in
@@ -69,14 +69,17 @@ fi
 target="$(cargo metadata --format-version 1 --no-deps | "$venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
 
 if [ "$tests" = 1 ]; then
-    # One build for the whole test command: the extension (maturin builds it in $target,
-    # where cargo test finds the same crates already compiled) and hetpath-live, both in
-    # the test-fast profile.
+    # Everything the test command runs, built once in the test-fast profile: first the
+    # extension (maturin, in $target).
     say "building the Rust extension (test-fast profile) and installing hetpath[test]; the first build takes a few minutes"
     MATURIN_PEP517_ARGS="--profile test-fast" pip_install "$repo[test]"
+    # The Rust tests and hetpath-live in one build: with the test targets in it, cargo
+    # resolves the dependencies' features as `cargo test` does (dev-dependencies add some),
+    # so the tests then build nothing, and the binary shares their compiled crates.
+    say "building the Rust tests and the link emulator hetpath-live (test-fast profile)"
+    cargo build --quiet --profile test-fast --locked --workspace --exclude hetpath-py --exclude hetpath-bench \
+        --bins --tests --examples
     if [ "$(uname -s)" = Linux ]; then
-        say "building the link emulator hetpath-live (test-fast profile) into $venv/bin"
-        cargo build --quiet --profile test-fast --locked -p hetpath-live
         install -m 0755 "$target/test-fast/hetpath-live" "$venv/bin/hetpath-live"
         # The PEP's namespace tests drive nft; as root with apt, install it rather than
         # let those tests skip (scripts/test.sh fails a skipped live test under CI).

@@ -3,9 +3,9 @@
 # command runs both):
 #   1. lints: rustfmt, clippy on every target with warnings as errors, ruff, the layering;
 #   2. cargo test, in the test-fast profile (Cargo.toml), which the setup's build shares;
-#   3. pytest, on two workers (pytest-xdist; a group of tests stays on one worker:
-#      conftest.py), in a new random order each time (pytest-randomly; the seed is
-#      printed, and HETPATH_TEST_SEED=N repeats an order).
+#   3. pytest, on one worker per core plus one (pytest-xdist; a group of tests stays on
+#      one worker: conftest.py), in a new random order each time (pytest-randomly; the
+#      seed is printed, and HETPATH_TEST_SEED=N repeats an order).
 # Arguments are passed to pytest (e.g. `scripts/test.sh -k figures`).
 #
 # Live tests (namespaces, TUN, hetpath-live) skip where the machine cannot run them,
@@ -24,7 +24,7 @@ if ! "$py" -c 'import pytest, xdist, pytest_randomly, hetpath' 2>/dev/null || [ 
     echo "test.sh: error: the test environment is missing; run 'bash scripts/setup.sh --tests' first" >&2
     exit 2
 fi
-step() { printf '==> %s\n' "$*"; }
+step() { printf '==> [%ds] %s\n' "$SECONDS" "$*"; }
 
 step "lints: rustfmt, clippy (-D warnings), ruff, layering"
 cargo fmt --all --check
@@ -48,12 +48,15 @@ step "live tests required: ${HETPATH_REQUIRE_LIVE:-0}"
 
 step "cargo test (test-fast profile)"
 # hetpath-py is a Python extension module: it links against the interpreter and is
-# tested through pytest instead.
-cargo test --quiet --locked --profile test-fast --workspace --exclude hetpath-py
+# tested through pytest instead; hetpath-bench holds benchmarks only. The same packages
+# as setup.sh's build, so that cargo resolves the same features and rebuilds nothing.
+cargo test --quiet --locked --profile test-fast --workspace --exclude hetpath-py --exclude hetpath-bench
 
 # A new order each time, printed so that a failure that depends on it can be repeated:
 # HETPATH_TEST_SEED=N scripts/test.sh.
 seed="${HETPATH_TEST_SEED:-$(( (RANDOM << 15) | RANDOM ))}"
-workers=$(( $(nproc 2>/dev/null || echo 2) > 2 ? $(nproc) : 2 ))
+# One worker per core, plus one: the two live groups (conftest.py) spend most of their
+# time waiting on real time, so they share the cores with the simulations.
+workers=$(( $(nproc 2>/dev/null || echo 2) + 1 ))
 step "pytest ($workers workers, random order: HETPATH_TEST_SEED=$seed repeats it)"
-"$py" -m pytest tests/python -q -n "$workers" --dist loadgroup --randomly-seed="$seed" "$@"
+"$py" -m pytest tests/python -q -n "$workers" --dist loadgroup --no-loadscope-reorder --randomly-seed="$seed" "$@"

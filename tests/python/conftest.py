@@ -9,9 +9,13 @@ and need the engine to misbehave on demand.
 ``hetpath-live`` (``why``: the reason it cannot run here, or None). Such a test is
 skipped with that reason, unless ``HETPATH_REQUIRE_LIVE=1`` (scripts/test.sh sets it
 under CI where the machine can run them), where it fails instead: CI cannot pass
-without having run the emulator and the PEP. Live tests share one xdist group, so they
-run one at a time: their assertions on rates and delays need the emulator undisturbed
-by another live test.
+without having run the emulator and the PEP.
+
+Live tests run one at a time (one xdist group), those marked ``timing`` (they assert on
+rates, delays or loss rates measured in real time) in a group of their own, so a timing
+test never runs beside another timing test or a live transfer. Beside the other
+workers' simulations it runs at a higher CPU priority (``timing_priority``), with the
+emulator and traffic it starts, as if the machine were idle.
 """
 
 from __future__ import annotations
@@ -35,18 +39,24 @@ from reproductions import QuickRun, run_quick  # noqa: E402
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "live(why): needs root, namespaces, TUN and hetpath-live; why it cannot "
                                        "run here, or None (conftest.py)")
+    config.addinivalue_line("markers", "timing: a live test that asserts on rates or delays measured in real time")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """xdist groups (scripts/test.sh runs `--dist loadgroup`): live tests share one;
-    a test with no group of its own gets its module's, so that a module-scoped fixture is
-    made once, by the one worker that runs the module."""
+    """xdist groups (scripts/test.sh runs `--dist loadgroup`): live tests share one, or
+    two with the timing ones (the header); a test with no group of its own gets its
+    module's, so that a module-scoped fixture is made once, by the one worker that runs
+    the module. The live groups go first: they are the longest (mostly waiting on real
+    time), and scripts/test.sh keeps this order (`--no-loadscope-reorder`), so each
+    worker starts with one and the other groups fill in around them."""
     for item in items:
         if item.get_closest_marker("live") is not None:
-            item.add_marker(pytest.mark.xdist_group("live"))
+            timing = item.get_closest_marker("timing") is not None
+            item.add_marker(pytest.mark.xdist_group("live-timing" if timing else "live"))
         elif item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(item.path.stem))
+    items.sort(key=lambda item: item.get_closest_marker("live") is None)  # stable: the shuffled order stays
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -73,6 +83,22 @@ def _install_fake(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 def fake_core(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     """Replace ``hetpath._core`` with the pure-Python stand-in for one test."""
     yield _install_fake(monkeypatch)
+
+
+@pytest.fixture(autouse=True)
+def timing_priority(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A ``timing`` test runs at nice -10 (as root), and so do the processes it starts,
+    which inherit it: the simulations on the other xdist workers, at nice 0, then take
+    the cores only when the emulator and its traffic leave them."""
+    if request.node.get_closest_marker("timing") is None or os.geteuid() != 0:
+        yield
+        return
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    os.setpriority(os.PRIO_PROCESS, 0, -10)
+    try:
+        yield
+    finally:
+        os.setpriority(os.PRIO_PROCESS, 0, before)
 
 
 @pytest.fixture(scope="session")

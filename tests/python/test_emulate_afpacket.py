@@ -200,6 +200,7 @@ def bridge(tmp_path: Path, topo: Topology, run: int = 0) -> live.Bridge:
     return live.Bridge(scenario(tmp_path), "sat", "p1", "p2", netns_a=topo.br, netns_b=topo.br, out=out)
 
 
+@pytest.mark.timing
 def test_ping_arp_and_a_tcp_transfer_cross_the_bridge_and_super_frames_do_not(tmp_path: Path,
                                                                                topo: Topology) -> None:
     before = json.loads(py(topo.br, ETHTOOL, "get", "p1"))
@@ -264,6 +265,7 @@ def _pcap_lengths(path: Path) -> list[int]:
     return out
 
 
+@pytest.mark.timing
 def test_kernel_tcp_goodput_is_the_rate_times_mss_over_mtu(tmp_path: Path, topo: Topology) -> None:
     topo.hosts_offloads_off()
     rates = []

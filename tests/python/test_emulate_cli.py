@@ -80,6 +80,7 @@ def test_the_files_are_moved_into_out_with_the_link_series(tmp_path: Path) -> No
     assert not any(p.suffix == ".pcap" for p in out.iterdir()), "the first run's captures were removed"
 
 
+@pytest.mark.timing
 def test_the_kernel_connection_gets_the_simulators_flow_series(tmp_path: Path) -> None:
     """flow_series.csv: the kernel's tcp_info of the one TCP sender (side a), sampled on
     the link series' schedule; the receiver, which sends no data, has no rows."""

@@ -62,6 +62,7 @@ def probe(emu: live.Emulation, side: str, *args: str, timeout: float = 60) -> ob
     return json.loads(res.stdout) if res.stdout.strip() else None
 
 
+@pytest.mark.timing
 def test_ping_rtt_is_twice_the_delay(tmp_path: Path) -> None:
     sc = scenario(tmp_path, delay="25ms")
     with emulation(tmp_path, sc) as emu:
@@ -73,6 +74,7 @@ def test_ping_rtt_is_twice_the_delay(tmp_path: Path) -> None:
     assert expected <= median <= expected + 0.003, f"median RTT {median * 1e3:.3f} ms, expected {expected * 1e3:.3f} ms"
 
 
+@pytest.mark.timing
 def test_kernel_tcp_goodput_is_the_rate_times_mss_over_mtu(tmp_path: Path) -> None:
     sc = scenario(tmp_path, rate="10Mbps", delay="10ms")
     rates = []
@@ -110,6 +112,7 @@ def _batch_se(lost: list[int], batches: int = 20) -> float:
     return statistics.stdev(means) / math.sqrt(batches)
 
 
+@pytest.mark.timing
 def test_bernoulli_loss_rate(tmp_path: Path) -> None:
     p, n = 0.05, 4000
     lost = _udp_loss(tmp_path, 'channel = { model = "bernoulli", p = 0.05 }', n, 2000, 200)
@@ -118,6 +121,7 @@ def test_bernoulli_loss_rate(tmp_path: Path) -> None:
     assert abs(rate - p) <= 5 * se, f"loss {rate:.4f}, expected {p} +- {5 * se:.4f}"
 
 
+@pytest.mark.timing
 def test_gilbert_elliott_loss_rate(tmp_path: Path) -> None:
     t_good, t_bad, size, n = 0.05, 0.01, 200, 6000
     channel = f'channel = {{ model = "gilbert-elliott", t_good = "{int(t_good * 1e3)}ms", t_bad = "{int(t_bad * 1e3)}ms" }}'

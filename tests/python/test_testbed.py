@@ -58,6 +58,7 @@ def _listed() -> str:
     return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
 
 
+@pytest.mark.timing
 def test_ping_crosses_the_link_and_the_namespaces_go_away(tmp_path: Path) -> None:
     with Testbed(scenario(tmp_path, delay="20ms"), "sat", out=tmp_path / "out") as tb:
         res = tb.run("client", [sys.executable, PROBE, "ping", testbed.SERVER, "25", "0.04"],
