@@ -117,8 +117,14 @@ class _LinkCore:
         if core is None:
             return None
         stop(core, timeout=10)
-        if core.returncode in (0, -signal.SIGTERM, -signal.SIGKILL):
+        if core.returncode == 0:
             return None
+        # The core takes SIGTERM and exits 0 with its files written: ended by a signal,
+        # it wrote nothing, or not all, and "wrote DIR" would be a silent wrong answer.
+        if core.returncode == -signal.SIGKILL:
+            return LiveError("the link core did not stop within 10 s and was killed: its files are incomplete")
+        if core.returncode < 0:
+            return LiveError(f"the link core was ended by signal {-core.returncode} before it wrote its files")
         assert core.stderr is not None
         return core_error("the link core", core.returncode, core.stderr.read())
 

@@ -30,7 +30,7 @@ mod linux {
     use hetpath_live::fate::Dir;
     use hetpath_live::output::{Files, OutputError, SeriesNames};
     use hetpath_live::scenario::load_link;
-    use hetpath_live::sys::event_loop::{run, LoopOptions, LoopReport};
+    use hetpath_live::sys::event_loop::{block_stop_signals, run, LoopOptions, LoopReport};
     use hetpath_live::sys::flow_sampler::FlowSampler;
     use hetpath_live::sys::packet::{PacketPort, ETH_HEADER};
     use hetpath_live::sys::port::Port;
@@ -171,6 +171,9 @@ mod linux {
         opts: &LoopOptions,
         flows: Flows,
     ) -> (std::io::Result<LoopReport>, Result<(), OutputError>) {
+        if let Err(e) = block_stop_signals() {
+            return (Err(e), Ok(()));
+        }
         let mut sampler = None;
         if !flows.sockets.is_empty() {
             match FlowSampler::start(flows.sockets, flows.interval, flows.path) {

@@ -63,8 +63,11 @@ fn owned(fd: RawFd) -> OwnedFd {
 
 /// Blocks SIGINT and SIGTERM for the calling thread, returning that set. Every thread of
 /// the core blocks them, so that they queue for the loop's signalfd: a thread that left
-/// them open would take them, and their default action ends the process unwritten.
-pub(crate) fn block_stop_signals() -> io::Result<libc::sigset_t> {
+/// them open would take them, and their default action ends the process unwritten. The
+/// main thread blocks them before it says `ready` (threads it starts inherit the mask):
+/// a stop sent at once, when the command run beside the core exits at once, would
+/// otherwise find them open and end the core with its files empty.
+pub fn block_stop_signals() -> io::Result<libc::sigset_t> {
     // SAFETY: plain sigset manipulation on a local set.
     unsafe {
         let mut set = MaybeUninit::<libc::sigset_t>::uninit();
