@@ -102,7 +102,9 @@ class _LinkCore:
         def exited() -> HetpathError:
             self._core = None  # close() has nothing left to stop
             assert core.stderr is not None
-            return core_error("the link core", core.returncode, core.stderr.read())
+            text = core.stderr.read()
+            close_pipes(core)
+            return core_error("the link core", core.returncode, text)
 
         wait_ready(core, "the link core", exited)
 
@@ -117,6 +119,13 @@ class _LinkCore:
         if core is None:
             return None
         stop(core, timeout=10)
+        try:
+            return self._core_failure(core)
+        finally:
+            close_pipes(core)
+
+    @staticmethod
+    def _core_failure(core: subprocess.Popen) -> Optional[HetpathError]:
         if core.returncode == 0:
             return None
         # The core takes SIGTERM and exits 0 with its files written: ended by a signal,
@@ -210,6 +219,7 @@ class Emulation(_LinkCore):
         Safe to call twice; every step runs even if an earlier one failed."""
         for p in self._children:
             stop(p)
+            close_pipes(p)
         self._children.clear()
         failure = self._stop_core()
         for ns in reversed(self._made):
@@ -321,3 +331,11 @@ def stop(p: subprocess.Popen, timeout: float = 5.0) -> None:
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+
+
+def close_pipes(p: subprocess.Popen) -> None:
+    """Closes the pipes of an ended process once what it wrote has been read (left to the
+    garbage collector, they are reported as leaked files during some later test)."""
+    for f in (p.stdin, p.stdout, p.stderr):
+        if f is not None:
+            f.close()

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 from click.testing import CliRunner, Result
 from hetpath import _bridge
 from hetpath.cli import main
+from hetpath.live import close_pipes
 
 # The result schema as the engine defines it (hetpath_sim::results): never a copy.
 SCHEMA = _bridge.schema()
@@ -130,6 +131,7 @@ class Namespaces:
             if p.poll() is None:
                 p.kill()
             p.wait()
+            close_pipes(p)
         self._children.clear()
         for ns in self._made:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
