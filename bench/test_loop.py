@@ -6,8 +6,9 @@ average before each.
 
     python3 bench/test_loop.py [--runs 3] [--crates hetpath-sim,...] [--keep]
 
-The one-line change appends an unnamed constant to the crate's lib.rs, with a value new
-each time, so the compiler's incremental cache cannot already hold it. The command is the
+The one-line change edits a message inside a function of the crate (CHANGES: a line a
+contributor might touch, in a scenario loader, a protocol, the daemon, the bridge), with
+text new each time, so the compiler's incremental cache cannot already hold it. The command is the
 README's (`bash scripts/setup.sh --tests && bash scripts/test.sh`), run under CI=true as
 .ci/run runs it; a run that fails stops the benchmark with its log's tail.
 """
@@ -25,7 +26,14 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CRATES = ["hetpath-proto", "hetpath-sim", "hetpath-live", "hetpath-py"]
+# crate -> (file, a message in one of its functions that no test compares).
+CHANGES = {
+    "hetpath-proto": ("src/stp/mod.rs", "expected a sending rate above 0 bit/s"),
+    "hetpath-sim": ("src/scenario/tcp.rs", "expected 64 to 65495 bytes"),
+    "hetpath-live": ("src/pep/daemon.rs", "cannot open the server leg"),
+    "hetpath-py": ("src/lib.rs", "cannot write captures"),
+}
+CRATES = list(CHANGES)
 STEPS = {"setup": ["bash", "scripts/setup.sh", "--tests"], "test": ["bash", "scripts/test.sh"]}
 
 
@@ -45,9 +53,12 @@ def timed(cmd: list[str], cwd: Path, log: Path) -> float:
 
 
 def touch(clone: Path, crate: str, k: int) -> None:
-    lib = clone / "crates" / crate / "src" / "lib.rs"
-    with lib.open("a") as f:
-        f.write(f"const _: u32 = {os.getpid() * 100 + k};\n")
+    file, message = CHANGES[crate]
+    path = clone / "crates" / crate / file
+    text = path.read_text()
+    if text.count(message) != 1:
+        sys.exit(f"test_loop: {path} should hold '{message}' once (CHANGES is out of date)")
+    path.write_text(text.replace(message, f"{message} (v{os.getpid()}.{k})"))
 
 
 def one_run(k: int, crates: list[str], keep: bool) -> dict[str, float]:
