@@ -29,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 # crate -> (file, a message in one of its functions that no test compares).
 CHANGES = {
-    "hetpath-proto": ("src/stp/mod.rs", "expected a sending rate above 0 bit/s"),
+    "hetpath-proto": ("src/stp/mod.rs", "bit/s, got 0"),
     "hetpath-sim": ("src/scenario/tcp.rs", "expected 64 to 65495 bytes"),
     "hetpath-live": ("src/pep/daemon.rs", "cannot open the server leg"),
     "hetpath-py": ("src/lib.rs", "cannot write captures"),
@@ -53,7 +53,7 @@ def timed(cmd: list[str], cwd: Path, log: Path) -> float:
     return dt
 
 
-def touch(clone: Path, crate: str, k: int) -> None:
+def touch(clone: Path, crate: str) -> None:
     file, message = CHANGES[crate]
     path = clone / "crates" / crate / file
     text = path.read_text()
@@ -71,7 +71,7 @@ def one_run(k: int, crates: list[str], keep: bool) -> dict[str, float]:
     row["fresh total"] = row["fresh setup"] + row["fresh test.sh"]
     print(f"run {k}: fresh setup {row['fresh setup']:.1f}, test.sh {row['fresh test.sh']:.1f}", flush=True)
     for crate in crates:
-        touch(clone, crate, k)
+        touch(clone, crate)
         row[f"{crate} change"] = (timed(STEPS["setup"], clone, clone / f"setup-{crate}.log")
                                   + timed(STEPS["test"], clone, clone / f"test-{crate}.log"))
     print(f"run {k}: " + ", ".join(f"{name} {v:.1f}" for name, v in row.items()), flush=True)
