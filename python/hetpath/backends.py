@@ -141,13 +141,14 @@ class LocalBackend:
                     pending.add(pool.submit(run_batch, fn, batches.take()))
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    try:
-                        batch = fut.result()
-                    except BrokenProcessPool:
-                        raise SimulationError("a worker process died (killed, or out of memory); "
-                                              "the runs that finished were kept") from None
-                    for i, r in batch:
+                    for i, r in fut.result():
                         on_result(i, r)
+        except BrokenProcessPool:
+            # Raised by a result, or by submit() when a worker died before the batches
+            # were all out (which one notices first depends on the timing).
+            _stop(pool)
+            raise SimulationError("a worker process died (killed, or out of memory); "
+                                  "the runs that finished were kept") from None
         except BaseException:
             # Interrupted, or a run failed: what finished was reported; stop the rest.
             _stop(pool)

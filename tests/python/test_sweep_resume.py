@@ -280,6 +280,30 @@ def test_a_dead_worker_is_a_simulation_error_not_a_traceback() -> None:
         LocalBackend(2).run(_die, [1, 2, 3], lambda i, r: None)
 
 
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="worker processes need 2 cores")
+def test_a_worker_dead_before_the_batches_are_out_is_a_simulation_error(monkeypatch) -> None:
+    """The pool can break while batches are still being submitted (a worker dies at
+    once, under load): submit() then raises, not a result."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from hetpath.backends import LocalBackend
+    from hetpath.errors import SimulationError
+
+    submit = ProcessPoolExecutor.submit
+    calls = []
+
+    def breaks_on_the_second(self, *args, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise BrokenProcessPool("a child process terminated abruptly")
+        return submit(self, *args, **kw)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", breaks_on_the_second)
+    with pytest.raises(SimulationError, match="worker process died"):
+        LocalBackend(2).run(abs, [1, 2, 3], lambda i, r: None)
+
+
 @pytest.mark.parametrize("paper, module, fn, files", [
     pytest.param("rappep", "hetpath.sweep", "run_flows", (), marks=reproductions.group("rappep")),
     pytest.param("lift", "hetpath.reproduce.lift", "run_pages", ("pages.csv",), marks=reproductions.group("lift")),
