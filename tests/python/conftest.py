@@ -11,18 +11,15 @@ skipped with that reason, unless ``HETPATH_REQUIRE_LIVE=1`` (scripts/test.sh set
 under CI where the machine can run them), where it fails instead: CI cannot pass
 without having run the emulator and the PEP.
 
-Live tests run one at a time: two xdist groups (``live``, and ``live-timing`` for those
-marked ``timing``: they assert on rates, delays or loss rates measured in real time),
-and a lock across the session's workers (``live_alone``), so a timing test never runs
-beside another live test (a transfer beside it once cost a loss test 2 % of its
-packets, in the kernel before the emulator). Beside the other workers' simulations it
-runs at a higher CPU priority, with the emulator and traffic it starts, as if the
-machine were idle.
+Live tests run one at a time (one xdist group), those marked ``timing`` (they assert on
+rates, delays or loss rates measured in real time) in a group of their own, so a timing
+test never runs beside another timing test or a live transfer. Beside the other
+workers' simulations it runs at a higher CPU priority (``timing_priority``), with the
+emulator and traffic it starts, as if the machine were idle.
 """
 
 from __future__ import annotations
 
-import fcntl
 import importlib
 import os
 import sys
@@ -89,25 +86,19 @@ def fake_core(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
 
 
 @pytest.fixture(autouse=True)
-def live_alone(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """A live test holds a lock that the session's xdist workers share (a file in the
-    directory above theirs), so no two live tests run at once. A ``timing`` test also
-    runs at nice -10 (as root), and so do the processes it starts, which inherit it: the
-    simulations on the other workers, at nice 0, then take the cores only when the
-    emulator and its traffic leave them."""
-    if request.node.get_closest_marker("live") is None:
+def timing_priority(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A ``timing`` test runs at nice -10 (as root), and so do the processes it starts,
+    which inherit it: the simulations on the other xdist workers, at nice 0, then take
+    the cores only when the emulator and its traffic leave them."""
+    if request.node.get_closest_marker("timing") is None or os.geteuid() != 0:
         yield
         return
-    timing = request.node.get_closest_marker("timing") is not None and os.geteuid() == 0
-    with (tmp_path_factory.getbasetemp().parent / "hetpath-live-tests.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        before = os.getpriority(os.PRIO_PROCESS, 0)
-        if timing:
-            os.setpriority(os.PRIO_PROCESS, 0, -10)
-        try:
-            yield
-        finally:
-            os.setpriority(os.PRIO_PROCESS, 0, before)
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    os.setpriority(os.PRIO_PROCESS, 0, -10)
+    try:
+        yield
+    finally:
+        os.setpriority(os.PRIO_PROCESS, 0, before)
 
 
 @pytest.fixture(scope="session")
