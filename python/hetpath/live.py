@@ -198,7 +198,8 @@ class Emulation(_LinkCore):
                 "HETPATH_NS_A": self.ns["a"], "HETPATH_NS_B": self.ns["b"]}
 
     def popen(self, side: str, argv: Sequence[str], **kw: Any) -> subprocess.Popen:
-        """Starts ``argv`` inside side ``side``'s namespace; stopped by :meth:`close`."""
+        """Starts ``argv`` inside side ``side``'s namespace; stopped by :meth:`close`, which
+        closes its pipes (read them before)."""
         kw.setdefault("env", self.env())
         p = subprocess.Popen(["ip", "netns", "exec", self.ns[side], *argv], **kw)
         self._children.append(p)

@@ -127,7 +127,7 @@ class Testbed:
 
     def popen(self, role: str, argv: Sequence[str], **kw: Any) -> subprocess.Popen:
         """Starts ``argv`` in namespace ``role`` (client, gwA, gwB, server); stopped by
-        :meth:`close` if still running."""
+        :meth:`close` if still running, which closes its pipes (read them before)."""
         kw.setdefault("env", self.env())
         p = subprocess.Popen(self._argv(role, argv), **kw)
         self._children.append(p)
