@@ -1,4 +1,4 @@
-"""How long the README's test command takes (issue 34; docs/performance.md, "The test
+"""How long the README's test command takes (docs/performance.md, "The test
 loop"): from a fresh clone (empty target/ and .venv; the machine's cargo and pip caches
 may be warm), then again after a one-line change in each crate. Each run is a new clone
 of HEAD; the figures are the median, minimum and maximum over the runs, with the load
