@@ -102,8 +102,8 @@ class _LinkCore:
         def exited() -> HetpathError:
             self._core = None  # close() has nothing left to stop
             assert core.stderr is not None
-            text = core.stderr.read()
-            close_pipes(core)
+            with core:  # closes its pipes
+                text = core.stderr.read()
             return core_error("the link core", core.returncode, text)
 
         wait_ready(core, "the link core", exited)
@@ -118,24 +118,18 @@ class _LinkCore:
         core, self._core = self._core, None
         if core is None:
             return None
-        stop(core, timeout=10)
-        try:
-            return self._core_failure(core)
-        finally:
-            close_pipes(core)
-
-    @staticmethod
-    def _core_failure(core: subprocess.Popen) -> Optional[HetpathError]:
-        if core.returncode == 0:
-            return None
-        # The core takes SIGTERM and exits 0 with its files written: ended by a signal,
-        # it wrote nothing, or not all, and "wrote DIR" would be a silent wrong answer.
-        if core.returncode == -signal.SIGKILL:
-            return LiveError("the link core did not stop within 10 s and was killed: its files are incomplete")
-        if core.returncode < 0:
-            return LiveError(f"the link core was ended by signal {-core.returncode} before it wrote its files")
-        assert core.stderr is not None
-        return core_error("the link core", core.returncode, core.stderr.read())
+        with core:  # its pipes are closed on the way out (left open, they leak)
+            stop(core, timeout=10)
+            if core.returncode == 0:
+                return None
+            # The core takes SIGTERM and exits 0 with its files written: ended by a signal,
+            # it wrote nothing, or not all, and "wrote DIR" would be a silent wrong answer.
+            if core.returncode == -signal.SIGKILL:
+                return LiveError("the link core did not stop within 10 s and was killed: its files are incomplete")
+            if core.returncode < 0:
+                return LiveError(f"the link core was ended by signal {-core.returncode} before it wrote its files")
+            assert core.stderr is not None
+            return core_error("the link core", core.returncode, core.stderr.read())
 
     def _finish(self, failure: Optional[HetpathError]) -> None:
         """Reads the stopped core's summary, then raises its failure, if any."""
@@ -219,8 +213,8 @@ class Emulation(_LinkCore):
         """Stops the commands and the core, reads its summary, deletes the namespaces.
         Safe to call twice; every step runs even if an earlier one failed."""
         for p in self._children:
-            stop(p)
-            close_pipes(p)
+            with p:  # and its pipes closed
+                stop(p)
         self._children.clear()
         failure = self._stop_core()
         for ns in reversed(self._made):
@@ -332,11 +326,3 @@ def stop(p: subprocess.Popen, timeout: float = 5.0) -> None:
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
-
-
-def close_pipes(p: subprocess.Popen) -> None:
-    """Closes the pipes of an ended process once what it wrote has been read (left to the
-    garbage collector, they are reported as leaked files during some later test)."""
-    for f in (p.stdin, p.stdout, p.stderr):
-        if f is not None:
-            f.close()

@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 from typing import Optional
 
-from .live import LiveError, close_pipes, core_error, find_binary, stop, wait_ready
+from .live import LiveError, core_error, find_binary, stop, wait_ready
 
 
 def _command(config: Path, netns: Optional[str], *extra: str) -> list[str]:
@@ -84,9 +84,9 @@ class Pep:
         p, self.process = self.process, None
         if p is None:
             return
-        stop(p, timeout=10)
-        self.log_text = self._read_log(p)
-        close_pipes(p)
+        with p:  # its pipes are closed once the log is read
+            stop(p, timeout=10)
+            self.log_text = self._read_log(p)
         if self._log_file is not None:
             self._log_file.close()
         if check and p.returncode not in (0, -signal.SIGTERM):

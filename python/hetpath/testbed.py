@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from .live import ADDR_A, ADDR_B, DEVICE, Emulation, LiveError, close_pipes, stop
+from .live import ADDR_A, ADDR_B, DEVICE, Emulation, LiveError, stop
 
 CLIENT, GW_A_LAN = "10.78.1.2", "10.78.1.1"
 SERVER, GW_B_LAN = "10.78.2.2", "10.78.2.1"
@@ -159,8 +159,8 @@ class Testbed:
         deletes every namespace. Safe to call twice; every step runs even if an earlier
         one failed; the link core's failure, if any, is raised at the end."""
         for p in self._children:
-            stop(p)
-            close_pipes(p)
+            with p:  # and its pipes closed
+                stop(p)
         self._children.clear()
         for pep in self._peps:
             pep.close(check=False)

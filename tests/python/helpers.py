@@ -12,7 +12,6 @@ from typing import Any, Sequence
 from click.testing import CliRunner, Result
 from hetpath import _bridge
 from hetpath.cli import main
-from hetpath.live import close_pipes
 
 # The result schema as the engine defines it (hetpath_sim::results): never a copy.
 SCHEMA = _bridge.schema()
@@ -128,10 +127,9 @@ class Namespaces:
 
     def close(self) -> None:
         for p in self._children:
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-            close_pipes(p)
+            with p:  # waits, and closes its pipes
+                if p.poll() is None:
+                    p.kill()
         self._children.clear()
         for ns in self._made:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)

@@ -118,9 +118,10 @@ def _udp_loss(tmp_path: Path, channel: str, count: int, rate: float, size: int) 
                 timeout=120, check=True)
         out, _ = sink.communicate(timeout=60)
     got = set(json.loads(out))
-    s = emu.summary or {}
-    counted = {k: s.get(k) for k in ("write_drops", "no_buffer")}
-    counted.update({k: s["links"][0][k] for k in ("tx_packets", "drops", "lost_packets")})
+    s = emu.summary
+    assert s is not None, "the emulator wrote no summary"
+    counted = {k: s[k] for k in ("write_drops", "no_buffer")} | {
+        k: s["links"][0][k] for k in ("tx_packets", "drops", "lost_packets")}
     return [0 if i in got else 1 for i in range(count)], counted
 
 
