@@ -123,7 +123,7 @@ impl Algorithm {
                 *filter_stages,
             )),
             Algorithm::Cubic(c) => Box::new(Cubic::with_config(cfg, *c)),
-            Algorithm::Hybla(h) => Box::new(Hybla::with_rtt0(cfg, h.rtt0)),
+            Algorithm::Hybla(h) => Box::new(Hybla::with_config(cfg, *h)),
             Algorithm::TcpRadio(r) => Box::new(TcpRadio::with_config(cfg, *r)),
             Algorithm::Xcp => Box::new(Xcp::new(cfg)),
             Algorithm::Vcp => Box::new(Vcp::new(cfg)),

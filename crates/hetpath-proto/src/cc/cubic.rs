@@ -35,7 +35,8 @@
 //! nothing else is in flight (`on_sent` with `in_flight <= bytes`, the sender passing the
 //! pipe with this segment in it) moves the epoch start forward by the time since the
 //! previous segment was sent, never past now; this is the only part that applies while
-//! `cwnd_validation` is off (every ACK then says cwnd-limited).
+//! `cwnd_validation` is off (every ACK then says cwnd-limited). Smallest window: one
+//! segment, after a timeout.
 //!
 //! Per-ACK cost is O(1): f64 is used only for the cubic function and K (one `cbrt` per
 //! epoch); window growth uses integer remainders so no fraction of a byte is lost.
@@ -188,6 +189,10 @@ impl CongestionControl for Cubic {
     }
     fn ssthresh(&self) -> u64 {
         self.ssthresh
+    }
+    /// One segment, the loss window after a timeout.
+    fn min_window(&self) -> u64 {
+        self.mss.max(1) as u64
     }
     fn on_ack(&mut self, ack: &AckSample) {
         if self.hystart.on_ack(ack, self.cwnd, self.ssthresh) {

@@ -1,43 +1,68 @@
 //! TCP Hybla (Caini & Firrincieli, "TCP Hybla: a TCP enhancement for heterogeneous
 //! networks", Int. J. Satell. Commun. Netw. 22(5), 2004): make a long-RTT connection grow
 //! per unit of time like a reference connection with RTT0 = 25 ms, by scaling the growth
-//! per ACK with rho = max(RTT/RTT0, 1):
+//! per ACK with rho = max(RTT/RTT0, 1). Two rule sets, chosen by `HyblaConfig::linux`.
+//!
+//! **The paper's** (the default):
 //!
 //! - slow start: cwnd += (2^rho - 1) MSS per MSS of credit;
 //! - congestion avoidance: cwnd += rho^2 MSS per window of credit (rho^2*MSS/cwnd per
 //!   segment), via `AvoidanceCounter::grow_by`.
 //!
 //! rho is recomputed on every ACK from `ack.srtt` (rho = 1 until the first sample), held in
-//! 1/65536 fixed point. Linux tcp_hybla.c instead recomputes it only when srtt falls below
-//! its minimum so far.
+//! 1/65536 fixed point. The slow-start exponent is min(rho, 16), as in Linux, so one MSS
+//! of credit adds at most 2^16 - 1 MSS, and a slow-start increase never takes cwnd past
+//! ssthresh. There is no window clamp (the receive window bounds the flight).
 //!
-//! Slow-start cap, as in Linux `hybla_cong_avoid` (net/ipv4/tcp_hybla.c): the exponent is
-//! min(rho, 16), so one MSS of credit adds at most 2^16 - 1 MSS, and a slow-start increase
-//! never takes cwnd past ssthresh. Linux's 65535-segment window clamp is not copied (the
-//! receive window bounds the flight). Congestion avoidance is not capped, as in Linux.
+//! **Linux's** (`linux = true`, which the `linux` profile sets), net/ipv4/tcp_hybla.c:
 //!
-//! As in Linux `hybla_cong_avoid`, rho is updated on every ACK but the window grows only
-//! on ACKs that say the sender is cwnd-limited (`tcp_is_cwnd_limited`, RFC 7661).
+//! - growth per ACK, whatever it acknowledges (`hybla_cong_avoid` ignores `acked`): slow
+//!   start adds 2^min(rho, 16) - 1 segments, avoidance rho^2/cwnd segments, in the
+//!   kernel's fixed point (rho in 1/8, 2^fraction from its eight-entry table, increments
+//!   in 1/128 segment carried in `snd_cwnd_cents`, and one segment after cwnd ACKs that
+//!   added nothing);
+//! - the window is clamped to 65535 segments (`hybla_init` sets `snd_cwnd_clamp`) and, in
+//!   slow start, to ssthresh;
+//! - rho is recomputed only when srtt falls below its smallest value so far (`minrtt_us`);
+//! - Hybla's rules apply only in the Open state (`hybla_state`); while a timeout's losses
+//!   are repaired or SACKed data sits above SND.UNA (TCP_CA_Loss, TCP_CA_Disorder:
+//!   `AckSample::open` false) the window grows as Reno's (`tcp_reno_cong_avoid`, by the
+//!   ACK's credit);
+//! - at establishment the window is rho segments (`hybla_init`, after the handshake's
+//!   RTT sample: `on_init`), replacing the initial window.
+//!
+//! In both, rho is updated on every ACK but the window grows only on ACKs that say the
+//! sender is cwnd-limited (`hybla_cong_avoid`'s `tcp_is_cwnd_limited`, RFC 7661);
+//! loss and timeout responses are NewReno's (RFC 5681 equation (4); Linux
+//! `tcp_reno_ssthresh` is the same with `ssthresh_from = "cwnd"`). The smallest window is
+//! one segment, after a timeout.
 //!
 //! 2^rho is computed from the integer part by a shift and the fractional part as a product
 //! of 2^(2^-i) factors obtained by repeated square roots: only correctly rounded IEEE 754
-//! operations, so the result is bit-identical on every platform (no libm `exp2`/`powf`). Loss and timeout responses are NewReno's (RFC 5681 equation (4)).
+//! operations, so the result is bit-identical on every platform (no libm `exp2`/`powf`).
 
 use super::*;
 
 /// The paper's reference RTT, also Linux's default `rtt0`.
 pub const RTT0: Dur = Dur::from_millis(25);
 
-/// Hybla's parameter: the reference RTT (Linux's `rtt0` module parameter; ns-3 uses
-/// 50 ms).
+/// Linux's window clamp for Hybla, segments (`hybla_init`: `snd_cwnd_clamp = 65535`).
+pub const LINUX_CLAMP_SEGMENTS: u64 = 65_535;
+
+/// Hybla's parameters: the reference RTT (Linux's `rtt0` module parameter; ns-3 uses
+/// 50 ms), and whether Linux's rules replace the paper's (module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HyblaConfig {
     pub rtt0: Dur,
+    pub linux: bool,
 }
 
 impl Default for HyblaConfig {
     fn default() -> HyblaConfig {
-        HyblaConfig { rtt0: RTT0 }
+        HyblaConfig {
+            rtt0: RTT0,
+            linux: false,
+        }
     }
 }
 /// Fixed-point shift for rho.
@@ -45,6 +70,8 @@ const RHO_SHIFT: u32 = 16;
 const RHO_ONE: u64 = 1 << RHO_SHIFT;
 /// Largest slow-start exponent (Linux tcp_hybla.c: `1 << min(ca->rho, 16U)`).
 const MAX_SS_EXPONENT: u64 = 16;
+/// Linux `hybla_fraction`: 2^(i/8) in 1/128 units, i = 0..7.
+const LINUX_FRACTIONS: [u64; 8] = [128, 139, 152, 165, 181, 197, 215, 234];
 
 #[derive(Debug, Clone)]
 pub struct Hybla {
@@ -59,30 +86,71 @@ pub struct Hybla {
     ss_gain: u64,
     /// Slow-start growth not yet added to cwnd, in 1/2^16 byte.
     ss_rem: u64,
+    /// Linux's rules, with their own state.
+    linux: Option<LinuxState>,
+}
+
+/// What Linux's `struct hybla` adds (names as there).
+#[derive(Debug, Clone, Copy, Default)]
+struct LinuxState {
+    /// rho in 1/8 units, at least 8.
+    rho_3ls: u64,
+    /// The smallest srtt seen; rho is recomputed only below it.
+    minrtt: Option<Dur>,
+    /// Growth not yet added, in 1/128 segment.
+    cents: u64,
+    /// ACKs in avoidance that added less than a segment (`snd_cwnd_cnt`).
+    cnt: u64,
 }
 
 impl Hybla {
     pub fn new(cfg: CcConfig) -> Hybla {
-        Hybla::with_rtt0(cfg, RTT0)
+        Hybla::with_config(cfg, HyblaConfig::default())
     }
 
     /// A Hybla controller with a different reference RTT (Linux's `rtt0` module parameter).
     pub fn with_rtt0(cfg: CcConfig, rtt0: Dur) -> Hybla {
-        Hybla {
+        Hybla::with_config(
+            cfg,
+            HyblaConfig {
+                rtt0,
+                ..HyblaConfig::default()
+            },
+        )
+    }
+
+    pub fn with_config(cfg: CcConfig, h: HyblaConfig) -> Hybla {
+        let mut hybla = Hybla {
             mss: cfg.mss,
             cwnd: cfg.initial_window,
             ssthresh: cfg.initial_ssthresh,
             avoid: AvoidanceCounter::default(),
-            rtt0: Dur(rtt0.as_nanos().max(1)),
+            rtt0: Dur(h.rtt0.as_nanos().max(1)),
             rho: RHO_ONE,
             ss_gain: ss_gain(RHO_ONE),
             ss_rem: 0,
+            linux: h.linux.then(|| LinuxState {
+                rho_3ls: 8,
+                ..LinuxState::default()
+            }),
+        };
+        hybla.clamp();
+        hybla
+    }
+
+    /// Linux's `snd_cwnd_clamp`, under its rules.
+    fn clamp(&mut self) {
+        if self.linux.is_some() {
+            self.cwnd = self.cwnd.min(LINUX_CLAMP_SEGMENTS * self.mss());
         }
     }
 
-    /// rho = max(srtt/RTT0, 1).
+    /// rho = max(srtt/RTT0, 1) (in Linux's rules, from the smallest srtt, to 1/8).
     pub fn rho(&self) -> f64 {
-        self.rho as f64 / RHO_ONE as f64
+        match &self.linux {
+            Some(l) => l.rho_3ls as f64 / 8.0,
+            None => self.rho as f64 / RHO_ONE as f64,
+        }
     }
 
     fn update_rho(&mut self, srtt: Dur) {
@@ -100,6 +168,82 @@ impl Hybla {
     fn reset_growth(&mut self) {
         self.avoid.reset();
         self.ss_rem = 0;
+        if let Some(l) = &mut self.linux {
+            l.cnt = 0; // tcp_enter_loss, tcp_init_cwnd_reduction
+        }
+    }
+
+    fn mss(&self) -> u64 {
+        self.mss.max(1) as u64
+    }
+
+    /// The paper's growth for one ACK's credit.
+    fn paper_growth(&mut self, ack: &AckSample) {
+        if self.cwnd < self.ssthresh {
+            let acc = self.ss_rem as u128 + ack.credit as u128 * self.ss_gain as u128;
+            let inc = (acc >> RHO_SHIFT).min(u64::MAX as u128) as u64;
+            self.ss_rem = (acc & (RHO_ONE as u128 - 1)) as u64;
+            self.cwnd = self.cwnd.saturating_add(inc).min(self.ssthresh);
+        } else {
+            let step = ((self.rho as u128 * self.rho as u128 * self.mss as u128) >> (2 * RHO_SHIFT))
+                .min(u64::MAX as u128) as u64;
+            self.cwnd = self.avoid.grow_by(self.cwnd, ack.credit, step);
+        }
+    }
+
+    /// Linux `hybla_cong_avoid` after its cwnd-limited check: one ACK, whatever it covers.
+    fn linux_growth(&mut self, ack: &AckSample, mut l: LinuxState) -> LinuxState {
+        let mss = self.mss();
+        if !ack.open {
+            // `hybla_en` is false outside TCP_CA_Open: `tcp_reno_cong_avoid`.
+            let mut credit = ack.credit;
+            if self.cwnd < self.ssthresh {
+                let grown = self.cwnd.saturating_add(credit).min(self.ssthresh);
+                credit -= grown - self.cwnd;
+                self.cwnd = grown;
+            }
+            if credit > 0 {
+                self.cwnd = self.avoid.grow(self.cwnd, credit, self.mss);
+            }
+            return l;
+        }
+        let rho = l.rho_3ls >> 3;
+        let slow_start = self.cwnd < self.ssthresh;
+        let increment = if slow_start {
+            let fraction = LINUX_FRACTIONS[(l.rho_3ls - (rho << 3)) as usize];
+            (1u64 << rho.min(MAX_SS_EXPONENT)) * fraction - 128
+        } else {
+            let rho2_7ls = l.rho_3ls.saturating_mul(l.rho_3ls).saturating_mul(2);
+            let inc = rho2_7ls / (self.cwnd / mss).max(1);
+            if inc < 128 {
+                l.cnt += 1;
+            }
+            inc
+        };
+        let odd = increment % 128;
+        self.cwnd = self
+            .cwnd
+            .saturating_add((increment >> 7).saturating_mul(mss));
+        l.cents += odd;
+        if l.cents >= 128 {
+            // `odd` < 128, so one step carries it all.
+            self.cwnd = self.cwnd.saturating_add(mss);
+            l.cents -= 128;
+            l.cnt = 0;
+        }
+        if increment == 0 && odd == 0 && l.cnt >= self.cwnd / mss {
+            self.cwnd = self.cwnd.saturating_add(mss);
+            l.cnt = 0;
+        }
+        if slow_start {
+            self.cwnd = self.cwnd.min(self.ssthresh);
+        }
+        l
+    }
+
+    fn linux_rho(&self, srtt: Dur) -> u64 {
+        let q = (8 * srtt.as_nanos() as u128) / self.rtt0.as_nanos() as u128;
+        (q.min(u64::MAX as u128) as u64).max(8)
     }
 }
 
@@ -130,33 +274,52 @@ impl CongestionControl for Hybla {
     fn ssthresh(&self) -> u64 {
         self.ssthresh
     }
-    fn on_ack(&mut self, ack: &AckSample) {
-        self.update_rho(ack.srtt);
-        if !ack.cwnd_limited {
+    /// One segment, after a timeout.
+    fn min_window(&self) -> u64 {
+        self.mss()
+    }
+    /// Linux `hybla_init`: rho from the handshake's srtt, and a window of rho segments.
+    /// Without a handshake sample srtt is zero there, and so stays `minrtt_us`: rho
+    /// remains 1.
+    fn on_init(&mut self, srtt: Dur) {
+        let Some(mut l) = self.linux else {
             return;
+        };
+        l.rho_3ls = self.linux_rho(srtt);
+        l.minrtt = Some(srtt);
+        self.cwnd = (l.rho_3ls >> 3).min(LINUX_CLAMP_SEGMENTS) * self.mss();
+        self.linux = Some(l);
+    }
+    fn on_ack(&mut self, ack: &AckSample) {
+        let Some(mut l) = self.linux else {
+            self.update_rho(ack.srtt);
+            if ack.cwnd_limited {
+                self.paper_growth(ack);
+            }
+            return;
+        };
+        if ack.srtt > Dur::ZERO && l.minrtt.is_none_or(|m| ack.srtt < m) {
+            l.rho_3ls = self.linux_rho(ack.srtt);
+            l.minrtt = Some(ack.srtt);
         }
-        if self.cwnd < self.ssthresh {
-            let acc = self.ss_rem as u128 + ack.credit as u128 * self.ss_gain as u128;
-            let inc = (acc >> RHO_SHIFT).min(u64::MAX as u128) as u64;
-            self.ss_rem = (acc & (RHO_ONE as u128 - 1)) as u64;
-            self.cwnd = self.cwnd.saturating_add(inc).min(self.ssthresh);
-        } else {
-            let step = ((self.rho as u128 * self.rho as u128 * self.mss as u128) >> (2 * RHO_SHIFT))
-                .min(u64::MAX as u128) as u64;
-            self.cwnd = self.avoid.grow_by(self.cwnd, ack.credit, step);
+        if ack.cwnd_limited {
+            l = self.linux_growth(ack, l);
+            self.clamp();
         }
+        self.linux = Some(l);
     }
     /// NewReno: RFC 5681 equation (4); recovery ends with cwnd = ssthresh.
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
         self.ssthresh = half_flight(ev.bytes_in_flight, self.mss);
         self.cwnd = self.ssthresh;
+        self.clamp();
         self.reset_growth();
     }
     fn on_rto(&mut self, ev: &CongestionEvent) {
         if !ev.repeat {
             self.ssthresh = half_flight(ev.bytes_in_flight, self.mss);
         }
-        self.cwnd = self.mss as u64;
+        self.cwnd = self.mss();
         self.reset_growth();
     }
 }
@@ -316,5 +479,129 @@ mod tests {
         assert_eq!(cc.recovery_style(), RecoveryStyle::NewReno);
         cc.on_rto(&loss(0, 3 * M, 600));
         assert_eq!((cc.cwnd(), cc.ssthresh()), (M, 2 * M));
+    }
+
+    fn linux(cfg: CcConfig) -> Hybla {
+        Hybla::with_config(
+            cfg,
+            HyblaConfig {
+                linux: true,
+                ..HyblaConfig::default()
+            },
+        )
+    }
+
+    #[test]
+    fn linux_grows_per_ack_whatever_it_covers() {
+        // rho = 4: 2^4 - 1 = 15 segments per ACK, even for an ACK of two segments (the
+        // paper's rules count 15 per segment of credit).
+        let mut cc = linux(cfg());
+        cc.on_ack(&ack(0, 2 * M, 100));
+        assert_eq!(cc.cwnd(), 17 * M);
+        let mut paper = Hybla::new(cfg());
+        paper.on_ack(&ack(0, 2 * M, 100));
+        assert_eq!(paper.cwnd(), 32 * M);
+        // rho = 2.375 (19/8): 2^2 * 165/128 - 1 in the kernel's table, 4 segments and
+        // 20/128 carried.
+        let mut cc = linux(cfg());
+        cc.on_ack(&ack(0, M, 60));
+        assert_eq!((cc.rho(), cc.cwnd()), (2.375, 6 * M));
+    }
+
+    #[test]
+    fn linux_clamps_at_65535_segments() {
+        // 550 ms: rho = 22, exponent 16: one ACK adds 65535 segments, then the clamp.
+        let mut cc = linux(cfg());
+        cc.on_ack(&ack(0, M, 550));
+        assert_eq!(cc.cwnd(), LINUX_CLAMP_SEGMENTS * M);
+        for i in 1..10 {
+            cc.on_ack(&ack(i, 2 * M, 550));
+        }
+        assert_eq!(cc.cwnd(), LINUX_CLAMP_SEGMENTS * M);
+        // A loss halves it (ssthresh from cwnd under the `linux` profile).
+        cc.on_congestion_event(&loss(10, cc.cwnd(), 550));
+        assert_eq!(cc.cwnd(), LINUX_CLAMP_SEGMENTS * M / 2);
+    }
+
+    #[test]
+    fn linux_recomputes_rho_only_below_the_smallest_srtt() {
+        let mut cc = linux(CcConfig {
+            initial_ssthresh: 2 * M,
+            ..cfg()
+        });
+        cc.on_ack(&ack(0, M, 100));
+        cc.on_ack(&ack(1, M, 200));
+        assert_eq!(cc.rho(), 4.0);
+        cc.on_ack(&ack(2, M, 50));
+        assert_eq!(cc.rho(), 2.0);
+    }
+
+    #[test]
+    fn linux_grows_as_reno_outside_the_open_state() {
+        let mut cc = linux(cfg());
+        cc.on_ack(&AckSample {
+            open: false,
+            ..ack(0, 2 * M, 550)
+        });
+        assert_eq!(cc.cwnd(), 4 * M, "slow start by the credit");
+        let mut cc = linux(CcConfig {
+            initial_window: 10 * M,
+            initial_ssthresh: 10 * M,
+            ..cfg()
+        });
+        for i in 0..10 {
+            cc.on_ack(&AckSample {
+                open: false,
+                ..ack(i, M, 550)
+            });
+        }
+        assert_eq!(cc.cwnd(), 11 * M, "one segment per window in avoidance");
+    }
+
+    #[test]
+    fn linux_avoidance_adds_about_rho_squared_per_window() {
+        let mut cc = linux(CcConfig {
+            initial_window: 50 * M,
+            initial_ssthresh: 50 * M,
+            ..cfg()
+        });
+        for i in 0..50 {
+            cc.on_ack(&ack(i, M, 100));
+        }
+        // rho^2 = 16 per window, less the kernel's truncation of 2048/cwnd per ACK.
+        let added = cc.cwnd() / M - 50;
+        assert!((14..=16).contains(&added), "{added}");
+        // Without cwnd-limited ACKs nothing moves.
+        let before = cc.cwnd();
+        for i in 0..50 {
+            cc.on_ack(&AckSample {
+                cwnd_limited: false,
+                ..ack(50 + i, M, 100)
+            });
+        }
+        assert_eq!(cc.cwnd(), before);
+    }
+
+    #[test]
+    fn linux_starts_with_rho_segments() {
+        let mut cc = linux(CcConfig {
+            initial_window: 10 * M,
+            ..cfg()
+        });
+        cc.on_init(Dur::from_millis(550));
+        assert_eq!((cc.rho(), cc.cwnd()), (22.0, 22 * M));
+        // Below 50 ms, rho is 1: one segment (the kernel replaces IW 10).
+        let mut cc = linux(cfg());
+        cc.on_init(Dur::from_millis(10));
+        assert_eq!(cc.cwnd(), M);
+        // No handshake sample (a resent SYN): rho stays 1, as `minrtt_us` stays 0.
+        let mut cc = linux(cfg());
+        cc.on_init(Dur::ZERO);
+        cc.on_ack(&ack(0, M, 600));
+        assert_eq!((cc.rho(), cc.cwnd()), (1.0, 2 * M));
+        // The paper's rules keep the initial window.
+        let mut paper = Hybla::new(cfg());
+        paper.on_init(Dur::from_millis(550));
+        assert_eq!(paper.cwnd(), 2 * M);
     }
 }

@@ -473,6 +473,7 @@ mod tests {
             min_rtt: rtt,
             bytes_in_flight: flight,
             cwnd_limited: true,
+            open: true,
         }
     }
 

@@ -29,6 +29,8 @@ mod hybla;
 mod hystart;
 mod mpcp;
 mod newreno;
+#[cfg(test)]
+mod proptests;
 mod radio;
 mod reno;
 mod satpep;
@@ -140,6 +142,11 @@ pub struct AckSample {
     /// Always true unless `TcpConfig::cwnd_validation` is on; a controller must not grow
     /// the window on an ACK that says false (RFC 9438 section 4, RFC 7661 section 4.3).
     pub cwnd_limited: bool,
+    /// Linux's TCP_CA_Open: no timeout's losses are still being repaired (SND.UNA is at or
+    /// past the point the last loss episode or timeout set, Linux `high_seq`) and no
+    /// SACKed data sits above SND.UNA (TCP_CA_Disorder). Only Hybla's Linux rules read it
+    /// (`hybla_state`).
+    pub open: bool,
 }
 
 /// A congestion signal: entry into loss recovery, or a retransmission timeout.
@@ -157,11 +164,24 @@ pub struct CongestionEvent {
 
 /// A congestion controller. Hooks are named after the events that call them; optional
 /// hooks have empty defaults.
+///
+/// Every controller states in its doc comment its smallest window (`min_window`) and how
+/// it honours `AckSample::cwnd_limited` (RFC 7661): a window-based controller does not
+/// grow on an ACK that says the sender is not cwnd-limited; a controller whose window
+/// moves on router feedback applies no increase while the latest ACK said so; a
+/// controller whose window never limits (rate-based) says why there is nothing to
+/// validate. `cc::proptests` checks both rules for every name in `NAMES`.
 pub trait CongestionControl: fmt::Debug + Send {
     fn name(&self) -> &'static str;
     /// Congestion window in bytes (without fast-recovery inflation).
     fn cwnd(&self) -> u64;
     fn ssthresh(&self) -> u64;
+    /// The smallest window this controller ever holds, bytes (often one MSS, after a
+    /// timeout).
+    fn min_window(&self) -> u64;
+    /// The connection is established; `srtt` is the handshake's RTT sample, or zero
+    /// (Linux calls the controller's `init` here, `tcp_init_transfer`).
+    fn on_init(&mut self, _srtt: Dur) {}
     fn recovery_style(&self) -> RecoveryStyle {
         RecoveryStyle::NewReno
     }
@@ -263,6 +283,7 @@ pub(crate) mod testing {
             min_rtt: Dur::from_millis(srtt_ms),
             bytes_in_flight: 0,
             cwnd_limited: true,
+            open: true,
         }
     }
 

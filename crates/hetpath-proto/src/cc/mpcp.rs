@@ -24,6 +24,9 @@
 //! leave the window alone ("RAPPEP treats all losses as wireless link effect loss and makes
 //! no adjustment to cwnd"), and the parameters are not RTT-scaled ("no need to scale the
 //! control parameters for heterogeneous RTT"): xi, alpha and beta apply per RTT of the flow.
+//!
+//! Both keep VCP's rules for cwnd validation (MI and AI only on cwnd-limited ACKs, MD
+//! always) and its smallest window, one segment.
 
 use super::vcp::{Core, Policy, BETA};
 use super::*;
@@ -113,6 +116,10 @@ impl CongestionControl for Mpcp {
     }
     fn ssthresh(&self) -> u64 {
         self.core.ssthresh()
+    }
+    /// One segment.
+    fn min_window(&self) -> u64 {
+        self.core.min_window()
     }
     fn on_ack(&mut self, ack: &AckSample) {
         self.core.on_ack(ack);

@@ -2,7 +2,8 @@
 //! RFC 6582 recovery style (the partial-ACK logic is in `tcp::recovery`).
 //!
 //! The window grows only on ACKs that say the sender is cwnd-limited (RFC 7661 section 4.3,
-//! Linux `tcp_reno_cong_avoid`'s `tcp_is_cwnd_limited` check).
+//! Linux `tcp_reno_cong_avoid`'s `tcp_is_cwnd_limited` check). Smallest window: one
+//! segment, the loss window after a timeout.
 
 use super::*;
 
@@ -50,6 +51,10 @@ impl CongestionControl for NewReno {
     }
     fn ssthresh(&self) -> u64 {
         self.ssthresh
+    }
+    /// One segment, the loss window after a timeout.
+    fn min_window(&self) -> u64 {
+        self.mss.max(1) as u64
     }
     fn on_ack(&mut self, ack: &AckSample) {
         if !ack.cwnd_limited {

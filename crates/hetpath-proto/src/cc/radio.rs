@@ -12,7 +12,10 @@
 //! Growth: Table 3 writes `cwnd = cwnd + 1` per ACK while the text says "the congestion
 //! window value is no longer increased when the acknowledgments arrive". The text is the
 //! default (`growth = false`); `growth = true` follows the table, adding one segment per
-//! ACK (docs/model-notes.md).
+//! ACK (docs/model-notes.md), and only on ACKs that say the sender is cwnd-limited
+//! (RFC 7661; seed 003 does not say, and with `cwnd_validation` off every ACK does).
+//!
+//! Smallest window: the initial one (at least one segment), since nothing reduces it.
 
 use super::*;
 
@@ -26,6 +29,8 @@ pub struct RadioConfig {
 #[derive(Debug, Clone)]
 pub struct TcpRadio {
     cwnd: u64,
+    /// The window it started with, which it never goes below.
+    initial: u64,
     growth: bool,
 }
 
@@ -35,8 +40,10 @@ impl TcpRadio {
     }
 
     pub fn with_config(cfg: CcConfig, r: RadioConfig) -> TcpRadio {
+        let cwnd = cfg.initial_window.max(cfg.mss.max(1) as u64);
         TcpRadio {
-            cwnd: cfg.initial_window.max(cfg.mss as u64),
+            cwnd,
+            initial: cwnd,
             growth: r.growth,
         }
     }
@@ -53,8 +60,11 @@ impl CongestionControl for TcpRadio {
     fn ssthresh(&self) -> u64 {
         u64::MAX
     }
+    fn min_window(&self) -> u64 {
+        self.initial
+    }
     fn on_ack(&mut self, ack: &AckSample) {
-        if self.growth {
+        if self.growth && ack.cwnd_limited {
             self.cwnd = self.cwnd.saturating_add(ack.credit);
         }
     }
@@ -103,5 +113,22 @@ mod tests {
         }
         assert_eq!(fixed.cwnd(), 10 * MSS as u64);
         assert_eq!(growing.cwnd(), 15 * MSS as u64);
+    }
+
+    #[test]
+    fn growth_waits_for_a_cwnd_limited_ack() {
+        let mut cc = TcpRadio::with_config(
+            CcConfig {
+                initial_window: 10 * MSS as u64,
+                ..cfg()
+            },
+            RadioConfig { growth: true },
+        );
+        cc.on_ack(&AckSample {
+            cwnd_limited: false,
+            ..ack(0, MSS as u64, 2000)
+        });
+        assert_eq!(cc.cwnd(), 10 * MSS as u64);
+        assert_eq!(cc.min_window(), 10 * MSS as u64);
     }
 }

@@ -2,7 +2,8 @@
 //! the fast retransmit / fast recovery of section 3.2, where recovery ends on the first ACK
 //! of new data (`RecoveryStyle::Reno`; the recovery itself is in `tcp::recovery`). The window
 //! arithmetic is NewReno's, so Reno delegates to it and only changes the recovery style
-//! (including no growth on ACKs that are not cwnd-limited, Linux `tcp_reno_cong_avoid`).
+//! (including no growth on ACKs that are not cwnd-limited, Linux `tcp_reno_cong_avoid`,
+//! and its smallest window, one segment).
 
 use super::*;
 
@@ -24,6 +25,9 @@ impl CongestionControl for Reno {
     }
     fn ssthresh(&self) -> u64 {
         self.0.ssthresh()
+    }
+    fn min_window(&self) -> u64 {
+        self.0.min_window()
     }
     fn recovery_style(&self) -> RecoveryStyle {
         RecoveryStyle::Reno

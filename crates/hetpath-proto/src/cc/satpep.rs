@@ -21,6 +21,11 @@
 //!   which plays the part of the NACKs: a SACK hole is a negative acknowledgement, and the
 //!   retransmission goes out, paced, ahead of new data.
 //!
+//! Smallest window: `UNLIMITED_WINDOW`, always. Cwnd validation (RFC 7661) has nothing to
+//! act on: the window never limits and never moves, so an ACK that says the sender is not
+//! cwnd-limited (it never is) changes nothing; the rate is fixed by configuration, not
+//! grown by ACKs, so there is no rate to validate either.
+//!
 //! What this leaves out: SaTPEP's own header and NACK format (the leg is TCP on the wire,
 //! with SACK blocks on its ACKs), and the link monitor that shares the rate among several
 //! connections (here each connection is paced at the full `rate`).
@@ -70,6 +75,9 @@ impl CongestionControl for Satpep {
     }
     /// Never in slow start.
     fn ssthresh(&self) -> u64 {
+        UNLIMITED_WINDOW
+    }
+    fn min_window(&self) -> u64 {
         UNLIMITED_WINDOW
     }
     /// The rate, not the ACKs, sets the pace.

@@ -4,6 +4,7 @@
 //! timeout, sets ssthresh by equation (4) and collapses the window to the loss window of one
 //! segment; the sender then goes back N in slow start (`RecoveryStyle::Tahoe`). The window
 //! grows only on ACKs that say the sender is cwnd-limited (RFC 7661 section 4.3).
+//! Smallest window: one segment, the loss window.
 
 use super::newreno::reno_growth;
 use super::*;
@@ -45,6 +46,10 @@ impl CongestionControl for Tahoe {
     }
     fn ssthresh(&self) -> u64 {
         self.ssthresh
+    }
+    /// One segment, the loss window after a timeout.
+    fn min_window(&self) -> u64 {
+        self.mss.max(1) as u64
     }
     fn recovery_style(&self) -> RecoveryStyle {
         RecoveryStyle::Tahoe

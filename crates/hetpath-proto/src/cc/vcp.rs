@@ -20,6 +20,10 @@
 //! (ns-2 `TYPICAL_RTT`). There is no slow start: MI replaces it (section 3; seed 004
 //! section II-A).
 //!
+//! Cwnd validation (RFC 7661 section 4.3): MI and AI apply only on ACKs that say the
+//! sender is cwnd-limited; MD (from an overload reading) always does. Smallest window:
+//! one segment.
+//!
 //! Losses are handled as TCP does (ns-2 falls back to `TcpAgent::slowdown`): a loss
 //! episode halves the flight (RFC 5681 equation (4)), a timeout leaves one segment, and
 //! growth resumes by MI/AI. Powers are computed with square roots only (as in `hybla`), so
@@ -158,18 +162,28 @@ impl Core {
         }
     }
 
-    /// MI or AI for `credit` bytes acknowledged, as the latest reading says.
+    /// One segment.
+    pub fn min_window(&self) -> u64 {
+        self.mss as u64
+    }
+
+    /// MI or AI for `credit` bytes acknowledged, as the latest reading says; no growth
+    /// unless cwnd-limited.
     pub fn on_ack(&mut self, ack: &AckSample) {
         if ack.srtt > Dur::ZERO {
             self.rtt = ack.srtt;
         }
         let rho = self.load.unwrap_or(0.0);
         let credit = ack.credit as f64;
+        let increase = rho < OVERLOAD || self.md_phase(ack.now) == MdPhase::Additive;
+        if increase && !ack.cwnd_limited {
+            return;
+        }
         if rho < LOW_LOAD_END {
             let xi = (self.policy.xi)(rho).max(0.0);
             let xi_s = pow(1.0 + xi, self.rtt_ratio()) - 1.0;
             self.set_cwnd(self.cwnd + xi_s * credit);
-        } else if rho < OVERLOAD || self.md_phase(ack.now) == MdPhase::Additive {
+        } else if increase {
             let r = self.rtt_ratio();
             let alpha_s = ALPHA * r * r * self.mss;
             self.set_cwnd(self.cwnd + alpha_s * credit / self.cwnd);
@@ -251,6 +265,10 @@ impl CongestionControl for Vcp {
     }
     fn ssthresh(&self) -> u64 {
         self.core.ssthresh()
+    }
+    /// One segment.
+    fn min_window(&self) -> u64 {
+        self.core.min_window()
     }
     fn on_ack(&mut self, ack: &AckSample) {
         self.core.on_ack(ack);
@@ -383,6 +401,24 @@ mod tests {
         let before = cc.cwnd() as f64;
         cc.on_feedback(at(300), Feedback::Load(OVER));
         close(cc.cwnd(), before * BETA, 1e-6);
+    }
+
+    #[test]
+    fn mi_and_ai_wait_for_a_cwnd_limited_ack_but_md_does_not() {
+        let idle = |t| AckSample {
+            cwnd_limited: false,
+            ..ack(t, M, 100)
+        };
+        for lf in [LOW, HIGH] {
+            let mut cc = vcp(10);
+            cc.on_feedback(at(0), Feedback::Load(lf));
+            cc.on_ack(&idle(0));
+            assert_eq!(cc.cwnd(), 10 * M, "load {lf}");
+        }
+        let mut cc = vcp(40);
+        cc.on_feedback(at(0), Feedback::Load(OVER));
+        cc.on_ack(&idle(0));
+        assert_eq!(cc.cwnd(), 35_000);
     }
 
     #[test]

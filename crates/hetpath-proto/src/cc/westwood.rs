@@ -33,7 +33,8 @@
 //! - **Timeout**: ssthresh = BWE*RTTmin, cwnd = 1 segment (both papers; Linux
 //!   `CA_EVENT_LOSS`). Linux also restarts RTTmin from the next RTT sample; the papers do
 //!   not, and neither does this model.
-//! - **Growth**: Reno (Linux `tcp_reno_cong_avoid`), only on cwnd-limited ACKs.
+//! - **Growth**: Reno (Linux `tcp_reno_cong_avoid`), only on cwnd-limited ACKs; the
+//!   bandwidth estimate learns from every ACK. Smallest window: one segment.
 //!
 //! Integer arithmetic only: bwe is in bytes per second, ssthresh = bwe * RTTmin in u128.
 
@@ -199,6 +200,10 @@ impl CongestionControl for WestwoodPlus {
     }
     fn ssthresh(&self) -> u64 {
         self.ssthresh
+    }
+    /// One segment, the loss window after a timeout.
+    fn min_window(&self) -> u64 {
+        self.mss.max(1) as u64
     }
     fn on_ack(&mut self, ack: &AckSample) {
         self.observe(ack);

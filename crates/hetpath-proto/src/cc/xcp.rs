@@ -16,6 +16,11 @@
 //!   and NewReno's loss handling; here NewReno's as in this crate: ssthresh = FlightSize/2
 //!   (RFC 5681 equation (4)), cwnd = ssthresh after fast retransmit, one MSS after an RTO.
 //!   Feedback alone regrows the window.
+//! - Cwnd validation (RFC 7661 section 4.3, applied to feedback): positive feedback is not
+//!   applied while the latest ACK said the sender is not cwnd-limited, so an
+//!   application-limited flow does not bank window it has not used; negative feedback
+//!   always is. Routers allocate by H_cwnd, which such a flow does not fill. Every ACK
+//!   says cwnd-limited while `cwnd_validation` is off. Smallest window: one segment (s).
 //! - `pep` (RAPPEP's XCP PEP, seed 004 section III-B): nothing goes on the wire (the
 //!   agent's traffic monitor hands the feedback to `on_feedback` locally), and "RAPPEP
 //!   treats all losses as wireless link effect loss and makes no adjustment to cwnd".
@@ -35,6 +40,8 @@ pub struct Xcp {
     ssthresh: u64,
     /// RAPPEP: no header on the wire, losses ignored.
     pep: bool,
+    /// The latest ACK said the sender is cwnd-limited (`AckSample::cwnd_limited`).
+    cwnd_limited: bool,
 }
 
 impl Xcp {
@@ -45,6 +52,7 @@ impl Xcp {
             cwnd: cfg.initial_window.clamp(cfg.mss.max(1) as u64, MAX_CWND),
             ssthresh: u64::MAX,
             pep: false,
+            cwnd_limited: true,
         }
     }
 
@@ -56,8 +64,12 @@ impl Xcp {
         }
     }
 
-    /// cwnd = max(cwnd + h, s), capped at `MAX_CWND` (section 3.3).
+    /// cwnd = max(cwnd + h, s), capped at `MAX_CWND` (section 3.3); an increase only while
+    /// cwnd-limited.
     fn apply(&mut self, h: i64) {
+        if h > 0 && !self.cwnd_limited {
+            return;
+        }
         let w = self.cwnd as i128 + h as i128;
         self.cwnd = w.clamp(self.mss.max(1) as i128, MAX_CWND as i128) as u64;
     }
@@ -77,8 +89,17 @@ impl CongestionControl for Xcp {
     fn ssthresh(&self) -> u64 {
         self.ssthresh
     }
-    /// Feedback, not ACK counting, moves the window.
-    fn on_ack(&mut self, _ack: &AckSample) {}
+    /// One segment (s, section 3.3).
+    fn min_window(&self) -> u64 {
+        self.mss.max(1) as u64
+    }
+    /// Feedback, not ACK counting, moves the window; the ACK says whether it may grow.
+    fn on_ack(&mut self, ack: &AckSample) {
+        self.cwnd_limited = ack.cwnd_limited;
+    }
+    fn on_recovery_ack(&mut self, ack: &AckSample) {
+        self.cwnd_limited = ack.cwnd_limited;
+    }
     fn on_congestion_event(&mut self, ev: &CongestionEvent) {
         if self.pep {
             return;
@@ -197,5 +218,24 @@ mod tests {
         // The local monitor's feedback still drives it.
         cc.on_feedback(now(), Feedback::Window(-(10 * M as i64)));
         assert_eq!(cc.cwnd(), 30 * M);
+    }
+
+    #[test]
+    fn positive_feedback_waits_for_a_cwnd_limited_ack() {
+        let mut cc = Xcp::new(CcConfig {
+            initial_window: 10 * M,
+            ..cfg()
+        });
+        cc.on_ack(&AckSample {
+            cwnd_limited: false,
+            ..ack(1, M, 100)
+        });
+        cc.on_feedback(now(), Feedback::Window(5 * M as i64));
+        assert_eq!(cc.cwnd(), 10 * M, "an unused window is not grown");
+        cc.on_feedback(now(), Feedback::Window(-(2 * M as i64)));
+        assert_eq!(cc.cwnd(), 8 * M, "but it is cut");
+        cc.on_ack(&ack(2, M, 100));
+        cc.on_feedback(now(), Feedback::Window(5 * M as i64));
+        assert_eq!(cc.cwnd(), 13 * M);
     }
 }

@@ -422,6 +422,8 @@ impl Connection {
     }
 
     fn establish(&mut self) {
+        let srtt = self.sender.rtt.srtt().unwrap_or_default();
+        self.sender.cc.on_init(srtt); // Linux `tcp_init_transfer`
         self.set_state(State::Established);
         self.syn_deadline = None;
         self.syn_due = false;

@@ -106,6 +106,8 @@ impl Sender {
             min_rtt: self.rtt.min_rtt().unwrap_or_default(),
             bytes_in_flight: self.board.pipe(),
             cwnd_limited: self.cwnd_limited(),
+            // Linux TCP_CA_Open: past `recover` (high_seq) and nothing SACKed (Disorder).
+            open: ack >= self.recover && self.board.sacked_bytes() == 0,
         };
         if !self.in_recovery {
             self.cc.on_ack(&sample);
