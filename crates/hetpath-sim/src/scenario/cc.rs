@@ -61,11 +61,13 @@ pub struct WestwoodSpec {
     pub filter_stages: Option<u8>,
 }
 
-/// Hybla's reference RTT (default 25 ms, the paper's and Linux's).
+/// Hybla's reference RTT (default 25 ms, the paper's and Linux's), and `linux`: Linux
+/// tcp_hybla.c's rules instead of the paper's (default false; the `linux` profile sets it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HyblaSpec {
     pub rtt0: Option<Duration>,
+    pub linux: Option<bool>,
 }
 
 /// TCP-radio: grow one segment per ACK (seed 003 Table 3) instead of holding the window.
@@ -115,9 +117,56 @@ impl CcSpec {
             CcSpec::Table(t) => t.algorithm(),
         }
     }
+
+    /// The algorithm with a profile's keys for its table (`Profile::cc_keys`) below the
+    /// keys written: `cc = "hybla"` under the `linux` profile is Linux's Hybla.
+    pub fn algorithm_under(&self, defaults: Option<&str>) -> Result<Algorithm, KeyError> {
+        let Some(name) = Algorithm::by_name(self.name()).map(|a| a.name()) else {
+            return self.algorithm(); // unknown: its error
+        };
+        let Some(keys) = defaults else {
+            return self.algorithm();
+        };
+        let base: CcTable = toml::from_str(&format!("name = \"{name}\"\n{keys}"))
+            .expect("profiles' cc keys are valid tables (tested)");
+        match self {
+            CcSpec::Name(_) => base.algorithm(),
+            CcSpec::Table(t) => t.over(&base).algorithm(),
+        }
+    }
 }
 
 impl CcTable {
+    /// This table's keys over `base`'s, for the same controller.
+    fn over(&self, base: &CcTable) -> CcTable {
+        use CcTable as T;
+        match (self, base) {
+            (T::WestwoodPlus(a), T::WestwoodPlus(b)) => T::WestwoodPlus(WestwoodSpec {
+                acked: a.acked.clone().or_else(|| b.acked.clone()),
+                filter_stages: a.filter_stages.or(b.filter_stages),
+            }),
+            (T::Cubic(a), T::Cubic(b)) => T::Cubic(CubicSpec {
+                c: a.c.or(b.c),
+                beta: a.beta.or(b.beta),
+            }),
+            (T::Hybla(a), T::Hybla(b)) => T::Hybla(HyblaSpec {
+                rtt0: a.rtt0.or(b.rtt0),
+                linux: a.linux.or(b.linux),
+            }),
+            (T::TcpRadio(a), T::TcpRadio(b)) => T::TcpRadio(RadioSpec {
+                growth: a.growth.or(b.growth),
+            }),
+            (T::Mpcp(a), T::Mpcp(b)) => T::Mpcp(MpcpSpec {
+                packets: a.packets.or(b.packets),
+            }),
+            (T::Satpep(a), T::Satpep(b)) => T::Satpep(SatpepSpec {
+                rate: a.rate.or(b.rate),
+            }),
+            // Controllers without parameters, or another controller's keys.
+            _ => self.clone(),
+        }
+    }
+
     fn algorithm_name(&self) -> &'static str {
         match self {
             CcTable::Tahoe {} => "tahoe",
@@ -192,7 +241,10 @@ impl CcTable {
                 if rtt0 == Dur::ZERO {
                     return Err(KeyError::new("rtt0", "must be greater than zero"));
                 }
-                Algorithm::Hybla(HyblaConfig { rtt0 })
+                Algorithm::Hybla(HyblaConfig {
+                    rtt0,
+                    linux: s.linux.unwrap_or(false),
+                })
             }
             CcTable::TcpRadio(s) => Algorithm::TcpRadio(RadioConfig {
                 growth: s.growth.unwrap_or(false),
@@ -273,7 +325,8 @@ mod tests {
         assert_eq!(
             parse("[cc]\nname = \"hybla\"\nrtt0 = \"50ms\""),
             Ok(Algorithm::Hybla(HyblaConfig {
-                rtt0: Dur::from_millis(50)
+                rtt0: Dur::from_millis(50),
+                linux: false,
             }))
         );
         assert_eq!(

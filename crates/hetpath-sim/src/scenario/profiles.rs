@@ -19,6 +19,9 @@ pub struct Profile {
     pub keys: &'static str,
     /// (controller, keys) that hold for that controller only, over `keys`.
     pub per_cc: &'static [(&'static str, &'static str)],
+    /// (controller, keys of its `cc` table) that hold for that controller under this
+    /// profile, below the keys the scenario writes in its `cc` table.
+    pub cc_keys: &'static [(&'static str, &'static str)],
 }
 
 /// Every profile, in documentation order.
@@ -33,6 +36,7 @@ pub const PROFILES: &[Profile] = &[
         cc: None,
         keys: "",
         per_cc: &[],
+        cc_keys: &[],
     },
     Profile {
         name: "linux",
@@ -50,7 +54,10 @@ pub const PROFILES: &[Profile] = &[
                  its scoreboard deems lost, never a retransmission in flight \
                  (tcp_fastretrans_alert, TCPCB_SACKED_RETRANS); delayed ACK \
                  40 ms (TCP_DELACK_MIN) after every second segment; a pure ACK answers the \
-                 SYN-ACK (tcp_rcv_synsent_state_process); tcp_syn_retries 6, tcp_retries2 15",
+                 SYN-ACK (tcp_rcv_synsent_state_process); tcp_syn_retries 6, tcp_retries2 15; \
+                 Hybla by tcp_hybla.c's rules (cc key linux = true: growth per ACK, a \
+                 65535-segment clamp, rho from the smallest srtt, Reno's growth outside \
+                 TCP_CA_Open, rho segments at establishment)",
         cc: Some("cubic"),
         keys: "iw = 10\ntimestamps = true\nrecovery = \"prr\"\nssthresh_from = \"cwnd\"\n\
                abc = 65535\nabc_counts = \"delivered\"\nhystart = \"classic\"\npacing = true\nlocal_queue = \"wait\"\n\
@@ -58,6 +65,7 @@ pub const PROFILES: &[Profile] = &[
                delayed_ack = { count = 2, timeout = \"40ms\" }\nhandshake_ack = \"separate\"\n\
                syn_retries = 6\ndata_retries = 15\nsack_resend = \"lost\"\nrto_restart_on_resend = true\n",
         per_cc: &[],
+        cc_keys: &[("hybla", "linux = true\n")],
     },
     Profile {
         name: "ns3",
@@ -94,6 +102,7 @@ pub const PROFILES: &[Profile] = &[
             ("cubic", "abc = 65535\nssthresh_from = \"cwnd\"\ncwnd_validation = true\n"),
             ("reno", "abc = 65535\nssthresh_from = \"cwnd\"\n"),
         ],
+        cc_keys: &[],
     },
     Profile {
         name: "tcp-radio",
@@ -104,6 +113,7 @@ pub const PROFILES: &[Profile] = &[
         keys: "iw = \"bdp\"\ninitial_ssthresh = \"inf\"\nmax_rto = \"120s\"\nsyn_retries = 10\n\
                data_retries = 15\ndupthresh = 1\nrecv_buffer = \"4MB\"\n",
         per_cc: &[],
+        cc_keys: &[],
     },
     Profile {
         name: "tcp-radio-newrto",
@@ -113,6 +123,7 @@ pub const PROFILES: &[Profile] = &[
         keys: "iw = \"bdp\"\ninitial_ssthresh = \"inf\"\nmax_rto = \"12s\"\nrto_backoff = false\n\
                syn_retries = 500\ndata_retries = 500\ndupthresh = 1\nrecv_buffer = \"4MB\"\n",
         per_cc: &[],
+        cc_keys: &[],
     },
 ];
 
@@ -125,6 +136,13 @@ impl Profile {
             Some((_, keys)) => base.overridden_by(&parse(keys)),
             None => base,
         }
+    }
+}
+
+impl Profile {
+    /// The keys it gives controller `cc`'s table, if any.
+    pub fn cc_keys_for(&self, cc: &str) -> Option<&'static str> {
+        self.cc_keys.iter().find(|(n, _)| *n == cc).map(|(_, k)| *k)
     }
 }
 
@@ -164,6 +182,55 @@ mod tests {
             assert!(spec.profile.is_none(), "{}", p.name);
             tcp_config(&spec).unwrap_or_else(|e| panic!("{}: {e}", p.name));
         }
+    }
+
+    #[test]
+    fn every_profiles_cc_keys_make_a_valid_table() {
+        use crate::scenario::cc::CcSpec;
+        for p in PROFILES {
+            for (cc, _) in p.cc_keys {
+                CcSpec::Name(cc.to_string())
+                    .algorithm_under(p.cc_keys_for(cc))
+                    .unwrap_or_else(|e| panic!("{} {cc}: {e}", p.name));
+            }
+        }
+    }
+
+    #[test]
+    fn linux_runs_hybla_by_the_kernels_rules_unless_the_table_says_otherwise() {
+        use crate::scenario::cc::CcSpec;
+        use crate::scenario::tcp::resolve;
+        use hetpath_proto::cc::{Algorithm, HyblaConfig};
+        use hetpath_proto::Dur;
+        let hybla = |general: &str, cc: &str| {
+            let general: TcpSpec = toml::from_str(general).unwrap();
+            let cc: CcSpec = toml::from_str::<toml::Table>(&format!("cc = {cc}"))
+                .unwrap()
+                .remove("cc")
+                .unwrap()
+                .try_into()
+                .unwrap();
+            let s = resolve(&general, &TcpSpec::default(), Some(&cc), "newreno").unwrap();
+            match s.cc {
+                Algorithm::Hybla(h) => h,
+                other => panic!("{other:?}"),
+            }
+        };
+        let linux = "profile = \"linux\"";
+        let ms = Dur::from_millis;
+        assert!(hybla(linux, "\"hybla\"").linux);
+        assert!(!hybla("", "\"hybla\"").linux);
+        assert!(!hybla("profile = \"ns3\"", "\"hybla\"").linux);
+        // A table's own keys sit over the profile's.
+        assert_eq!(
+            hybla(linux, "{ name = \"hybla\", rtt0 = \"50ms\" }"),
+            HyblaConfig {
+                rtt0: ms(50),
+                linux: true
+            }
+        );
+        assert!(!hybla(linux, "{ name = \"hybla\", linux = false }").linux);
+        assert!(hybla("", "{ name = \"hybla\", linux = true }").linux);
     }
 
     #[test]

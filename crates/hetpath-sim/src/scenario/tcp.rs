@@ -58,11 +58,19 @@ pub fn resolve(
         None => None,
     };
     let profile: Option<&Profile> = own_profile.or(general_profile);
+    let under = |name: &str| {
+        let name = Algorithm::by_name(name).map(|a| a.name())?;
+        profile.and_then(|p| p.cc_keys_for(name))
+    };
     let cc = match cc {
-        Some(c) => c.algorithm().map_err(|e| e.under("cc"))?,
+        Some(c) => c
+            .algorithm_under(under(c.name()))
+            .map_err(|e| e.under("cc"))?,
         None => {
             let name = profile.and_then(|p| p.cc).unwrap_or(default_cc);
-            Algorithm::by_name(name).expect("profiles and defaults name real controllers")
+            CcSpec::Name(name.to_string())
+                .algorithm_under(under(name))
+                .expect("profiles and defaults name real controllers")
         }
     };
     let spec = match (own_profile, general_profile) {

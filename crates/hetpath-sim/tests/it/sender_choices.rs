@@ -121,13 +121,14 @@ fn each_recovery_choice_runs_and_changes_the_outcome() {
 /// (Caini and Firrincieli 2004): MSS/RTT0 * sqrt(3/(2bp)), b = 1 (every segment counted)
 /// or b = 2 (delayed ACKs). As in the Mathis check, the run must land within 30% of that
 /// band: above 0.7 x the b = 2 value, below 1.3 x the b = 1 value. Linux profile (pacing,
-/// PRR, timestamps: 1448-byte segments), five seeds.
+/// PRR, timestamps: 1448-byte segments) with the paper's Hybla rules, five seeds.
 #[test]
 fn hybla_at_one_percent_loss_is_near_its_throughput_formula() {
     let p = 0.01;
     let mss = 1448.0 * 8.0;
     let rtt0 = 0.025;
-    let text = geo(p, "hybla", "profile = \"linux\"", "", "300s");
+    let text = geo(p, "hybla", "profile = \"linux\"", "", "300s")
+        .replace("cc = \"hybla\"", "cc = { name = \"hybla\", linux = false }");
     let mean = (1..=5)
         .map(|s| one(&text, s).flows[0].goodput_bps)
         .sum::<f64>()
