@@ -6,6 +6,7 @@ mod agents;
 mod apohn;
 mod capacity;
 mod capture;
+mod cc_bounds;
 mod common;
 mod determinism;
 mod esw_link;
