@@ -19,7 +19,7 @@ pub mod wlan;
 
 pub use build::{
     build, build_warned, load, load_warned, load_with, parse, Loaded, DEFAULT_CC, DEFAULT_QUEUE,
-    DEFAULT_SAMPLE_INTERVAL, MAX_ESP_OVERHEAD,
+    DEFAULT_SAMPLE_INTERVAL, MAX_ESP_OVERHEAD, MAX_SCENARIO_BYTES,
 };
 pub use checks::IP_TTL;
 pub use error::{KeyError, ScenarioError, ScenarioWarning};
