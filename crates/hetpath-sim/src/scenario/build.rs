@@ -266,7 +266,10 @@ pub fn build_warned(
             .zip([ab_out, ba_out])
             .zip(["ab", "ba"])
         {
-            dir_places.insert(d, format!("{place} ({side})"));
+            // Only an IP link's queue counts bytes as bytes (ESW's counts 1500-byte packets).
+            if l.layer == LinkLayer::Ip {
+                dir_places.insert(d, format!("{place} ({side})"));
+            }
             for o in outages {
                 sim.add_outage(d, Time::ZERO + o.down.0, Time::ZERO + o.up.0);
             }
