@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator, Optional
 from .errors import CoreMissingError, ScenarioError, SimulationError
 
 ProgressFn = Callable[[float, float], None]
+WarnFn = Callable[[str], None]
 
 
 def core() -> ModuleType:
@@ -68,19 +69,26 @@ def run_text(
     progress: Optional[ProgressFn] = None,
     series: bool = True,
     trace: bool = False,
+    warn: Optional[WarnFn] = None,
 ) -> dict[str, Any]:
     """Run a scenario given as TOML text; ``path`` names it in error messages.
 
     ``series=False`` skips the time series (faster, less memory: for sweeps);
-    ``trace=True`` adds the event trace as columns under ``"trace"``.
+    ``trace=True`` adds the event trace as columns under ``"trace"``; ``warn(line)`` is
+    called with each of the loader's warnings before the run starts. The result's
+    ``"warnings"`` lists them too.
     """
     check_seed(seed, path)
-    extra = {"trace": True} if trace else {}  # the fake core of the tests knows no trace
+    # The fake core of the tests knows neither a trace nor warnings.
+    extra: dict[str, Any] = {"trace": True} if trace else {}
+    if warn is not None:
+        extra["warn"] = warn
     with translated():
         raw: dict[str, Any] = core().run(text, path, seed=seed, pcap_dir=pcap_dir, progress=progress,
                                          series=series, **extra)
     # The engine hands the summary over as JSON, serialised from the schema's own types.
     raw["summary"] = json.loads(raw["summary"])
+    raw["warnings"] = list(raw.get("warnings") or [])
     return raw
 
 
@@ -93,10 +101,12 @@ def check_seed(seed: Any, where: str) -> None:
         raise ScenarioError(f"{where}: seed: expected an integer from 0 to 2^64-1, got {seed!r}")
 
 
-def validate_text(text: str, path: str) -> None:
-    """Check a scenario without running it; raises ``ScenarioError``."""
+def validate_text(text: str, path: str) -> list[str]:
+    """Check a scenario without running it; raises ``ScenarioError``. Returns its
+    warnings (``FILE: KEY: message``), settings that run but probably not as meant."""
     with translated():
-        core().validate(text, path)
+        warnings = core().validate(text, path)
+    return [str(w) for w in warnings or []]
 
 
 def cc_names() -> list[str]:

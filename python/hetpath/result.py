@@ -73,6 +73,9 @@ class Result:
         self.provenance: Optional[dict[str, Any]] = raw.get("provenance")
         #: The exact scenario text that ran, when known.
         self.scenario_text: Optional[str] = raw.get("scenario_text")
+        #: The loader's warnings (``FILE: KEY: message``): settings that ran, but
+        #: probably not as meant. summary.json carries them as ``warnings``.
+        self.warnings: list[str] = list(raw.get("warnings") or [])
         series = raw.get("series") or {}
         self._flow_cols: dict[str, Any] = series.get("flows") or {}
         self._link_cols: dict[str, Any] = series.get("links") or {}
@@ -182,7 +185,7 @@ class Result:
         return xr.merge([flows, links], join="outer", compat="no_conflicts")
 
     def write(self, out_dir: PathLike) -> list[Path]:
-        """Write summary.json (with the provenance), the scenario that ran
+        """Write summary.json (with the loader's warnings and the provenance), the scenario that ran
         (scenario.toml), ``<name>.csv`` for every table (:attr:`table_names`) and both
         series (plus Parquet if pyarrow is installed).
 
@@ -191,7 +194,9 @@ class Result:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         written = [out / "summary.json"]
-        summary = self.summary if self.provenance is None else {**self.summary, "provenance": self.provenance}
+        summary = {**self.summary, "warnings": self.warnings}
+        if self.provenance is not None:
+            summary["provenance"] = self.provenance
         with naming(written[0]):
             written[0].write_text(summary_json(summary) + "\n", encoding="utf-8")
         if self.scenario_text is not None:

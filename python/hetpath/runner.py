@@ -61,11 +61,14 @@ def run_text(
     progress: Optional[_bridge.ProgressFn] = None,
     series: bool = True,
     trace: bool = False,
+    warn: Optional[_bridge.WarnFn] = None,
 ) -> Result:
     """Like :func:`run` for TOML text already in memory; ``source`` names it in errors.
 
     Relative paths inside the scenario resolve against ``source``'s directory.
     ``series=False`` skips the time series (the result's series are then empty).
+    ``warn(line)`` hears each of the loader's warnings before the run starts; they are
+    in ``Result.warnings`` either way.
     """
     pcap: Optional[str] = None
     if pcap_dir is not None:
@@ -78,18 +81,18 @@ def run_text(
         pcap = str(pcap_dir)
     started = now_utc()
     raw = _bridge.run_text(text, source, seed=seed, pcap_dir=pcap, progress=progress, series=series,
-                           trace=trace)
+                           trace=trace, warn=warn)
     raw["provenance"] = provenance(text, source, raw["summary"]["seed"], started, now_utc())
     raw["scenario_text"] = text
     return Result(raw)
 
 
-def validate(scenario: Union[Scenario, PathLike]) -> None:
-    """Check a scenario without running it; raises ``ScenarioError`` if invalid."""
+def validate(scenario: Union[Scenario, PathLike]) -> list[str]:
+    """Check a scenario without running it; raises ``ScenarioError`` if invalid, and
+    returns its warnings (``FILE: KEY: message``) if not."""
     if isinstance(scenario, Scenario):
-        scenario.validate()
-    else:
-        _bridge.validate_text(read_scenario_file(scenario), str(scenario))
+        return scenario.validate()
+    return _bridge.validate_text(read_scenario_file(scenario), str(scenario))
 
 
 def cc_names() -> list[str]:

@@ -195,10 +195,11 @@ class Scenario:
         """What error messages call this scenario: its file, or ``<name>`` if unsaved."""
         return str(self.path) if self.path is not None else f"<{self.name or 'scenario'}>"
 
-    def validate(self) -> None:
-        """Ask the engine whether the scenario is valid; raises ``ScenarioError`` if not."""
+    def validate(self) -> list[str]:
+        """Ask the engine whether the scenario is valid; raises ``ScenarioError`` if not,
+        and returns its warnings (``FILE: KEY: message``) if it is."""
         with self.python_errors():
-            _bridge.validate_text(self.to_toml(), self.source_name())
+            return _bridge.validate_text(self.to_toml(), self.source_name())
 
     @contextlib.contextmanager
     def python_errors(self) -> Iterator[None]:

@@ -90,6 +90,7 @@ def run(
     pcap_dir: Optional[str] = None,
     progress: Optional[Callable[[float, float], None]] = None,
     series: bool = True,
+    warn: Optional[Callable[[str], None]] = None,
 ) -> dict[str, Any]:
     data = _load(text, path)
     end = data["_duration_s"]

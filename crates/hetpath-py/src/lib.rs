@@ -32,17 +32,17 @@ fn scenario_err(e: scenario::ScenarioError) -> PyErr {
     ScenarioError::new_err(e.to_string())
 }
 
-/// Checks a scenario without running it.
+/// Checks a scenario without running it; returns its warnings, one line each.
 #[pyfunction]
-fn validate(text: &str, path: &str) -> PyResult<()> {
-    scenario::load(text, path, None)
-        .map(|_| ())
+fn validate(text: &str, path: &str) -> PyResult<Vec<String>> {
+    scenario::load_warned(text, path, None, true)
+        .map(|l| l.warnings.iter().map(ToString::to_string).collect())
         .map_err(scenario_err)
 }
 
 /// Parses, runs and summarises a scenario. See python/hetpath/_bridge.py for the contract.
 #[pyfunction]
-#[pyo3(signature = (text, path, seed=None, pcap_dir=None, progress=None, series=true, trace=false))]
+#[pyo3(signature = (text, path, seed=None, pcap_dir=None, progress=None, series=true, trace=false, warn=None))]
 #[allow(clippy::too_many_arguments)] // the Python function's keyword arguments
 fn run(
     py: Python<'_>,
@@ -53,8 +53,17 @@ fn run(
     progress: Option<Py<PyAny>>,
     series: bool,
     trace: bool,
+    warn: Option<Py<PyAny>>,
 ) -> PyResult<Py<PyDict>> {
-    let mut sim = scenario::load_with(text, path, seed, series).map_err(scenario_err)?;
+    let loaded = scenario::load_warned(text, path, seed, series).map_err(scenario_err)?;
+    let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    // Told before the run starts, as the loader found them.
+    if let Some(cb) = &warn {
+        for w in &warnings {
+            cb.call1(py, (w.as_str(),))?;
+        }
+    }
+    let mut sim = loaded.sim;
     if trace {
         sim.enable_trace();
     }
@@ -110,6 +119,7 @@ fn run(
     let out = PyDict::new(py);
     out.set_item("summary", summary.to_json())?;
     out.set_item("series", series_dict(py, &summary, sim.series())?)?;
+    out.set_item("warnings", warnings)?;
     if let Some(t) = sim.trace() {
         out.set_item("trace", trace_dict(py, &sim, &summary, t)?)?;
     }

@@ -54,7 +54,7 @@ pub struct PageResult {
     /// the last byte of its last object.
     pub time_s: f64,
     /// The main object and the in-line objects.
-    pub objects: u32,
+    pub objects: u64,
     /// Their bytes (HTTP payload).
     pub bytes: u64,
     /// Retransmission timeouts of the flow's server-side connections during the page.

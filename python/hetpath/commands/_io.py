@@ -12,6 +12,11 @@ from .. import _toml
 from ..errors import OutputError, ScenarioError
 
 
+def warning_line(warning: str) -> str:
+    """A loader's warning (``FILE: KEY: message``) as the CLI prints it on stderr."""
+    return f"hetpath: warning: {warning}"
+
+
 def writable_dir(path: Path) -> Path:
     """Create the output directory ``path`` now, before anything runs, so an unusable
     ``--out`` fails at once (exit 2) and not after a long run."""

@@ -10,7 +10,7 @@ import click
 from .. import _bridge, _toml, outdir
 from ..result import summary_json
 from ..runner import run_text
-from ._io import format_option, safe_dirname, scenario_name, writable_file
+from ._io import format_option, safe_dirname, scenario_name, warning_line, writable_file
 from ._progress import RunProgress
 
 DEFAULT_OUT_ROOT = Path("out")
@@ -78,8 +78,11 @@ def run_command(
         with RunProgress(enabled=not (quiet or as_json)) as progress:
             # The time series are written only with --out; without it they are not kept
             # at all (a long run's samples can take gigabytes).
+            # Warnings go to stderr before the run (even with --quiet: they are not notes)
+            # and into summary.json.
             result = run_text(text, source, seed=seed, pcap_dir=staging if pcap else None,
-                              progress=progress, series=out_dir is not None, trace=trace_file is not None)
+                              progress=progress, series=out_dir is not None, trace=trace_file is not None,
+                              warn=lambda line: click.echo(warning_line(line), err=True))
         if trace_file is not None:
             with outdir.naming(trace_file):
                 result.write_trace(trace_file)

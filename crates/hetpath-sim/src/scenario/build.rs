@@ -3,7 +3,8 @@
 //! and links first, then the mobile host and its agents, the flows and the machines they
 //! bring, and last the `[[agent]]` machines.
 
-use super::error::{KeyError, ScenarioError};
+use super::checks::{self, FlowFacts};
+use super::error::{KeyError, ScenarioError, ScenarioWarning};
 use super::machines::{place_ideal, Names, StateManagers};
 use super::spec::{
     DirSpec, IlcSpec, IpsecSpec, IpsecTable, LinkLayer, ScenarioFile, TcpSpec, Transport,
@@ -32,10 +33,39 @@ pub const DEFAULT_MAX_SAMPLES: u64 = 10_000_000;
 pub const MAX_TIME: Dur = Dur::from_secs(100 * 365 * 86_400);
 /// A flow's controller when neither it nor its profile names one.
 pub const DEFAULT_CC: &str = "newreno";
+/// The most bytes `ipsec.esp_overhead` may add: more than any ESP transform does (8
+/// bytes of header, up to 255 of padding, 2 of trailer, an IV and an ICV of tens of
+/// bytes), and small enough that no packet size can wrap.
+pub const MAX_ESP_OVERHEAD: u32 = 1024;
+
+/// A scenario ready to run, and what the loader found odd about it.
+pub struct Loaded {
+    pub sim: Simulation,
+    /// Settings that run, but probably not as meant (each one line, as errors are).
+    pub warnings: Vec<ScenarioWarning>,
+}
+
+/// The longest scenario text the loader reads. The TOML parser holds the whole document
+/// as a tree before the scenario is built, up to about 100 bytes of memory per byte of
+/// text for files of many small tables (a million `[[node]]` tables, 58 MB, took 3.4 GB),
+/// so the text is bounded, not the memory. 8 MiB is some 250,000 nodes, or a dumbbell
+/// of 50,000 flows.
+pub const MAX_SCENARIO_BYTES: usize = 8 << 20;
 
 /// Parses and validates scenario text. `file` names it in errors and anchors relative
 /// paths (channel traces).
 pub fn parse(text: &str, file: &str) -> Result<ScenarioFile, ScenarioError> {
+    if text.len() > MAX_SCENARIO_BYTES {
+        return Err(ScenarioError::new(
+            file,
+            "",
+            format!(
+                "{} bytes, more than the {} MiB a scenario may have: reading one takes up to 100 times its size in memory",
+                text.len(),
+                MAX_SCENARIO_BYTES >> 20
+            ),
+        ));
+    }
     toml::from_str(text).map_err(|e| ScenarioError::from_toml(file, text, &e))
 }
 
@@ -56,12 +86,32 @@ pub fn load_with(
     build(&parse(text, file)?, file, seed, series)
 }
 
+/// [`load_with`], keeping the warnings.
+pub fn load_warned(
+    text: &str,
+    file: &str,
+    seed: Option<u64>,
+    series: bool,
+) -> Result<Loaded, ScenarioError> {
+    build_warned(&parse(text, file)?, file, seed, series)
+}
+
 pub fn build(
     s: &ScenarioFile,
     file: &str,
     seed: Option<u64>,
     series: bool,
 ) -> Result<Simulation, ScenarioError> {
+    build_warned(s, file, seed, series).map(|l| l.sim)
+}
+
+/// Builds the simulation and collects the warnings (`checks`).
+pub fn build_warned(
+    s: &ScenarioFile,
+    file: &str,
+    seed: Option<u64>,
+    series: bool,
+) -> Result<Loaded, ScenarioError> {
     let err = |place: String, msg: String| ScenarioError::new(file, place, msg);
     let at = |place: &str| {
         let place = place.to_string();
@@ -146,6 +196,8 @@ pub fn build(
     };
 
     let mut links = HashMap::new();
+    // Each [[link]] direction's place in the file, for errors found once flows exist.
+    let mut dir_places = HashMap::new();
     for (i, l) in s.links.iter().enumerate() {
         let place = format!("link[{i}] '{}'", l.name);
         if l.name.trim().is_empty() {
@@ -208,7 +260,16 @@ pub fn build(
                 sim.add_esw_link(ab, ba, link)
             }
         };
-        for (d, outages) in sim.link_dirs(link).into_iter().zip([ab_out, ba_out]) {
+        for ((d, outages), side) in sim
+            .link_dirs(link)
+            .into_iter()
+            .zip([ab_out, ba_out])
+            .zip(["ab", "ba"])
+        {
+            // Only an IP link's queue counts bytes as bytes (ESW's counts 1500-byte packets).
+            if l.layer == LinkLayer::Ip {
+                dir_places.insert(d, format!("{place} ({side})"));
+            }
             for o in outages {
                 sim.add_outage(d, Time::ZERO + o.down.0, Time::ZERO + o.up.0);
             }
@@ -220,8 +281,8 @@ pub fn build(
     super::wlan::build(s, file, seed, base_dir, &mut sim, &nodes, &links)?;
 
     let mut flow_names = HashMap::new();
-    // The TCP flows, for the checks that need the agents.
-    let mut tcp_flows: Vec<TcpFlowCheck> = Vec::new();
+    // Every flow's ends and packets, for the checks that need the agents and the paths.
+    let mut facts: Vec<FlowFacts> = Vec::new();
     let mut state_managers = StateManagers::default();
     for (i, f) in s.flows.iter().enumerate() {
         let place = format!("flow[{i}] '{}'", f.name);
@@ -269,6 +330,13 @@ pub fn build(
         }
         let start = Time::ZERO + start;
         let size = f.size.map(|b| b.0);
+        let mut fact = FlowFacts {
+            place: place.clone(),
+            from,
+            to,
+            tcp: None,
+            packets: None,
+        };
         let (label, transport) = match f.transport {
             Transport::Tcp => {
                 let label = f.cc.as_ref().map_or(stack.cc.name(), |c| c.name());
@@ -277,13 +345,25 @@ pub fn build(
                     cc: stack.cc.clone(),
                     ipsec: ipsec(f.ipsec).map_err(at(&place))?,
                 };
-                let readable = tcp_flow.ipsec.is_none();
-                tcp_flows.push((place.clone(), from, to, stack.cc.name(), readable));
+                fact.packets = Some(
+                    checks::tcp_packets(tcp.mss, tcp_flow.ipsec.as_ref().map(|i| i.sizes))
+                        .map_err(at(&place))?,
+                );
+                fact.tcp = Some(checks::TcpFacts {
+                    cc: stack.cc.name(),
+                    readable: tcp_flow.ipsec.is_none(),
+                    lift: tcp_flow.ipsec.as_ref().is_some_and(|i| i.lift),
+                    ilc: matches!(stack.spec.ilc, Some(IlcSpec::LinkOnly | IlcSpec::LinkIp)),
+                });
                 (label.to_string(), FlowTransport::Tcp(tcp_flow))
             }
-            Transport::Ideal => ("ideal".to_string(), FlowTransport::Machines),
+            Transport::Ideal => {
+                fact.packets = Some(checks::tcp_packets(tcp.mss, None).map_err(at(&place))?);
+                ("ideal".to_string(), FlowTransport::Machines)
+            }
             Transport::Sctp => ("sctp".to_string(), FlowTransport::Machines),
         };
+        facts.push(fact);
         let mode = match stack.spec.ilc {
             _ if sctp.is_some() => None, // ILC-TCP is TCP's
             Some(IlcSpec::LinkOnly) => Some(Collaboration::LinkOnly),
@@ -335,75 +415,14 @@ pub fn build(
         a.place(&mut sim, &names, &s.tcp)
             .map_err(at(&format!("agent[{i}]")))?;
     }
-    check_agents(s, file, &sim, &names, &tcp_flows)?;
+    checks::agents(s, file, &mut sim, &names, &facts)?;
+    checks::queues(file, &mut sim, &facts, &dir_places)?;
+    let warnings = checks::warnings(s, file, &mut sim, &facts);
     sim.sampling = series;
     if series {
         check_samples(s, &sim, sample).map_err(at("scenario"))?;
     }
-    Ok(sim)
-}
-
-/// A TCP flow's place, ends, controller, and whether a PEP can read its segments (no
-/// ESP).
-type TcpFlowCheck = (String, NodeId, NodeId, &'static str, bool);
-
-/// Controllers that need a router's feedback on the path (guide §4.5).
-const FEEDBACK: [&str; 3] = ["xcp", "vcp", "mpcp"];
-
-/// What would run but give wrong results: a router-assisted controller with no router
-/// of its kind on the flow's path (its window would never open), and a split PEP on a
-/// flow's own end (it answers the sender itself, and nothing reaches the host).
-fn check_agents(
-    s: &ScenarioFile,
-    file: &str,
-    sim: &Simulation,
-    names: &Names,
-    flows: &[TcpFlowCheck],
-) -> Result<(), ScenarioError> {
-    let routers: Vec<_> = s
-        .agents
-        .iter()
-        .filter_map(|a| a.router(sim, names))
-        .collect();
-    for (place, from, to, cc, _) in flows {
-        if !FEEDBACK.contains(cc) {
-            continue;
-        }
-        let path = sim.path(*from, *to);
-        if path.is_empty() {
-            continue; // from a mobile host: no static path to check
-        }
-        if !routers
-            .iter()
-            .any(|(serves, d)| serves.contains(cc) && path.contains(d))
-        {
-            return Err(ScenarioError::new(
-                file,
-                format!("{place}.cc"),
-                format!("cc = \"{cc}\" needs a {cc}-router agent on a link direction the flow's data crosses, and there is none on its path"),
-            ));
-        }
-    }
-    for (i, a) in s.agents.iter().enumerate() {
-        let Some(node) = a.split_pep_node() else {
-            continue;
-        };
-        let Some(&n) = names.nodes.get(node) else {
-            continue;
-        };
-        let own_end = flows
-            .iter()
-            .find(|(_, from, to, _, readable)| *readable && (*from == n || *to == n));
-        if let Some((place, from, ..)) = own_end {
-            let end = if *from == n { "source" } else { "destination" };
-            return Err(ScenarioError::new(
-                file,
-                format!("agent[{i}].node"),
-                format!("a split-pep on '{node}', the {end} of {place}, would end the flow's connection itself and deliver nothing to the host; place it on a node the flow passes through"),
-            ));
-        }
-    }
-    Ok(())
+    Ok(Loaded { sim, warnings })
 }
 
 /// The time series must fit in `max_samples` rows: one per flow and per link direction
@@ -478,11 +497,11 @@ fn ipsec(spec: Option<IpsecSpec>) -> Result<Option<Ipsec>, KeyError> {
     };
     let sizes = match table.esp_overhead {
         None => EspSizes::default(),
-        Some(n) if n >= 10 => EspSizes::Flat { icv: n - 10 },
+        Some(n) if (10..=MAX_ESP_OVERHEAD).contains(&n) => EspSizes::Flat { icv: n - 10 },
         Some(n) => {
             return Err(KeyError::new(
                 "ipsec.esp_overhead",
-                format!("{n} bytes is less than ESP's 8-byte header and 2-byte trailer"),
+                format!("{n} bytes is out of range; expected 10 (ESP's 8-byte header and 2-byte trailer) to {MAX_ESP_OVERHEAD}"),
             ))
         }
     };
@@ -525,6 +544,18 @@ fn ipsec(spec: Option<IpsecSpec>) -> Result<Option<Ipsec>, KeyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_larger_than_the_limit_is_refused_before_it_is_parsed() {
+        let mut text = "[scenario]\nname = \"x\"\nduration = \"1s\"\n".to_string();
+        while text.len() <= MAX_SCENARIO_BYTES {
+            text += "[[node]]\nname = \"n\"\n";
+        }
+        let e = parse(&text, "big.toml").unwrap_err();
+        assert_eq!(e.place, "");
+        assert!(e.to_string().starts_with("big.toml: "), "{e}");
+        assert!(e.message.contains("more than the 8 MiB"), "{e}");
+    }
 
     #[test]
     fn the_tcp_defaults_are_checked_before_any_flow() {

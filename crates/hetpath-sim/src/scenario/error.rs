@@ -13,6 +13,36 @@ pub struct ScenarioError {
     pub message: String,
 }
 
+/// Something a scenario asks for that runs, but probably not as its author meant (a
+/// route longer than IP's TTL): printed beside the results, never in place of them. The
+/// same three parts as an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioWarning {
+    pub file: String,
+    pub place: String,
+    pub message: String,
+}
+
+impl ScenarioWarning {
+    pub fn new(
+        file: &str,
+        place: impl Into<String>,
+        message: impl Into<String>,
+    ) -> ScenarioWarning {
+        ScenarioWarning {
+            file: file.to_string(),
+            place: place.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ScenarioWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.file, self.place, self.message)
+    }
+}
+
 /// A bad value under a table: its key (dotted, relative to the table) and what was
 /// expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -5,6 +5,7 @@
 pub mod apohn;
 mod build;
 pub mod cc;
+mod checks;
 mod error;
 pub mod esw;
 pub mod machines;
@@ -17,7 +18,9 @@ pub mod web;
 pub mod wlan;
 
 pub use build::{
-    build, load, load_with, parse, DEFAULT_CC, DEFAULT_QUEUE, DEFAULT_SAMPLE_INTERVAL,
+    build, build_warned, load, load_warned, load_with, parse, Loaded, DEFAULT_CC, DEFAULT_QUEUE,
+    DEFAULT_SAMPLE_INTERVAL, MAX_ESP_OVERHEAD, MAX_SCENARIO_BYTES,
 };
-pub use error::{KeyError, ScenarioError};
+pub use checks::IP_TTL;
+pub use error::{KeyError, ScenarioError, ScenarioWarning};
 pub use tcp::tcp_config;

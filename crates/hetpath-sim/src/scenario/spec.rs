@@ -265,7 +265,10 @@ impl<'de> Deserialize<'de> for IpsecSpec {
 pub struct IpsecTable {
     /// Bytes ESP adds around the TCP segment, flat: header 8 + trailer 2 + ICV, no IV
     /// or padding (seed 001 section IV: 18). Default: RFC 4303 with AES-CBC and
-    /// HMAC-SHA1-96 (IV 16, padding to 16-byte blocks, ICV 12).
+    /// HMAC-SHA1-96 (IV 16, padding to 16-byte blocks, ICV 12). 10 to
+    /// `MAX_ESP_OVERHEAD`; the upper bound is checked as it is read, for TCP and SCTP
+    /// flows alike.
+    #[serde(default, deserialize_with = "esp_overhead")]
     pub esp_overhead: Option<u32>,
     /// The receiving end (`to`, the browser of a web flow) runs MH-LIFT (seed 001):
     /// place a `lift-bs` agent on the gateway for it to work with.
@@ -274,6 +277,19 @@ pub struct IpsecTable {
     /// MH-LIFT's self-protection against a gateway that forwards every FrACK (seed 001
     /// section III; off unless given): `{ probes = 3, patience = "2s" }`.
     pub self_protection: Option<SelfProtectionSpec>,
+}
+
+/// `esp_overhead`, at most `MAX_ESP_OVERHEAD`: a larger value would make packet sizes
+/// wrap. (The lower bound, 10, is checked with the flow, where the error can name it.)
+fn esp_overhead<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    let n = i64::deserialize(d)?;
+    let max = super::build::MAX_ESP_OVERHEAD;
+    match u32::try_from(n) {
+        Ok(n) if n <= max => Ok(Some(n)),
+        _ => Err(serde::de::Error::custom(format!(
+            "esp_overhead = {n} is out of range; expected 10 (ESP's 8-byte header and 2-byte trailer) to {max} bytes"
+        ))),
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize)]

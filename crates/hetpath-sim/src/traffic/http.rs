@@ -201,21 +201,20 @@ impl HttpModel {
     }
 }
 
-/// One web page: what to fetch, then how long the user reads it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Page {
+/// How a web page starts: its main object and how many in-line objects follow. The
+/// in-line objects' sizes and the think time are drawn later, as the browser reaches them
+/// (`Pages::inline_size`, `Pages::think_time`), so memory does not grow with the count
+/// drawn: a count of 10^9 costs no more than one of 5.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PageStart {
     pub main_size: u64,
-    pub inline_sizes: Vec<u64>,
-    pub think_time_s: f64,
+    pub inline_count: u64,
 }
 
-impl Page {
-    pub fn bytes(&self) -> u64 {
-        self.main_size + self.inline_sizes.iter().sum::<u64>()
-    }
-}
-
-/// Draws pages from a checked `HttpModel`.
+/// Draws pages from a checked `HttpModel`. Within a page the draws come in this order:
+/// the main object's size, the in-line count, each in-line size, the think time; a
+/// browser that asks for them in that order gets the same pages from the same stream,
+/// whenever it asks.
 #[derive(Clone, Copy, Debug)]
 pub struct Pages {
     main_size: Sampler,
@@ -224,19 +223,32 @@ pub struct Pages {
     think_time: Sampler,
 }
 
+/// A size in whole bytes, at least one (a lognormal draw below 0.5 would round to an
+/// empty object, which HTTP does not fetch). A draw beyond 2^64 - 1 saturates there.
+fn size(s: &Sampler, rng: &mut Rng) -> u64 {
+    (s.draw(rng).round() as u64).max(1)
+}
+
 impl Pages {
-    /// The next page. Sizes are at least one byte (a lognormal draw below 0.5 would round
-    /// to an empty object, which HTTP does not fetch).
-    pub fn next(&self, rng: &mut Rng) -> Page {
-        let size = |s: &Sampler, rng: &mut Rng| (s.draw(rng).round() as u64).max(1);
+    /// The next page's main object and in-line count.
+    pub fn start(&self, rng: &mut Rng) -> PageStart {
         let main_size = size(&self.main_size, rng);
-        let n = self.inline_count.draw(rng).round().max(0.0) as usize;
-        let inline_sizes = (0..n).map(|_| size(&self.inline_size, rng)).collect();
-        Page {
+        // `as` saturates: a count beyond 2^64 - 1 (or infinite) is 2^64 - 1.
+        let inline_count = self.inline_count.draw(rng).round().max(0.0) as u64;
+        PageStart {
             main_size,
-            inline_sizes,
-            think_time_s: self.think_time.draw(rng).max(0.0),
+            inline_count,
         }
+    }
+
+    /// The size of the page's next in-line object.
+    pub fn inline_size(&self, rng: &mut Rng) -> u64 {
+        size(&self.inline_size, rng)
+    }
+
+    /// The think time after the page, in seconds (at least 0).
+    pub fn think_time(&self, rng: &mut Rng) -> f64 {
+        self.think_time.draw(rng).max(0.0)
     }
 }
 
@@ -256,6 +268,24 @@ mod tests {
         let m = x.iter().sum::<f64>() / n;
         let v = x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1.0);
         (m, v.sqrt())
+    }
+
+    #[test]
+    fn a_huge_in_line_count_is_a_number_not_an_allocation() {
+        let c = |value| Dist::Constant { value };
+        let model = HttpModel {
+            inline_count: c(1e18),
+            ..HttpModel::TABLE_I
+        };
+        let p = model.pages().unwrap().start(&mut stream(1, "t"));
+        assert_eq!(p.inline_count, 1_000_000_000_000_000_000);
+        let model = HttpModel {
+            inline_count: c(1e300),
+            main_size: c(1e300),
+            ..HttpModel::TABLE_I
+        };
+        let p = model.pages().unwrap().start(&mut stream(1, "t"));
+        assert_eq!((p.main_size, p.inline_count), (u64::MAX, u64::MAX));
     }
 
     #[test]
@@ -315,11 +345,21 @@ mod tests {
         let pages = HttpModel::TABLE_I.pages().unwrap();
         let run = || {
             let mut rng = stream(3, "web/mh");
-            (0..50).map(|_| pages.next(&mut rng)).collect::<Vec<_>>()
+            (0..50)
+                .map(|_| {
+                    let p = pages.start(&mut rng);
+                    let sizes: Vec<u64> = (0..p.inline_count)
+                        .map(|_| pages.inline_size(&mut rng))
+                        .collect();
+                    (p, sizes, pages.think_time(&mut rng))
+                })
+                .collect::<Vec<_>>()
         };
         let a = run();
         assert_eq!(a, run());
-        assert!(a.iter().all(|p| p.main_size >= 1 && p.think_time_s >= 0.0));
+        assert!(a.iter().all(|(p, sizes, think)| p.main_size >= 1
+            && sizes.iter().all(|&s| s >= 1)
+            && *think >= 0.0));
         let bad = HttpModel {
             think_time: Dist::Weibull {
                 mean: 39.5,

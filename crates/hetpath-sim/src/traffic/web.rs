@@ -15,10 +15,10 @@
 //! flow; without persistence every object has a channel of its own, closed once the object
 //! has arrived (HTTP/1.0).
 
-use super::http::{Page, Pages};
+use super::http::{PageStart, Pages};
 use crate::rng::Rng;
 use hetpath_proto::{Dur, Time};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 
 /// How the browser fetches pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,19 +73,22 @@ pub struct PageDone {
     pub start: Time,
     pub end: Time,
     /// Objects (the main one and the in-line ones) and their bytes.
-    pub objects: u32,
+    pub objects: u64,
     pub bytes: u64,
 }
 
-/// The page being fetched.
+/// The page being fetched. Its in-line objects are drawn one by one as they are
+/// requested, so it holds counts, not a list.
 #[derive(Debug)]
 struct Current {
     page: u64,
     start: Time,
-    drawn: Page,
+    drawn: PageStart,
     main_done: bool,
-    /// In-line objects not yet requested.
-    queue: VecDeque<u64>,
+    /// In-line objects not yet requested (counted once the main object has arrived).
+    pending: u64,
+    /// Bytes of the objects requested so far.
+    bytes: u64,
     in_flight: u32,
 }
 
@@ -163,21 +166,22 @@ impl Browser {
         cur.in_flight -= 1;
         if !cur.main_done {
             cur.main_done = true;
-            cur.queue.extend(cur.drawn.inline_sizes.iter().copied());
+            cur.pending = cur.drawn.inline_count;
         }
         self.dispatch(out);
         let cur = self.current.as_ref().expect("still fetching");
-        if cur.queue.is_empty() && cur.in_flight == 0 {
+        if cur.pending == 0 && cur.in_flight == 0 {
             let cur = self.current.take().expect("checked");
             self.completed += 1;
             out.push(Action::PageDone(PageDone {
                 page: cur.page,
                 start: cur.start,
                 end: now,
-                objects: 1 + cur.drawn.inline_sizes.len() as u32,
-                bytes: cur.drawn.bytes(),
+                objects: cur.drawn.inline_count.saturating_add(1),
+                bytes: cur.bytes,
             }));
-            let think = Dur::from_secs_f64(cur.drawn.think_time_s);
+            // Drawn whether or not it is waited, as the page's last draw (`Pages`).
+            let think = Dur::from_secs_f64(self.pages.think_time(&mut self.rng));
             if self.cfg.think && think > Dur::ZERO && !self.done() {
                 let t = now + think;
                 self.wake = Some(t);
@@ -196,7 +200,7 @@ impl Browser {
             }
             return;
         }
-        let drawn = self.pages.next(&mut self.rng);
+        let drawn = self.pages.start(&mut self.rng);
         let page = self.started;
         self.started += 1;
         out.push(Action::PageStart { page });
@@ -206,22 +210,24 @@ impl Browser {
             start: now,
             drawn,
             main_done: false,
-            queue: VecDeque::new(),
+            pending: 0,
+            bytes: main,
             in_flight: 0,
         });
         self.fetch(main, out);
     }
 
-    /// Requests queued in-line objects while a channel is free.
+    /// Requests pending in-line objects while a channel is free, drawing each one's size
+    /// as it is requested.
     fn dispatch(&mut self, out: &mut Vec<Action>) {
         loop {
             let cur = self.current.as_mut().expect("a page");
-            if cur.in_flight >= self.cfg.parallel {
+            if cur.in_flight >= self.cfg.parallel || cur.pending == 0 {
                 return;
             }
-            let Some(size) = cur.queue.pop_front() else {
-                return;
-            };
+            cur.pending -= 1;
+            let size = self.pages.inline_size(&mut self.rng);
+            cur.bytes = cur.bytes.saturating_add(size);
             self.fetch(size, out);
         }
     }
