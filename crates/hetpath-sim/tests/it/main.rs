@@ -25,6 +25,7 @@ mod semantic_checks;
 mod sender_choices;
 mod tcp_radio;
 mod trace;
+mod watchdog;
 mod web;
 mod web_sctp;
 mod wlan;
