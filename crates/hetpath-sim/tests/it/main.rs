@@ -10,6 +10,7 @@ mod common;
 mod determinism;
 mod esw_link;
 mod event_queue_candidates;
+mod host_full_queue;
 mod ilc_tcp;
 mod lift;
 mod limits;
