@@ -170,6 +170,9 @@ struct Node {
     machines: Vec<MachineId>,
     arrival: Vec<MachineId>,
     local: Vec<MachineId>,
+    /// Packets dropped here, not by a link: their TTL ran out, or no route led on.
+    ttl_drops: u64,
+    no_route_drops: u64,
 }
 
 pub struct Simulation {
@@ -216,7 +219,6 @@ pub struct Simulation {
     next_uid: u64,
     /// SPIs handed out so far.
     spis: u32,
-    no_route_drops: u64,
     /// Built on first use; reset when a node, link or the mobile host is added.
     routes: std::cell::OnceCell<routes::Routes>,
     started: bool,
@@ -270,7 +272,6 @@ impl Simulation {
             series: Series::default(),
             next_uid: 0,
             spis: 0,
-            no_route_drops: 0,
             routes: std::cell::OnceCell::new(),
             started: false,
             stop_when_done: false,
@@ -313,6 +314,8 @@ impl Simulation {
             machines: Vec::new(),
             arrival: Vec::new(),
             local: Vec::new(),
+            ttl_drops: 0,
+            no_route_drops: 0,
         });
         self.routes.take();
         NodeId(self.nodes.len() as u32 - 1)

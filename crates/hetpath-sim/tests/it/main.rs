@@ -26,6 +26,7 @@ mod semantic_checks;
 mod sender_choices;
 mod tcp_radio;
 mod trace;
+mod ttl_and_no_route;
 mod watchdog;
 mod web;
 mod web_sctp;
