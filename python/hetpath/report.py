@@ -98,6 +98,21 @@ def links_table(links: list[dict[str, Any]]) -> Table:
     return table
 
 
+def node_drops(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The nodes that dropped packets themselves (TTL run out, no route)."""
+    return [n for n in nodes if n["ttl_drops"] or n["no_route_drops"]]
+
+
+def nodes_table(nodes: list[dict[str, Any]]) -> Table:
+    """Packets nodes dropped themselves, where no link lost them."""
+    table = Table(title="node drops", **_TABLE_STYLE)
+    for col, justify in (("node", "left"), ("TTL expired", "right"), ("no route", "right")):
+        table.add_column(col, justify=justify, **_column_style(justify))  # type: ignore[arg-type]
+    for n in nodes:
+        table.add_row(str(n["name"]), f"{n['ttl_drops']:,}", f"{n['no_route_drops']:,}")
+    return table
+
+
 def legs_table(legs: list[dict[str, Any]]) -> Table:
     """Per-leg results of flows that a PEP splits: where each leg runs, its controller,
     its RTT and what it cost; ``*`` marks the leg over the flow's slowest link."""
@@ -201,6 +216,9 @@ def print_summary(summary: dict[str, Any], console: Optional[Console] = None) ->
     legs = split_legs(summary)
     if legs:
         tables.insert(1, legs_table(legs))
+    dropped = node_drops(summary["nodes"])
+    if dropped:
+        tables.append(nodes_table(dropped))
     if summary["link_counters"]:
         tables.append(link_layer_table(summary["link_counters"]))
     if summary["pages"]:

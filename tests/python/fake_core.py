@@ -117,7 +117,7 @@ def run(
     legs = [_record("leg", flow=f["name"], **{"from": f["from"], "to": f["to"]}, cc=f["cc"], bottleneck=True,
                     srtt_s=None) for f in flows]
     summary = _record("summary", scenario=data["scenario"]["name"], seed=seed, sim_time_s=end,
-                      wall_time_s=0.001, events=1, flows=flows, pages=[], links=links, legs=legs, machines=[])
+                      wall_time_s=0.001, events=1, flows=flows, pages=[], links=links, nodes=[], legs=legs, machines=[])
     series = {
         "flows": {c: [] for c in _SCHEMA["flow_series"]},
         "links": {c: [] for c in _SCHEMA["link_series"]},

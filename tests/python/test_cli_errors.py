@@ -39,6 +39,7 @@ BAD_SCENARIOS = [
     ("lift-protection", _edit('cc = "newreno"', 'cc = "newreno"\nipsec = { lift = true, self_protection = { probes = 0 } }'),
      ["self_protection.probes"]),
     ("web-with-size", _edit('cc = "newreno"', 'cc = "newreno"\nweb = { pages = 2 }'), ["size", "web"]),
+    ("max-events-zero", _edit('seed = 1', 'seed = 1\nmax_events_per_instant = 0'), ["scenario.max_events_per_instant"]),
     ("zero-window", _edit('cc = "newreno"', 'cc = "newreno"\ntcp = { zero_window = "stop" }'), ["zero_window"]),
     ("wlan-value", _edit('[[flow]]', '[[wlan]]\nname = "air"\nap = "src"\nstations = ["dst"]\ncw_min = 64\ncw_max = 31\n\n[[flow]]'),
      ["cw_min"]),
@@ -128,3 +129,20 @@ def test_real_process_exit_code(tmp_path: Path, small_toml: Path, case_id, edit,
     assert proc.stdout == ""
     assert proc.stderr.startswith("hetpath: error: ") and proc.stderr.count("\n") == 1, proc.stderr
     assert bad.name in proc.stderr
+
+
+def test_a_run_whose_time_stops_advancing_is_a_run_error_naming_what_ran(tmp_path: Path) -> None:
+    """Past `max_events_per_instant` events at one instant the run stops: one line, exit 1."""
+    flows = "".join(f'[[flow]]\nname = "f{i}"\nfrom = "a"\nto = "b"\nsize = "300B"\n' for i in range(5000))
+    path = tmp_path / "burst.toml"
+    path.write_text('[scenario]\nname = "burst"\nduration = "10s"\nmax_events_per_instant = 100\n'
+                    '[[node]]\nname = "a"\n[[node]]\nname = "b"\n'
+                    '[[link]]\nname = "l"\na = "a"\nb = "b"\nrate = "10Mbps"\ndelay = "10ms"\n' + flows)
+    proc = subprocess.run([sys.executable, "-m", "hetpath", "run", str(path), "-q"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("hetpath: error: "), lines[0]
+    assert "stopped advancing at 0.000000000 s" in lines[0] and "max_events_per_instant" in lines[0]
+    assert "by flow 'f" in lines[0], lines[0]

@@ -141,3 +141,28 @@ def test_sctp_flow_runs_and_reports(tmp_path: Path, small_toml: Path) -> None:
     table = invoke(["run", str(scenario)], env={"COLUMNS": "140"})
     assert table.exit_code == 0, table.stderr
     assert "sctp" in table.stdout
+
+
+def test_a_node_s_own_drops_reach_the_summary_the_tables_and_the_trace(tmp_path: Path) -> None:
+    """A path of 65 hops: every packet's TTL of 64 runs out at n64, and that shows."""
+    text = '[scenario]\nname = "chain"\nduration = "5s"\n'
+    text += "".join(f'[[node]]\nname = "n{i}"\n' for i in range(66))
+    text += "".join(f'[[link]]\nname = "l{i}"\na = "n{i - 1}"\nb = "n{i}"\nrate = "10Mbps"\ndelay = "1ms"\n'
+                    for i in range(1, 66))
+    text += '[[flow]]\nname = "f"\nfrom = "n0"\nto = "n65"\nsize = "10kB"\n'
+    path, out, trace = tmp_path / "chain.toml", tmp_path / "res", tmp_path / "trace.csv"
+    path.write_text(text)
+    result = invoke(["run", str(path), "--out", str(out), "--no-plots", "--trace", str(trace)],
+                    env={"COLUMNS": "140"})
+    assert result.exit_code == 0, result.stderr
+    assert "node drops" in result.stdout and "TTL expired" in result.stdout
+    nodes = json.loads((out / "summary.json").read_text())["nodes"]
+    assert [n["name"] for n in nodes] == [f"n{i}" for i in range(66)]
+    dropped = {n["name"]: n["ttl_drops"] for n in nodes if n["ttl_drops"]}
+    assert list(dropped) == ["n64"] and dropped["n64"] >= 1
+    assert all(n["no_route_drops"] == 0 for n in nodes)
+    assert (out / "nodes.csv").read_text().splitlines()[0] == "seed,name,ttl_drops,no_route_drops"
+    rows = [line.split(",") for line in trace.read_text().splitlines()[1:]]
+    expired = [r for r in rows if r[1] == "node.ttl_expired"]
+    assert len(expired) == dropped["n64"] and all(r[2] == "n64" and r[3] == "f" for r in expired)
+

@@ -112,6 +112,9 @@ fn run(
     if let Some(e) = failure {
         return Err(e);
     }
+    if let Some(e) = sim.failure() {
+        return Err(SimulationError::new_err(e.to_string()));
+    }
     if !finished {
         return Err(SimulationError::new_err("the run was stopped early"));
     }

@@ -101,6 +101,18 @@ impl LinkResult {
     }
 }
 
+/// What a node dropped itself, where no link lost the packet: one row per node, in file
+/// order. A link's own losses are in its `LinkResult`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct NodeResult {
+    pub name: String,
+    /// Packets whose TTL ran out here (a path longer than the TTL allows, a loop).
+    pub ttl_drops: u64,
+    /// Packets this node had no route for (a mobile host between stations, a machine
+    /// sending where no link leads).
+    pub no_route_drops: u64,
+}
+
 /// One leg of a flow: a TCP connection that carries the flow's data over part of its path
 /// (`sim/legs.rs`). A flow between two hosts has one; each split PEP on its path adds one.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -159,6 +171,8 @@ pub struct Summary {
     pub events: u64,
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
+    /// Every node's own drops (TTL, no route), in file order.
+    pub nodes: Vec<NodeResult>,
     /// The counters of link layers below IP (ESW cells and ARQ), per direction.
     pub link_counters: Vec<LinkCounterResult>,
     /// Every flow's legs, flow by flow, in path order.
@@ -195,6 +209,7 @@ pub fn schema() -> Vec<(&'static str, Vec<String>)> {
         ("flow", keys_of::<FlowResult>()),
         ("page", keys_of::<PageResult>()),
         ("link", keys_of::<LinkResult>()),
+        ("node", keys_of::<NodeResult>()),
         ("link_counter", keys_of::<LinkCounterResult>()),
         ("leg", keys_of::<LegResult>()),
         ("machine", keys_of::<MachineResult>()),
@@ -351,6 +366,7 @@ mod tests {
             flows: vec![FlowResult::default()],
             pages: vec![PageResult::default()],
             links: vec![LinkResult::default()],
+            nodes: vec![NodeResult::default()],
             legs: vec![LegResult::default()],
             machines: vec![MachineResult::default()],
             ..Summary::default()
@@ -362,6 +378,7 @@ mod tests {
         assert_eq!(keys(&v["flows"][0]), keys_of::<FlowResult>());
         assert_eq!(keys(&v["pages"][0]), keys_of::<PageResult>());
         assert_eq!(keys(&v["links"][0]), keys_of::<LinkResult>());
+        assert_eq!(keys(&v["nodes"][0]), keys_of::<NodeResult>());
         assert_eq!(keys(&v["legs"][0]), keys_of::<LegResult>());
         assert_eq!(keys(&v["machines"][0]), keys_of::<MachineResult>());
     }

@@ -4,8 +4,9 @@
 //!
 //! Sources: the machines' events through the contract (`machine::Event`: TCP state,
 //! fast retransmits, timeouts, ILC-TCP freezes and restores, deliveries), the signals
-//! published on a node (cross-layer: link and IP state, association, so handoffs), and
-//! the links (queue drops, channel and outage losses, a direction going down or up).
+//! published on a node (cross-layer: link and IP state, association, so handoffs), the
+//! links (queue drops, channel and outage losses, a direction going down or up), and the
+//! nodes (packets whose TTL ran out, or with no route on).
 
 use crate::ids::{DirId, FlowId, NodeId};
 use hetpath_proto::crosslayer::Signal;
@@ -23,6 +24,15 @@ pub enum Loss {
     Outage,
 }
 
+/// Why a node dropped a packet itself, where no link lost it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeDrop {
+    /// Its TTL ran out on the way through (RFC 791 section 3.2, "Time to Live").
+    Ttl,
+    /// The node had no route toward its destination.
+    NoRoute,
+}
+
 /// One thing that happened.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum TraceEvent {
@@ -36,6 +46,8 @@ pub enum TraceEvent {
     IdealLoss,
     Signal(Signal),
     Lost(Loss),
+    /// A node dropped a packet (its `ttl_drops` or `no_route_drops`).
+    Dropped(NodeDrop),
     LinkDown,
     LinkUp,
 }
@@ -90,6 +102,8 @@ impl TraceEvent {
             TraceEvent::Lost(Loss::Queue) => "link.queue_drop",
             TraceEvent::Lost(Loss::Channel) => "link.channel_loss",
             TraceEvent::Lost(Loss::Outage) => "link.outage_loss",
+            TraceEvent::Dropped(NodeDrop::Ttl) => "node.ttl_expired",
+            TraceEvent::Dropped(NodeDrop::NoRoute) => "node.no_route",
             TraceEvent::LinkDown => "link.down",
             TraceEvent::LinkUp => "link.up",
         }

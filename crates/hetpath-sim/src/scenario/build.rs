@@ -157,6 +157,16 @@ pub fn build_warned(
     let seed = seed.unwrap_or(sc.seed);
     let mut sim = Simulation::new(&sc.name, seed, sc.duration.0, sample);
     sim.stop_when_done = sc.stop_when_done;
+    match sc.max_events_per_instant {
+        Some(0) => {
+            return Err(err(
+                "scenario.max_events_per_instant".into(),
+                "must be at least 1".into(),
+            ))
+        }
+        Some(n) => sim.max_events_per_instant = n,
+        None => {}
+    }
 
     if s.nodes.len() < 2 {
         return Err(err(

@@ -136,6 +136,9 @@ pub struct ScenarioSection {
     /// Most time-series rows a run may keep (duration / sample_interval x (flows + link
     /// directions)); a larger run is an error up front, not an out-of-memory abort.
     pub max_samples: Option<u64>,
+    /// Most events that may run at one instant before the run stops with an error naming
+    /// what spins (`sim/watchdog.rs`).
+    pub max_events_per_instant: Option<u64>,
     /// Free text: where the scenario comes from, what it reproduces.
     pub description: Option<String>,
 }

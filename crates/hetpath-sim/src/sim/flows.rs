@@ -242,16 +242,21 @@ impl Simulation {
         }
     }
 
-    /// Every flow has a size and has completed (the receiver has every byte and the
-    /// sender knows it) or aborted; a web flow, its pages.
-    pub(super) fn all_done(&self) -> bool {
-        self.flows.iter().all(|f| {
+    /// The first flow from index `from` on that is not done, or the number of flows if
+    /// all are. Done: it has a size and has completed (the receiver has every byte and the
+    /// sender knows it) or aborted; a web flow, its pages. A flow done stays done, so the
+    /// run loop starts each search where the last one stopped, rather than going over
+    /// every flow after every event.
+    pub(super) fn first_unfinished(&self, from: usize) -> usize {
+        let done = |f: &Flow| {
             if let Some(w) = &f.web {
                 return w.done() || f.aborted;
             }
             let done = f.completion.is_some() && f.sender_done.is_some();
             f.params.size.is_some() && (done || f.aborted)
-        })
+        };
+        let rest = self.flows.get(from..).unwrap_or_default();
+        from + rest.iter().take_while(|f| done(f)).count()
     }
 
     /// In-order bytes the flow's receiving application has.

@@ -4,7 +4,7 @@
 use super::routes::Routes;
 use super::{DirId, MachineId, NodeId, Simulation};
 use crate::link::{Frame, FrameKey};
-use crate::trace::{Loss, TraceEvent};
+use crate::trace::{Loss, NodeDrop, TraceEvent};
 use hetpath_proto::machine::{At, Verdict, Via};
 use hetpath_proto::{Addr, Dur};
 
@@ -115,11 +115,11 @@ impl Simulation {
         if p.ip.dst == node_addr(node) {
             return self.deliver_local(node, k, None);
         }
+        // RFC 1812 section 5.3.1: a router decrements the TTL and discards a packet
+        // whose TTL reaches zero.
         p.ip.ttl = p.ip.ttl.saturating_sub(1);
         if p.ip.ttl == 0 {
-            self.frames.discard(k);
-            self.no_route_drops += 1;
-            return;
+            return self.dropped_at(node, k, NodeDrop::Ttl);
         }
         self.forward(node, k, size);
     }
@@ -140,18 +140,32 @@ impl Simulation {
     #[inline]
     pub(super) fn forward(&mut self, node: NodeId, k: FrameKey, size: Option<u32>) {
         let hop = self.next_hop_to(node, self.frames[k].packet.ip.dst);
-        self.leave_by(hop, k, size);
+        self.leave_by(node, hop, k, size);
     }
 
-    /// The packet leaves by `hop`, or is dropped for want of a route.
+    /// The packet leaves `node` by `hop`, or is dropped there for want of a route.
     #[inline]
-    fn leave_by(&mut self, hop: Option<DirId>, k: FrameKey, size: Option<u32>) {
+    fn leave_by(&mut self, node: NodeId, hop: Option<DirId>, k: FrameKey, size: Option<u32>) {
         let Some(d) = hop else {
-            self.frames.discard(k);
-            self.no_route_drops += 1;
-            return;
+            return self.dropped_at(node, k, NodeDrop::NoRoute);
         };
         self.depart(d, k, size);
+    }
+
+    /// `node` drops the packet itself (no link lost it): counted against the node for the
+    /// summary's `nodes`, and traced.
+    #[cold]
+    fn dropped_at(&mut self, node: NodeId, k: FrameKey, why: NodeDrop) {
+        if self.trace.is_some() {
+            let flow = self.flow_of(&self.frames[k].packet);
+            self.record(TraceEvent::Dropped(why), node, flow, None);
+        }
+        self.frames.discard(k);
+        let n = &mut self.nodes[node.index()];
+        match why {
+            NodeDrop::Ttl => n.ttl_drops += 1,
+            NodeDrop::NoRoute => n.no_route_drops += 1,
+        }
     }
 
     /// A machine's packet leaves its node as it asked, by `hop` (`hop_of` its `via`);
@@ -170,7 +184,7 @@ impl Simulation {
             // between layers of one node (APOHN's booster answers its TCP)
             return self.deliver_local(node, k, Some(m));
         }
-        self.leave_by(hop, k, size);
+        self.leave_by(node, hop, k, size);
     }
 
     /// The link direction `via` a packet would leave by (for a machine's flow control).

@@ -424,7 +424,19 @@ impl Simulation {
         self.scratch = events;
         let slot = &mut self.machines[m.index()];
         if let Owned::Host(h) = &mut slot.machine {
+            let held = slot.blocked.is_some();
             while let Some((c, t)) = h.poll_armed() {
+                if held && t <= now {
+                    // As for any machine below: a connection's due work while its host
+                    // is held at a full queue is sending (the ACK its delayed-ACK timer
+                    // asked for), and that queue's next transmission wakes the host. An
+                    // entry queued at `now` would fire, be armed again by
+                    // `settle_waiting`, and fire again without end at this instant. It
+                    // is taken here instead, so that the connection's later deadlines
+                    // are armed anew once it has sent.
+                    h.handle_conn_timeout(t, c);
+                    continue;
+                }
                 slot.conn_timers.arm(&mut self.q, c, t, Ev::ConnTimer(m, c));
             }
             return;

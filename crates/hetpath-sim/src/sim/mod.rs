@@ -16,6 +16,8 @@
 //! - `mobility.rs`: the mobile host's association and its wireless links;
 //! - `report.rs`: time series samples and the summary;
 //! - `tracing.rs`: what the event trace records of machines' events and lost packets;
+//! - `watchdog.rs`: the run stopped, naming what spins, when simulated time stops
+//!   advancing;
 //! - `web.rs`: web flows: a browser's pages over the hosts' TCP connections;
 //! - `web_sctp.rs`: web flows over the streams of one SCTP association (reached through
 //!   the machine contract's `MessagePort`);
@@ -33,6 +35,7 @@ mod mobility;
 mod report;
 mod routes;
 mod tracing;
+mod watchdog;
 mod web;
 mod web_sctp;
 mod wlan;
@@ -50,6 +53,7 @@ use crate::trace::{Loss, Trace, TraceEvent};
 use hetpath_proto::{Dur, Time};
 use machines::Slot;
 use std::collections::HashMap;
+pub use watchdog::{RunError, Stall, DEFAULT_MAX_EVENTS_PER_INSTANT};
 
 /// What the event queue holds.
 #[derive(Debug, Clone, Copy)]
@@ -166,6 +170,9 @@ struct Node {
     machines: Vec<MachineId>,
     arrival: Vec<MachineId>,
     local: Vec<MachineId>,
+    /// Packets dropped here, not by a link: their TTL ran out, or no route led on.
+    ttl_drops: u64,
+    no_route_drops: u64,
 }
 
 pub struct Simulation {
@@ -212,7 +219,6 @@ pub struct Simulation {
     next_uid: u64,
     /// SPIs handed out so far.
     spis: u32,
-    no_route_drops: u64,
     /// Built on first use; reset when a node, link or the mobile host is added.
     routes: std::cell::OnceCell<routes::Routes>,
     started: bool,
@@ -220,6 +226,10 @@ pub struct Simulation {
     pub stop_when_done: bool,
     /// Record the time series (off for sweeps, which need only the summary).
     pub sampling: bool,
+    /// Events that may run without simulated time advancing (`watchdog.rs`).
+    pub max_events_per_instant: u64,
+    /// Why the run stopped, if it failed (`run` returned false).
+    failure: Option<RunError>,
     /// The mobile host, if the scenario has one (see `mobility.rs`).
     mobile: Option<MobileHost>,
     /// The received power of the frame being shown to the mobile host's machines.
@@ -262,11 +272,12 @@ impl Simulation {
             series: Series::default(),
             next_uid: 0,
             spis: 0,
-            no_route_drops: 0,
             routes: std::cell::OnceCell::new(),
             started: false,
             stop_when_done: false,
             sampling: true,
+            max_events_per_instant: DEFAULT_MAX_EVENTS_PER_INSTANT,
+            failure: None,
             mobile: None,
             frame_power: None,
             trace: None,
@@ -303,6 +314,8 @@ impl Simulation {
             machines: Vec::new(),
             arrival: Vec::new(),
             local: Vec::new(),
+            ttl_drops: 0,
+            no_route_drops: 0,
         });
         self.routes.take();
         NodeId(self.nodes.len() as u32 - 1)
@@ -368,23 +381,39 @@ impl Simulation {
         }
     }
 
-    /// Runs until the end time. `progress` may stop it early (then `false` is returned).
+    /// Runs until the end time. `progress` may stop it early, and the run fails if
+    /// simulated time stops advancing (`max_events_per_instant`); either way `false` is
+    /// returned, and `failure` says why it failed.
     pub fn run(&mut self, progress: Progress) -> bool {
         self.start();
         let step = Dur((self.end.0 / 100).max(1));
         let mut next_report = Time::ZERO + step;
         let mut left = PROGRESS_EVENTS;
+        // The watchdog: the instant last seen at a progress check, and the events run
+        // when it was first seen (fewer events than ran there: never a false alarm).
+        let mut instant = (Time::ZERO, self.q.executed());
+        // Flows before this one are done (`first_unfinished`).
+        let mut unfinished = 0;
         while let Some((now, ev)) = self.q.pop_until(self.end) {
             self.dispatch(now, ev);
-            if self.stop_when_done && self.all_done() {
-                progress(self.end, self.end);
-                return true;
+            if self.stop_when_done {
+                unfinished = self.first_unfinished(unfinished);
+                if unfinished == self.flows.len() {
+                    progress(self.end, self.end);
+                    return true;
+                }
             }
             left -= 1;
             if now >= next_report || left == 0 {
                 left = PROGRESS_EVENTS;
                 if now >= next_report {
                     next_report = now + step;
+                }
+                if now > instant.0 {
+                    instant = (now, self.q.executed());
+                } else if self.q.executed() - instant.1 > self.max_events_per_instant {
+                    self.failure = Some(self.stalled(now, self.max_events_per_instant));
+                    return false;
                 }
                 if !progress(now, self.end) {
                     return false;
@@ -472,6 +501,10 @@ impl Simulation {
 
     pub fn now(&self) -> Time {
         self.q.now()
+    }
+    /// Why the run failed, if it did (`run` then returned false).
+    pub fn failure(&self) -> Option<&RunError> {
+        self.failure.as_ref()
     }
     pub fn events_executed(&self) -> u64 {
         self.q.executed()

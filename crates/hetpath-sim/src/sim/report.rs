@@ -5,7 +5,8 @@ use super::flows::{Flow, FlowTransport};
 use super::machines::Owned;
 use super::{DirId, Simulation};
 use crate::results::{
-    FlowResult, LegResult, LinkCounterResult, LinkResult, MachineResult, PageResult, Summary,
+    FlowResult, LegResult, LinkCounterResult, LinkResult, MachineResult, NodeResult, PageResult,
+    Summary,
 };
 use hetpath_proto::tcp::State;
 use hetpath_proto::Time;
@@ -59,6 +60,18 @@ impl Simulation {
             }
         }
         out
+    }
+
+    /// Every node's own drops, in the order the nodes were added.
+    fn node_results(&self) -> Vec<NodeResult> {
+        self.nodes
+            .iter()
+            .map(|n| NodeResult {
+                name: n.name.clone(),
+                ttl_drops: n.ttl_drops,
+                no_route_drops: n.no_route_drops,
+            })
+            .collect()
     }
 
     /// Every flow's legs, flow by flow, in path order.
@@ -162,6 +175,7 @@ impl Simulation {
             events: self.q.executed(),
             flows,
             links,
+            nodes: self.node_results(),
             link_counters,
             legs: self.leg_results(),
             pages,
