@@ -42,7 +42,7 @@ fn validate(text: &str, path: &str) -> PyResult<()> {
 
 /// Parses, runs and summarises a scenario. See python/hetpath/_bridge.py for the contract.
 #[pyfunction]
-#[pyo3(signature = (text, path, seed=None, pcap_dir=None, progress=None, series=true, trace=false))]
+#[pyo3(signature = (text, path, seed=None, pcap_dir=None, progress=None, series=true, trace=false, check=false))]
 #[allow(clippy::too_many_arguments)] // the Python function's keyword arguments
 fn run(
     py: Python<'_>,
@@ -53,11 +53,13 @@ fn run(
     progress: Option<Py<PyAny>>,
     series: bool,
     trace: bool,
+    check: bool,
 ) -> PyResult<Py<PyDict>> {
     let mut sim = scenario::load_with(text, path, seed, series).map_err(scenario_err)?;
     if trace {
         sim.enable_trace();
     }
+    sim.check = check;
     let captures =
         match pcap_dir {
             Some(d) => Some(capture::attach(&mut sim, Path::new(d)).map_err(|e| {
@@ -106,6 +108,8 @@ fn run(
     if !finished {
         return Err(SimulationError::new_err("the run was stopped early"));
     }
+    sim.checked()
+        .map_err(|v| SimulationError::new_err(format!("{path}: {v}")))?;
     let summary = sim.summary(wall);
     let out = PyDict::new(py);
     out.set_item("summary", summary.to_json())?;
