@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import os
 from types import ModuleType
 from typing import Any, Callable, Iterator, Optional
 
@@ -70,17 +71,23 @@ def run_text(
     series: bool = True,
     trace: bool = False,
     warn: Optional[WarnFn] = None,
+    check: Optional[bool] = None,
 ) -> dict[str, Any]:
     """Run a scenario given as TOML text; ``path`` names it in error messages.
 
     ``series=False`` skips the time series (faster, less memory: for sweeps);
     ``trace=True`` adds the event trace as columns under ``"trace"``; ``warn(line)`` is
-    called with each of the loader's warnings before the run starts. The result's
-    ``"warnings"`` lists them too.
+    called with each of the loader's warnings before the run starts (the result's
+    ``"warnings"`` lists them too); ``check=True`` checks the run's invariants at its end
+    (a violation is a ``SimulationError``); ``None`` checks them if the environment
+    variable ``HETPATH_CHECK`` is set and not ``0`` (how ``--check`` reaches a sweep's
+    workers, and how the tests turn them on).
     """
     check_seed(seed, path)
-    # The fake core of the tests knows neither a trace nor warnings.
-    extra: dict[str, Any] = {"trace": True} if trace else {}
+    if check is None:
+        check = checks_on()
+    # The fake core of the tests knows none of these keywords.
+    extra: dict[str, Any] = {**({"trace": True} if trace else {}), **({"check": True} if check else {})}
     if warn is not None:
         extra["warn"] = warn
     with translated():
@@ -90,6 +97,21 @@ def run_text(
     raw["summary"] = json.loads(raw["summary"])
     raw["warnings"] = list(raw.get("warnings") or [])
     return raw
+
+
+#: The environment variable that turns the run-time checks on in every run of the
+#: process and of the workers it starts (``hetpath run --check`` and the test suite).
+CHECK_ENV = "HETPATH_CHECK"
+
+
+def checks_on() -> bool:
+    """Whether ``HETPATH_CHECK`` asks for the run-time checks."""
+    return os.environ.get(CHECK_ENV, "0") not in ("", "0")
+
+
+def enable_checks() -> None:
+    """Turn the run-time checks on for every later run of this process and its workers."""
+    os.environ[CHECK_ENV] = "1"
 
 
 def check_seed(seed: Any, where: str) -> None:

@@ -29,6 +29,7 @@ def run(
     pcap_dir: Optional[PathLike] = None,
     progress: Optional[_bridge.ProgressFn] = None,
     trace: bool = False,
+    check: Optional[bool] = None,
 ) -> Result:
     """Simulate ``scenario`` and return its :class:`Result`.
 
@@ -37,7 +38,10 @@ def run(
     one ``<index>_<link>_<from>-<to>.pcap`` per link direction.  ``progress(sim_s,
     end_s)`` is called at most every 50 ms of wall time; an exception it raises
     (e.g. KeyboardInterrupt) stops the run and propagates.  ``trace=True`` keeps
-    the typed event trace (``Result.trace``).
+    the typed event trace (``Result.trace``).  ``check=True`` checks the run's
+    invariants at its end (conservation of packets per link direction, bytes per
+    connection, no event in the past; docs/guide.md, "Run-time checks"); ``None``
+    follows the environment variable ``HETPATH_CHECK``.
 
     Raises ``ScenarioError`` for invalid input (a seed outside 0..2^64-1, a file that
     cannot be read), ``OutputError`` for an unusable ``pcap_dir`` and
@@ -47,9 +51,10 @@ def run(
         # Its errors name the Python call and argument, not a line of the TOML made from it.
         with scenario.python_errors():
             return run_text(scenario.to_toml(), scenario.source_name(), seed=seed, pcap_dir=pcap_dir,
-                            progress=progress, trace=trace)
+                            progress=progress, trace=trace, check=check)
     text, source = read_scenario_file(scenario), str(scenario)
-    return run_text(text, source, seed=seed, pcap_dir=pcap_dir, progress=progress, trace=trace)
+    return run_text(text, source, seed=seed, pcap_dir=pcap_dir, progress=progress, trace=trace,
+                    check=check)
 
 
 def run_text(
@@ -62,6 +67,7 @@ def run_text(
     series: bool = True,
     trace: bool = False,
     warn: Optional[_bridge.WarnFn] = None,
+    check: Optional[bool] = None,
 ) -> Result:
     """Like :func:`run` for TOML text already in memory; ``source`` names it in errors.
 
@@ -69,6 +75,7 @@ def run_text(
     ``series=False`` skips the time series (the result's series are then empty).
     ``warn(line)`` hears each of the loader's warnings before the run starts; they are
     in ``Result.warnings`` either way.
+    ``check`` as in :func:`run`.
     """
     pcap: Optional[str] = None
     if pcap_dir is not None:
@@ -81,7 +88,7 @@ def run_text(
         pcap = str(pcap_dir)
     started = now_utc()
     raw = _bridge.run_text(text, source, seed=seed, pcap_dir=pcap, progress=progress, series=series,
-                           trace=trace, warn=warn)
+                           trace=trace, warn=warn, check=check)
     raw["provenance"] = provenance(text, source, raw["summary"]["seed"], started, now_utc())
     raw["scenario_text"] = text
     return Result(raw)

@@ -32,6 +32,11 @@ import pytest
 DATA = Path(__file__).parent / "data"
 sys.path.insert(0, str(Path(__file__).parent))
 
+# Every run of the suite checks the engine's run-time invariants (docs/guide.md, "Run-time
+# checks"), in this process and in the workers and CLI processes it starts, unless the
+# environment already says otherwise (HETPATH_CHECK=0).
+os.environ.setdefault("HETPATH_CHECK", "1")
+
 from helpers import live_verdict  # noqa: E402 (the path above)
 from reproductions import QuickRun, run_quick  # noqa: E402
 
@@ -74,6 +79,7 @@ def _install_fake(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     import hetpath
 
     fake = importlib.reload(fake_core)
+    monkeypatch.delenv("HETPATH_CHECK", raising=False)  # the stand-in checks nothing
     monkeypatch.setitem(sys.modules, "hetpath._core", fake)
     monkeypatch.setattr(hetpath, "_core", fake, raising=False)
     return fake

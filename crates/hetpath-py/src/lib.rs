@@ -42,7 +42,7 @@ fn validate(text: &str, path: &str) -> PyResult<Vec<String>> {
 
 /// Parses, runs and summarises a scenario. See python/hetpath/_bridge.py for the contract.
 #[pyfunction]
-#[pyo3(signature = (text, path, seed=None, pcap_dir=None, progress=None, series=true, trace=false, warn=None))]
+#[pyo3(signature = (text, path, seed=None, pcap_dir=None, progress=None, series=true, trace=false, warn=None, check=false))]
 #[allow(clippy::too_many_arguments)] // the Python function's keyword arguments
 fn run(
     py: Python<'_>,
@@ -54,6 +54,7 @@ fn run(
     series: bool,
     trace: bool,
     warn: Option<Py<PyAny>>,
+    check: bool,
 ) -> PyResult<Py<PyDict>> {
     let loaded = scenario::load_warned(text, path, seed, series).map_err(scenario_err)?;
     let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
@@ -67,6 +68,7 @@ fn run(
     if trace {
         sim.enable_trace();
     }
+    sim.check = check;
     let captures =
         match pcap_dir {
             Some(d) => Some(capture::attach(&mut sim, Path::new(d)).map_err(|e| {
@@ -113,11 +115,13 @@ fn run(
         return Err(e);
     }
     if let Some(e) = sim.failure() {
-        return Err(SimulationError::new_err(e.to_string()));
+        return Err(SimulationError::new_err(format!("{path}: {e}")));
     }
     if !finished {
         return Err(SimulationError::new_err("the run was stopped early"));
     }
+    sim.checked()
+        .map_err(|v| SimulationError::new_err(format!("{path}: {v}")))?;
     let summary = sim.summary(wall);
     let out = PyDict::new(py);
     out.set_item("summary", summary.to_json())?;

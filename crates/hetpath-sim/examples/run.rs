@@ -1,14 +1,16 @@
 //! Runs a scenario file and prints the summary: `cargo run --release --example run -- FILE
-//! [SEED] [--trace]` (`--trace` keeps the event trace, to measure what it costs). The
+//! [SEED] [--trace] [--check]` (`--trace` keeps the event trace, to measure what it
+//! costs; `--check` checks the run's invariants at the end, exit status 1 if one fails). The
 //! user-facing command is the Python `hetpath run`; this is for engine work.
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let trace = args.iter().any(|a| a == "--trace");
-    args.retain(|a| a != "--trace");
+    let check = args.iter().any(|a| a == "--check");
+    args.retain(|a| a != "--trace" && a != "--check");
     let path = args
         .first()
-        .expect("usage: run FILE [SEED] [--trace]")
+        .expect("usage: run FILE [SEED] [--trace] [--check]")
         .clone();
     let seed = args.get(1).map(|s| s.parse().expect("seed"));
     let text = std::fs::read_to_string(&path).expect("read scenario");
@@ -22,6 +24,7 @@ fn main() {
     if trace {
         sim.enable_trace();
     }
+    sim.check = check;
     let t0 = std::time::Instant::now();
     if !sim.run(&mut |_, _| true) {
         if let Some(e) = sim.failure() {
@@ -62,5 +65,9 @@ fn main() {
     }
     if let Some(t) = sim.trace() {
         println!("  trace: {} events", t.len());
+    }
+    if let Err(v) = sim.checked() {
+        eprintln!("run: error: {v}");
+        std::process::exit(1);
     }
 }

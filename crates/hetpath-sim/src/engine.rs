@@ -313,7 +313,27 @@ pub struct Queue<E, P> {
     seq: u64,
     now: Time,
     executed: u64,
-    _event: std::marker::PhantomData<E>,
+    /// Events asked for before the clock (run at it instead), and the first of them.
+    past: Past<E>,
+}
+
+/// Events scheduled in the past: each is run at the current time, which no correct
+/// caller asks for; counted always (a comparison the clamp makes anyway), reported by
+/// the run's checks (`sim::invariants`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Past<E> {
+    pub count: u64,
+    /// The first: (the time asked for, the clock then, the event).
+    pub first: Option<(Time, Time, E)>,
+}
+
+impl<E> Default for Past<E> {
+    fn default() -> Self {
+        Past {
+            count: 0,
+            first: None,
+        }
+    }
 }
 
 impl<E, P: Pending<E>> Default for Queue<E, P> {
@@ -323,17 +343,42 @@ impl<E, P: Pending<E>> Default for Queue<E, P> {
             seq: 0,
             now: Time::ZERO,
             executed: 0,
-            _event: std::marker::PhantomData,
+            past: Past::default(),
         }
     }
 }
 
-impl<E, P: Pending<E>> Queue<E, P> {
-    /// Schedules `event` at `time`; a time in the past is clamped to now.
+impl<E: Copy, P: Pending<E>> Queue<E, P> {
+    /// `time`, or the clock if `time` is before it (noted as a past event).
+    #[inline(always)]
+    fn not_before_now(&mut self, time: Time, event: E) -> Time {
+        if time < self.now {
+            self.note_past(time, event)
+        } else {
+            time
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn note_past(&mut self, time: Time, event: E) -> Time {
+        self.past.count += 1;
+        if self.past.first.is_none() {
+            self.past.first = Some((time, self.now, event));
+        }
+        self.now
+    }
+
+    /// The events scheduled (or run in place) at a time before the clock so far.
+    pub fn past(&self) -> &Past<E> {
+        &self.past
+    }
+
+    /// Schedules `event` at `time`; a time in the past is run now, and noted (`past`).
     #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: E) {
         let key = Key {
-            time: time.max(self.now),
+            time: self.not_before_now(time, event),
             seq: self.seq,
         };
         self.pending.push(key, event);
@@ -352,7 +397,7 @@ impl<E, P: Pending<E>> Queue<E, P> {
     #[inline(always)]
     pub fn schedule_reserved(&mut self, time: Time, seq: u64, event: E) {
         debug_assert!(seq < self.seq, "sequence number not reserved");
-        let time = time.max(self.now);
+        let time = self.not_before_now(time, event);
         self.pending.push(Key { time, seq }, event);
     }
 
@@ -466,5 +511,21 @@ mod tests {
         assert_eq!(q.pop_until(Time(10)), Some((Time(10), 1)));
         q.schedule(Time(3), 2);
         assert_eq!(q.pop_until(Time::MAX), Some((Time(10), 2)));
+    }
+
+    /// An event asked for before the clock runs at it, and is noted: the first with the
+    /// time asked for and the clock then, and how many.
+    #[test]
+    fn notes_events_scheduled_in_the_past() {
+        let mut q = EventQueue::default();
+        q.schedule(Time(10), 'a');
+        q.pop_until(Time::MAX);
+        q.schedule(Time(10), 'b');
+        assert_eq!(q.past().count, 0, "at the clock is not in the past");
+        q.schedule(Time(4), 'c');
+        let seq = q.reserve_seq();
+        q.schedule_reserved(Time(2), seq, 'd');
+        assert_eq!(q.past().count, 2);
+        assert_eq!(q.past().first, Some((Time(4), Time(10), 'c')));
     }
 }

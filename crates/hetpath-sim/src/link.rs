@@ -68,6 +68,11 @@ impl Frames {
         FrameKey(k)
     }
 
+    /// Frames in the network: places taken and not freed.
+    pub fn live(&self) -> usize {
+        self.places.len() - self.free.len()
+    }
+
     /// The packet in place `k`, free or not: where a machine writes the packet it sends.
     pub fn packet_at(&mut self, k: FrameKey) -> &mut Packet {
         &mut self.places[k.0 as usize].packet
@@ -142,8 +147,22 @@ pub struct LinkStats {
     pub tx_bytes: u64,
     /// Lost by the channel, or on the wire when the link went down.
     pub lost_packets: u64,
+    /// Packets handed to the direction (queued, sent at once or dropped at the queue).
+    pub offered: u64,
+    /// Packets handed to the far node.
+    pub delivered: u64,
+    /// The part of `lost_packets` lost to an outage: on the wire or being serialised
+    /// when the direction went down, or queued when a wireless peer went away.
+    pub outage_losses: u64,
     #[serde(skip)]
     pub busy: Dur,
+}
+
+impl LinkStats {
+    /// `lost_packets` that the channel (or a link layer's retries) lost.
+    pub fn channel_losses(&self) -> u64 {
+        self.lost_packets.saturating_sub(self.outage_losses)
+    }
 }
 
 /// Generic over what it queues (`K`): the simulation's `FrameKey`s, or a live driver's
@@ -264,6 +283,10 @@ impl<K: Copy> LinkDir<K> {
     pub fn transmitting(&self) -> bool {
         self.transmitting.is_some()
     }
+    /// Packets it holds: queued, being serialised, or on the wire.
+    pub fn in_flight(&self) -> u64 {
+        (self.queue.len() + self.wire.len()) as u64 + self.transmitting.is_some() as u64
+    }
 
     /// Serialisation time of `bytes` at the IP rate: exactly `Dur::serialization`.
     fn tx_time(&self, bytes: u64) -> Dur {
@@ -285,6 +308,7 @@ impl<K: Copy> LinkDir<K> {
     /// drop) if the queue is full; the packet being serialised does not count against the
     /// limit.
     pub fn enqueue(&mut self, now: Time, p: K, size: u32) -> Result<Wakeups<K>, K> {
+        self.stats.offered += 1;
         if !self.has_room(size) {
             self.stats.drops += 1;
             return Err(p);
@@ -366,6 +390,7 @@ impl<K: Copy> LinkDir<K> {
         match self.wire.front() {
             Some(&(t, p, size)) if t <= now => {
                 self.wire.pop_front();
+                self.stats.delivered += 1;
                 (Some((p, size)), self.wire.front().map(|e| e.0))
             }
             _ => (None, None),
@@ -378,6 +403,7 @@ impl<K: Copy> LinkDir<K> {
         self.queue_bytes = 0;
         let lost: Vec<K> = self.queue.drain(..).map(|e| e.0).collect();
         self.stats.lost_packets += lost.len() as u64;
+        self.stats.outage_losses += lost.len() as u64;
         lost
     }
 
@@ -398,6 +424,7 @@ impl<K: Copy> LinkDir<K> {
                 .chain(self.transmitting.take())
                 .collect();
             self.stats.lost_packets += lost.len() as u64;
+            self.stats.outage_losses += lost.len() as u64;
             (Wakeups::default(), lost)
         } else {
             (self.try_start(now), Vec::new())

@@ -251,6 +251,15 @@ impl<P> Dcf<P> {
         self.stations[station].queue.len()
     }
 
+    /// The payloads `station` still holds: queued, or on the air and not yet handed up
+    /// (a frame handed up and awaiting its ACK holds none).
+    pub fn payloads(&self, station: usize) -> impl Iterator<Item = &P> {
+        self.stations[station]
+            .queue
+            .iter()
+            .filter_map(|q| q.payload.as_ref())
+    }
+
     /// When `on_event` has work.
     pub fn next_event(&self) -> Option<Time> {
         self.next

@@ -78,3 +78,19 @@ def _formats(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...
 format_option = click.option(
     "--format", "formats", multiple=True, default=("png",), callback=_formats, metavar="FMT",
     help="Figure file format: png, svg or pdf; repeat or separate by commas for several (default png).")
+
+
+def _enable_checks(_ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    """``--check`` turns the run-time checks on for every run of the command, the
+    workers' included (through ``HETPATH_CHECK``, which they inherit)."""
+    if value:
+        from .._bridge import enable_checks
+
+        enable_checks()
+    return value
+
+
+check_option = click.option(
+    "--check", is_flag=True, expose_value=False, callback=_enable_checks,
+    help="Check the run-time invariants (packets, bytes, event times) at the end of every run; "
+         "a violation fails the run. Also HETPATH_CHECK=1.")

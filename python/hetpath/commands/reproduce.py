@@ -17,7 +17,7 @@ from .. import outdir
 from ..errors import Terminated
 from ..store import FILE_NAME as STORE_FILE
 from ..store import ResultsStore
-from ._io import format_option
+from ._io import check_option, format_option
 from ._progress import TaskProgress
 from .sweep import console, jobs_option, seeds_option
 
@@ -80,6 +80,7 @@ def _grid_tables(findings: list, metric: str) -> list[Table]:
 @click.option("--scenarios", "scenarios_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
               metavar="DIR", help="The paper's scenario directory (default: scenarios/PAPER of this checkout).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or notes on stderr.")
+@check_option
 def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[int], jobs: Optional[int],
                       out_dir: Optional[Path], resume: bool, no_plots: bool, formats: tuple[str, ...],
                       scenarios_dir: Optional[Path], quiet: bool) -> None:

@@ -10,7 +10,7 @@ import click
 from .. import _bridge, _toml, outdir
 from ..result import summary_json
 from ..runner import run_text
-from ._io import format_option, safe_dirname, scenario_name, warning_line, writable_file
+from ._io import check_option, format_option, safe_dirname, scenario_name, warning_line, writable_file
 from ._progress import RunProgress
 
 DEFAULT_OUT_ROOT = Path("out")
@@ -47,6 +47,7 @@ def _check_seed(_ctx: click.Context, _param: click.Parameter, value: Optional[in
 @click.option("--trace", "trace_file", type=click.Path(path_type=Path), default=None, metavar="FILE",
               help="Write the typed event trace: .parquet (default format), .arrow or .csv.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no notes on stderr.")
+@check_option
 def run_command(
     file: Path,
     out_dir: Optional[Path],

@@ -22,6 +22,7 @@ from ..report import eng
 from ..result import json_safe
 from ..store import FILE_NAME as STORE_FILE
 from ..store import ResultsStore
+from ._io import check_option
 from ._progress import TaskProgress
 
 
@@ -106,6 +107,7 @@ def jobs_option(_ctx: click.Context, _param: click.Parameter, value: Optional[in
               help="Continue an interrupted sweep with the same --out: runs already stored are not run again.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON lines on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@check_option
 def sweep_command(file: Path, seeds: Optional[int], jobs: Optional[int], backend_name: str, address: Optional[str],
                   out_dir: Optional[Path], resume: bool, as_json: bool, quiet: bool) -> None:
     """Run the sweep described in FILE (see docs/guide.md, "Sweeps" and "Sweeps on a cluster")."""

@@ -477,4 +477,18 @@ impl Sender {
     pub fn bytes_acked(&self) -> u64 {
         self.snd_una.min(self.app_end) - 1
     }
+    /// Bytes the application wrote.
+    pub fn bytes_written(&self) -> u64 {
+        self.app_end - 1
+    }
+    /// Where in sequence space (the first data byte is 1) the acknowledged, the sent and
+    /// the written data end, the FIN counting as one byte once queued: each is at most
+    /// the next (a driver's run-time checks verify it).
+    pub fn sequence_ends(&self) -> (u64, u64, u64) {
+        (
+            self.snd_una,
+            self.snd_max,
+            self.app_end + self.fin_queued as u64,
+        )
+    }
 }

@@ -37,12 +37,25 @@ impl Simulation {
         Some(self.esw[e as usize].link.stats(side as usize))
     }
 
+    /// The datagrams direction `d`'s ESW link side holds (its backlog and ARQ window);
+    /// 0 for a direction that is not an ESW link's.
+    pub(super) fn esw_held(&self, d: DirId) -> u64 {
+        self.esw_of
+            .get(d.index())
+            .copied()
+            .flatten()
+            .map_or(0, |(e, side)| {
+                self.esw[e as usize].link.held(side as usize) as u64
+            })
+    }
+
     /// Direction `d` of ESW link `e` takes a packet (from `send_on`).
     pub(super) fn esw_offer(&mut self, e: u32, side: u8, d: DirId, f: Frame) {
         let now = self.q.now();
         let size = f.packet.size() as u64;
         // The tap sees a packet the link takes, as the link starts on it.
         let copy = self.dirs[d.index()].capture.is_some().then(|| f.clone());
+        self.dirs[d.index()].stats.offered += 1;
         match self.esw[e as usize].link.offer(now, side as usize, f) {
             Ok(mut out) => {
                 let dir = &mut self.dirs[d.index()];
@@ -143,7 +156,9 @@ impl Simulation {
             self.lost(f, d, Loss::Channel);
         }
         for (side, f) in out.delivered.drain(..) {
-            let to = self.dirs[dirs[side].index()].params.to;
+            let dir = &mut self.dirs[dirs[side].index()];
+            dir.stats.delivered += 1;
+            let to = dir.params.to;
             let k = self.frames.insert(f);
             self.receive(to, k, None);
         }

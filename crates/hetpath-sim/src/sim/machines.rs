@@ -57,6 +57,11 @@ pub(super) struct Slot {
 }
 
 impl Slot {
+    /// A packet of its waits in `frames` for room in a queue.
+    pub(super) fn is_blocked(&self) -> bool {
+        self.blocked.is_some()
+    }
+
     pub(super) fn host(&self) -> Option<&Host> {
         match &self.machine {
             Owned::Host(h) => Some(h),

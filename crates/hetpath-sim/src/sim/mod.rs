@@ -22,13 +22,15 @@
 //! - `web_sctp.rs`: web flows over the streams of one SCTP association (reached through
 //!   the machine contract's `MessagePort`);
 //! - `detach.rs`: a link taken out whole, with its outage schedule, for a driver on its
-//!   own clock (the live emulator).
+//!   own clock (the live emulator);
+//! - `invariants.rs`: the run-time checks (`hetpath run --check`).
 
 mod conn_timers;
 mod detach;
 mod esw;
 mod flows;
 mod forwarding;
+mod invariants;
 mod legs;
 mod machines;
 mod mobility;
@@ -44,6 +46,7 @@ pub use crate::ids::{DirId, FlowId, LinkId, MachineId, NodeId};
 pub use detach::{DetachError, DetachedDir, StateChange};
 pub use flows::{FlowParams, FlowTransport, Ipsec, TcpFlow};
 pub use forwarding::node_addr;
+pub use invariants::Violation;
 
 use crate::engine::{Bits, FrontHeap, Queue};
 use crate::link::{Frames, LinkDir, Wakeups};
@@ -240,6 +243,8 @@ pub struct Simulation {
     trace_flows: HashMap<(hetpath_proto::Endpoint, hetpath_proto::Endpoint), FlowId>,
     /// Every outage scheduled, (direction, down, up), for `detach_link`.
     outages: Vec<(DirId, Time, Time)>,
+    /// Check the run's invariants when it ends (`hetpath run --check`; `checked`).
+    pub check: bool,
 }
 
 impl Simulation {
@@ -283,6 +288,7 @@ impl Simulation {
             trace: None,
             trace_flows: HashMap::new(),
             outages: Vec::new(),
+            check: false,
         }
     }
 

@@ -95,6 +95,18 @@ impl Simulation {
             .collect()
     }
 
+    /// The packets of direction `d` in its WLAN's medium (queued, or on the air and not
+    /// yet handed up); 0 for a direction that is not a WLAN's.
+    pub(super) fn wlan_held(&self, d: DirId) -> u64 {
+        let Some(wd) = self.wlan_of.get(d.index()).copied().flatten() else {
+            return 0;
+        };
+        let dcf = &self.wlans[wd.w as usize].dcf;
+        dcf.payloads(wd.from as usize)
+            .filter(|(dir, _)| *dir == d)
+            .count() as u64
+    }
+
     /// Whether link direction `d` goes over a WLAN's medium.
     pub fn is_wlan(&self, d: DirId) -> bool {
         self.wlan_of.get(d.index()).is_some_and(|w| w.is_some())
@@ -123,6 +135,7 @@ impl Simulation {
     /// Direction `d`, over a WLAN, takes a packet (from `send_on`).
     pub(super) fn wlan_offer(&mut self, wd: WlanDir, d: DirId, f: Frame) {
         let now = self.q.now();
+        self.dirs[d.index()].stats.offered += 1;
         let wlan = &mut self.wlans[wd.w as usize];
         if wlan.dcf.queued(wd.from as usize) >= wlan.queue {
             self.dirs[d.index()].stats.drops += 1;
@@ -166,6 +179,7 @@ impl Simulation {
                     let air = p.data_time(f.packet.size()) + p.sifs + p.ack_time();
                     let dir = &mut self.dirs[d.index()];
                     dir.stats.busy = dir.stats.busy + air;
+                    dir.stats.delivered += 1;
                     let to = dir.params.to;
                     if !self.link_status[d.index()].is_empty() {
                         let from = self.wlan_of[d.index()].expect("a WLAN direction").from;

@@ -62,9 +62,13 @@ pub fn flow(name: &str, cc: &str, extra: &str) -> String {
     format!("[[flow]]\nname = \"{name}\"\nfrom = \"a\"\nto = \"b\"\ncc = \"{cc}\"\n{extra}\n")
 }
 
+/// Loads and runs a scenario with the run-time checks on (`Simulation::check`): a
+/// violated invariant fails the test.
 pub fn run(text: &str, seed: Option<u64>) -> (Summary, hetpath_sim::results::Series) {
     let mut sim = load(text, "test.toml", seed).unwrap_or_else(|e| panic!("{e}"));
+    sim.check = true;
     assert!(sim.run(&mut |_, _| true));
+    sim.checked().unwrap_or_else(|v| panic!("{v}"));
     (sim.summary(0.0), sim.series().clone())
 }
 

@@ -18,6 +18,7 @@ mod limits;
 mod loss_models;
 mod machine_contract;
 mod progress;
+mod random_topologies;
 mod satpep;
 mod scaling;
 mod scenario_errors;
