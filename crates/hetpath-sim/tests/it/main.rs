@@ -15,6 +15,7 @@ mod lift;
 mod limits;
 mod loss_models;
 mod machine_contract;
+mod mobile_queue;
 mod progress;
 mod satpep;
 mod scaling;
