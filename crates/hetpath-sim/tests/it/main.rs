@@ -29,3 +29,4 @@ mod trace;
 mod web;
 mod web_sctp;
 mod wlan;
+mod wlan_extremes;
