@@ -103,6 +103,9 @@ fn run(
     if let Some(e) = failure {
         return Err(e);
     }
+    if let Some(why) = sim.failure() {
+        return Err(SimulationError::new_err(why.to_string()));
+    }
     if !finished {
         return Err(SimulationError::new_err("the run was stopped early"));
     }

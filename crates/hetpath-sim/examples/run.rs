@@ -23,7 +23,10 @@ fn main() {
         sim.enable_trace();
     }
     let t0 = std::time::Instant::now();
-    sim.run(&mut |_, _| true);
+    if !sim.run(&mut |_, _| true) {
+        eprintln!("{path}: {}", sim.failure().unwrap_or("the run was stopped"));
+        std::process::exit(1);
+    }
     let s = sim.summary(t0.elapsed().as_secs_f64());
     println!(
         "{} seed={} sim={}s wall={:.3}s events={} ({:.1} M events/s)",

@@ -336,6 +336,13 @@ pub fn build(
             .map_err(at(&format!("agent[{i}]")))?;
     }
     check_agents(s, file, &sim, &names, &tcp_flows)?;
+    if let Some((from, to, n)) = sim.port_overcommit() {
+        let (a, b) = (sim.node_name(from), sim.node_name(to));
+        return Err(err(
+            "flow".into(),
+            format!("{n} bulk TCP flows (no size: they never close) from '{a}' to '{b}': a host has at most {} ephemeral ports toward one server port", crate::sim::EPHEMERAL_PORTS),
+        ));
+    }
     sim.sampling = series;
     if series {
         check_samples(s, &sim, sample).map_err(at("scenario"))?;

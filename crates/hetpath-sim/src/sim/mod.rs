@@ -39,7 +39,7 @@ mod wlan;
 
 pub use crate::ids::{DirId, FlowId, LinkId, MachineId, NodeId};
 pub use detach::{DetachError, DetachedDir, StateChange};
-pub use flows::{FlowParams, FlowTransport, Ipsec, TcpFlow};
+pub use flows::{FlowParams, FlowTransport, Ipsec, TcpFlow, EPHEMERAL_PORTS};
 pub use forwarding::node_addr;
 
 use crate::engine::{Bits, FrontHeap, Queue};
@@ -230,6 +230,8 @@ pub struct Simulation {
     trace_flows: HashMap<(hetpath_proto::Endpoint, hetpath_proto::Endpoint), FlowId>,
     /// Every outage scheduled, (direction, down, up), for `detach_link`.
     outages: Vec<(DirId, Time, Time)>,
+    /// Why the run stopped before its end, if something could not go on (`failure`).
+    failure: Option<String>,
 }
 
 impl Simulation {
@@ -272,6 +274,7 @@ impl Simulation {
             trace: None,
             trace_flows: HashMap::new(),
             outages: Vec::new(),
+            failure: None,
         }
     }
 
@@ -368,7 +371,8 @@ impl Simulation {
         }
     }
 
-    /// Runs until the end time. `progress` may stop it early (then `false` is returned).
+    /// Runs until the end time. `progress` may stop it early, or a failure (`failure`
+    /// says which); then `false` is returned.
     pub fn run(&mut self, progress: Progress) -> bool {
         self.start();
         let step = Dur((self.end.0 / 100).max(1));
@@ -378,7 +382,7 @@ impl Simulation {
             self.dispatch(now, ev);
             if self.stop_when_done && self.all_done() {
                 progress(self.end, self.end);
-                return true;
+                return self.failure.is_none();
             }
             left -= 1;
             if now >= next_report || left == 0 {
@@ -393,7 +397,7 @@ impl Simulation {
         }
         self.q.advance_to(self.end);
         progress(self.end, self.end);
-        true
+        self.failure.is_none()
     }
 
     fn dispatch(&mut self, now: Time, ev: Ev) {

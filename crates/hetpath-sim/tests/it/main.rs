@@ -8,6 +8,7 @@ mod capacity;
 mod capture;
 mod common;
 mod determinism;
+mod ephemeral_ports;
 mod esw_link;
 mod event_queue_candidates;
 mod ilc_tcp;
