@@ -16,6 +16,7 @@ mod lift;
 mod limits;
 mod loss_models;
 mod machine_contract;
+mod memory_by_state;
 mod mobile_queue;
 mod progress;
 mod satpep;
