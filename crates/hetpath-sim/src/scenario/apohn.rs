@@ -96,10 +96,13 @@ impl ApohnSpec {
         let buffer = self
             .buffer
             .unwrap_or(BoosterConfig::default().buffer as u64);
-        if buffer == 0 || buffer > MAX_BUFFER {
+        if buffer == 0 {
+            return Err(KeyError::new("buffer", "must be at least 1 packet"));
+        }
+        if buffer > MAX_BUFFER {
             return Err(KeyError::new(
                 "buffer",
-                format!("{buffer}: expected 1 to {MAX_BUFFER} datagrams"),
+                format!("{buffer} datagrams: at most {MAX_BUFFER}, which the booster holds in about half a gigabyte"),
             ));
         }
         let window = self.window_config()?;

@@ -64,13 +64,13 @@ fn apohn(buffer: &str) -> String {
 
 #[test]
 fn an_apohn_buffer_past_what_can_be_held_is_refused_at_load() {
-    for buffer in ["4294967296", "10000000", "1000001", "0"] {
+    for buffer in ["4294967296", "10000000", "1000001"] {
         let e = load(&apohn(buffer), "apohn.toml", None)
             .err()
             .unwrap_or_else(|| panic!("accepted buffer = {buffer}"))
             .to_string();
         assert!(
-            e.contains("apohn.toml") && e.contains("buffer") && e.contains("1 to 1000000"),
+            e.contains("apohn.toml") && e.contains("buffer") && e.contains("at most 1000000"),
             "{buffer}: {e}"
         );
     }
