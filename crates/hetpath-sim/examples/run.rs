@@ -27,10 +27,11 @@ fn main() {
     sim.check = check;
     let t0 = std::time::Instant::now();
     if !sim.run(&mut |_, _| true) {
-        if let Some(e) = sim.failure() {
-            eprintln!("{path}: {e}");
-            std::process::exit(1);
+        match sim.failure() {
+            Some(e) => eprintln!("{path}: {e}"),
+            None => eprintln!("{path}: the run was stopped"),
         }
+        std::process::exit(1);
     }
     let s = sim.summary(t0.elapsed().as_secs_f64());
     println!(

@@ -87,14 +87,19 @@ impl Default for DcfParams {
 }
 
 impl DcfParams {
-    /// Air time of `bytes` at `rate` after the PLCP preamble and header.
+    /// Air time of `bytes` at `rate` after the PLCP preamble and header: in 64 bits, or
+    /// in 128 (`Dur::serialization`, the same rounding) for a size that would overflow.
     fn air(&self, bytes: u32, rate: u64) -> Dur {
-        self.plcp + Dur((bytes as u64 * 8 * 1_000_000_000).div_ceil(rate))
+        let t = match (bytes as u64).checked_mul(8 * 1_000_000_000) {
+            Some(bits) => Dur(bits.div_ceil(rate)),
+            None => Dur::serialization(bytes as u64, rate),
+        };
+        self.plcp + t
     }
 
     /// Air time of a data frame whose body is `body` bytes.
     pub fn data_time(&self, body: u32) -> Dur {
-        self.air(body + self.mac_overhead, self.data_rate)
+        self.air(body.saturating_add(self.mac_overhead), self.data_rate)
     }
 
     pub fn ack_time(&self) -> Dur {
@@ -103,7 +108,7 @@ impl DcfParams {
 
     fn uses_rts(&self, body: u32) -> bool {
         self.rts_threshold
-            .is_some_and(|t| body + self.mac_overhead > t)
+            .is_some_and(|t| body.saturating_add(self.mac_overhead) > t)
     }
 
     fn eifs_time(&self) -> Dur {
@@ -377,7 +382,9 @@ impl<P> Dcf<P> {
     }
 
     /// Asks for the next event: the end of what is on the air, or the first countdown to
-    /// end.
+    /// end. A countdown that would end past the last representable instant never ends
+    /// (checked arithmetic: slot x count used to wrap round to a time no countdown ends
+    /// at); the loader's bound on the slot keeps every real run far from it.
     fn plan(&mut self) {
         self.next = match &self.state {
             State::Idle { grid } => self
@@ -385,7 +392,10 @@ impl<P> Dcf<P> {
                 .iter()
                 .filter_map(|s| s.backoff.map(|(start, left)| start + left as u64))
                 .min()
-                .map(|k| *grid + Dur(k * self.params.slot.0)),
+                .and_then(|k| k.checked_mul(self.params.slot.0))
+                .and_then(|d| grid.0.checked_add(d))
+                .filter(|&t| t < u64::MAX)
+                .map(Time),
             State::Success {
                 data_end,
                 delivered,
@@ -446,7 +456,12 @@ impl<P> Dcf<P> {
             self.senders = senders;
             return;
         }
-        let i = senders[0];
+        // No countdown ends at `now` (an event the medium did not ask for): nothing goes
+        // on the air, and `on_event` plans again.
+        let Some(&i) = senders.first() else {
+            self.senders = senders;
+            return;
+        };
         self.senders = senders;
         let body = self.stations[i].queue.front().expect("a frame").body;
         let handshake = if p.uses_rts(body) {

@@ -196,6 +196,45 @@ fn a_corrupted_frame_is_sent_again() {
     );
 }
 
+/// Slot times whose countdowns end past the last representable instant: such a
+/// countdown never ends (no event is asked for past `Time::MAX`) and nothing panics,
+/// whatever the seed; with the largest slot the loader allows, frames still get through.
+#[test]
+fn extreme_slot_times_neither_overflow_nor_panic() {
+    for slot in [u64::MAX / 3, u64::MAX / 40, 1 << 60, 1_000_000_000] {
+        for seed in 0..20 {
+            let p = DcfParams {
+                slot: Dur(slot),
+                cw_min: 1023,
+                cw_max: 65_535,
+                ..DcfParams::default()
+            };
+            let mut dcf = Dcf::new(p, 3, seed, "wlan");
+            for k in 0..4 {
+                dcf.enqueue(Time::ZERO, k % 2, 2, 1000, k);
+            }
+            let mut out = Vec::new();
+            let mut last = Time::ZERO;
+            for _ in 0..200 {
+                let Some(t) = dcf.next_event() else { break };
+                assert!(
+                    t >= last && t < Time::MAX,
+                    "slot {slot}, seed {seed}: {t:?}"
+                );
+                last = t;
+                dcf.on_event(t, &mut out);
+            }
+            if slot == 1_000_000_000 {
+                let acked = out
+                    .iter()
+                    .filter(|e| matches!(e, WlanEvent::Acked { .. }))
+                    .count();
+                assert!(acked > 0, "seed {seed}: {} events", out.len());
+            }
+        }
+    }
+}
+
 mod properties {
     use super::*;
     use crate::channel::{ChannelSpec, GilbertElliottSpec, InitialState};

@@ -20,7 +20,7 @@
 
 use crate::crosslayer::Signal;
 use crate::ids::IfaceId;
-use crate::machine::{At, Event, Hooks, Machine, NodeView, Transmit, Verdict, Via};
+use crate::machine::{At, Event, Hooks, LocalQueue, Machine, NodeView, Transmit, Verdict, Via};
 use crate::packet::{Addr, Body, MipMessage, Packet};
 use crate::time::{Dur, Time};
 use std::collections::VecDeque;
@@ -120,6 +120,13 @@ impl Machine for StationAgent {
             arrival: true,
             ..Hooks::default()
         }
+    }
+
+    /// Home and foreign agents are routers (RFC 3344 section 1.6): what they forward into
+    /// a full queue is dropped there and counted with the queue's drops, never held, so
+    /// `[mobile] queue` bounds the way to the host as any link's queue does.
+    fn handle_full_queue(&mut self, _now: Time, _packet: &Packet) -> LocalQueue {
+        LocalQueue::Drop
     }
 
     fn handle_packet(
@@ -274,6 +281,9 @@ impl MobileNode {
             id,
         };
         let p = Packet::new(self.cfg.home_addr, self.cfg.stations[s], Body::Mip(msg));
+        // A newer request supersedes one still waiting for room in the host's queue (only
+        // requests wait there), so what waits is one request, whatever the period.
+        self.out.clear();
         self.out.push_back(Transmit {
             packet: p,
             via: Via::Iface(IfaceId(s as u32)),
@@ -365,5 +375,61 @@ fn reply_to(req: MipMessage) -> MipMessage {
             id,
         },
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::NoNode;
+
+    fn cfg() -> MobileIpConfig {
+        MobileIpConfig {
+            home_addr: Addr(1),
+            stations: vec![Addr(10), Addr(11)],
+            home: 0,
+            advertise_every: Dur::from_nanos(1),
+        }
+    }
+
+    fn advert(agent: Addr) -> Packet {
+        Packet::new(
+            agent,
+            Addr(1),
+            Body::Mip(MipMessage::Advertisement { agent }),
+        )
+    }
+
+    /// A station agent forwards as a router: at a full queue its packet is dropped, so
+    /// nothing it forwards or advertises piles up inside it.
+    #[test]
+    fn a_station_agent_drops_at_a_full_queue() {
+        let mut a = StationAgent::new(cfg(), 0, Time::ZERO);
+        assert_eq!(
+            a.handle_full_queue(Time::ZERO, &advert(Addr(10))),
+            LocalQueue::Drop
+        );
+    }
+
+    /// Advertisements from a foreign agent, one per nanosecond, while the host's queue
+    /// holds its requests back: one request waits, the newest.
+    #[test]
+    fn a_waiting_registration_request_is_superseded_not_queued_behind() {
+        let mut m = MobileNode::new(cfg(), 0.0);
+        for t in 0..1000 {
+            let mut p = advert(Addr(11));
+            m.handle_packet(
+                Time::ZERO + Dur::from_nanos(t),
+                At::Arrival,
+                &mut p,
+                &NoNode,
+            );
+        }
+        let first = m.poll_transmit(Time::ZERO, &NoNode).expect("a request");
+        assert!(matches!(
+            first.packet.body,
+            Body::Mip(MipMessage::Request { id: 1000, .. })
+        ));
+        assert!(m.poll_transmit(Time::ZERO, &NoNode).is_none());
     }
 }

@@ -3,7 +3,8 @@
 //! them and IP.
 //!
 //! - Demultiplexing by 4-tuple; listeners and accept-on-SYN (RFC 9293 section 3.10.7.2).
-//! - Ephemeral port allocation, so that any number of connections fit.
+//! - Ephemeral port allocation: a port is used again toward a remote endpoint once its
+//!   connection there is gone, so that any number of connections fit over time.
 //! - IPsec ESP in transport mode: the security associations it holds, sealing what its
 //!   connections send and opening what arrives (`esp`).
 //! - The application on each connection: a sender is driven from outside (`write`,
@@ -77,6 +78,12 @@ struct Entry {
 /// Up to this many connections, a host finds a segment's connection by a scan of their
 /// keys rather than by hashing.
 const SCAN_CONNS: usize = 8;
+
+/// The connection is over and its TCB deleted (RFC 9293 section 3.3.2: CLOSED after
+/// LAST-ACK or TIME-WAIT, or after an abort): its 4-tuple may be used again.
+fn is_gone(c: &Connection) -> bool {
+    matches!(c.state(), tcp::State::Closed | tcp::State::Aborted)
+}
 
 /// A demultiplexing key (local port, remote address, remote port) in one word.
 fn demux_key((port, addr, remote_port): (u16, Addr, u16)) -> u64 {
@@ -204,13 +211,21 @@ impl Host {
         Some(self.insert(conn, seal, false))
     }
 
-    /// A port not in use toward `remote`, cycling from `FIRST_EPHEMERAL_PORT`.
+    /// A port free toward `remote`, cycling from `FIRST_EPHEMERAL_PORT` (the traditional
+    /// sequential choice RFC 6056 section 2.2 describes, skipping a 4-tuple in use). A
+    /// port is free when no connection from it to `remote` is left: none was opened, or
+    /// it is gone (`is_gone`), as a real host uses a port again once its TIME-WAIT is
+    /// over. `None` if all 64,512 ports are in use toward `remote` at once.
     fn ephemeral_port(&mut self, remote: Endpoint) -> Option<u16> {
         const SPAN: u32 = u16::MAX as u32 - 1024 + 1;
         for _ in 0..SPAN {
             let p = self.next_port;
             self.next_port = if p == u16::MAX { 1024 } else { p + 1 };
-            if !self.demux.contains_key(&(p, remote.addr, remote.port)) {
+            let free = match self.demux.get(&(p, remote.addr, remote.port)) {
+                None => true,
+                Some(&c) => is_gone(&self.conns[c.index()].conn),
+            };
+            if free {
                 return Some(p);
             }
         }
@@ -338,7 +353,12 @@ impl Host {
         esp: Option<(u32, u32)>,
     ) {
         let spi = esp.map(|(spi, _)| spi);
-        match self.conn_of((seg.dst_port, src, seg.src_port)) {
+        let found = self.conn_of((seg.dst_port, src, seg.src_port));
+        // A SYN for a connection that is gone opens a new one (its port was reused).
+        let found = found.filter(|&c| {
+            !seg.flags.contains(TcpFlags::SYN) || !is_gone(&self.conns[c.index()].conn)
+        });
+        match found {
             Some(c) => {
                 let e = &mut self.conns[c.index()];
                 if let (Some(l), Some((_, esp_seq))) = (&mut e.lift, esp) {

@@ -3,10 +3,14 @@
 //! 6.2.1), fast retransmit and fast recovery (section 7.2.4), and the T3-rtx timer with
 //! its RTO (sections 6.3.2 and 6.3.3).
 //!
-//! TSNs are assigned when a message is queued, so the queue is in TSN order and the
-//! fragments of a message get consecutive TSNs (section 6.9). `chunks` holds every chunk
-//! not yet acknowledged by the Cumulative TSN Ack, oldest first; the first `sent` of them
-//! have been transmitted at least once.
+//! A queued message is cut into DATA chunks only as they are about to be sent (section
+//! 6.9: a sender fragments as the window allows), so memory grows with what is in flight
+//! and the number of messages queued, never with a message's size. Messages are cut in
+//! the order they were queued and a TSN is assigned as a chunk is cut, so the fragments
+//! of a message get consecutive TSNs and the TSNs are those of cutting every message at
+//! once. `chunks` holds every chunk cut and not yet acknowledged by the Cumulative TSN
+//! Ack, oldest first; the first `sent` of them have been transmitted at least once (at
+//! most one more waits, cut but not sent).
 
 use super::cc::{SackInput, Window};
 use super::chunk::{pad4, DataChunk, GapBlock, DATA_HEADER_LEN};
@@ -50,6 +54,17 @@ struct TxChunk {
     misses: u32,
     /// Fast retransmitted once: never again by fast retransmit (section 7.2.4 step 5).
     fast_done: bool,
+}
+
+/// A queued message not yet wholly cut into chunks.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    stream: u16,
+    ssn: u16,
+    unordered: bool,
+    /// Its bytes not yet in a chunk, and whether its first chunk is cut.
+    left: u64,
+    begun: bool,
 }
 
 /// What an association counts about itself.
@@ -113,6 +128,8 @@ pub(super) struct Sender {
     /// The Cumulative TSN Ack Point: every TSN up to it is acknowledged.
     cum_ack: u64,
     chunks: VecDeque<TxChunk>,
+    /// Messages queued and not yet wholly cut into `chunks`, oldest first.
+    pending: VecDeque<Pending>,
     sent: usize,
     /// Chunks in `Marked` state.
     marked: usize,
@@ -177,6 +194,7 @@ impl Sender {
             next_tsn: serial::first(cfg.initial_tsn),
             cum_ack: serial::first(cfg.initial_tsn) - 1,
             chunks: VecDeque::new(),
+            pending: VecDeque::new(),
             sent: 0,
             marked: 0,
             next_ssn: vec![0; cfg.streams as usize],
@@ -225,17 +243,55 @@ impl Sender {
 
     /// Nothing queued and nothing unacknowledged.
     pub(super) fn is_empty(&self) -> bool {
-        self.chunks.is_empty()
+        self.chunks.is_empty() && self.pending.is_empty()
     }
 
-    /// The TSN (wire value) of the next chunk to be queued.
+    /// The TSN (wire value) the next chunk cut will carry.
     pub(super) fn next_tsn(&self) -> u32 {
         self.next_tsn as u32
     }
 
-    /// Queues one user message of `bytes` on `stream`, fragmented into chunks of at most
-    /// the configured payload (section 6.9). Ordered messages take the stream's next
-    /// Stream Sequence Number (section 6.5).
+    /// Some chunk is cut or still to be cut and has never been sent.
+    fn has_unsent(&self) -> bool {
+        self.sent < self.chunks.len() || !self.pending.is_empty()
+    }
+
+    /// Makes sure a never-sent chunk is cut, if any data is queued: the next fragment of
+    /// the oldest pending message gets the next TSN. False if nothing is left to send.
+    fn cut_next(&mut self) -> bool {
+        if self.sent < self.chunks.len() {
+            return true;
+        }
+        let Some(m) = self.pending.front_mut() else {
+            return false;
+        };
+        let len = m.left.min(self.payload as u64) as u32;
+        m.left -= len as u64;
+        let chunk = TxChunk {
+            tsn: self.next_tsn,
+            stream: m.stream,
+            ssn: m.ssn,
+            unordered: m.unordered,
+            begin: !m.begun,
+            end: m.left == 0,
+            len,
+            state: TxState::Unsent,
+            transmissions: 0,
+            misses: 0,
+            fast_done: false,
+        };
+        m.begun = true;
+        if m.left == 0 {
+            self.pending.pop_front();
+        }
+        self.chunks.push_back(chunk);
+        self.next_tsn += 1;
+        true
+    }
+
+    /// Queues one user message of `bytes` on `stream`, to be fragmented into chunks of
+    /// at most the configured payload as they are sent (section 6.9). Ordered messages
+    /// take the stream's next Stream Sequence Number (section 6.5).
     pub(super) fn queue(
         &mut self,
         stream: u16,
@@ -259,27 +315,13 @@ impl Sender {
             *next = next.wrapping_add(1);
             ssn
         };
-        let mut left = bytes;
-        let mut begin = true;
-        while left > 0 {
-            let len = left.min(self.payload as u64) as u32;
-            left -= len as u64;
-            self.chunks.push_back(TxChunk {
-                tsn: self.next_tsn,
-                stream,
-                ssn,
-                unordered,
-                begin,
-                end: left == 0,
-                len,
-                state: TxState::Unsent,
-                transmissions: 0,
-                misses: 0,
-                fast_done: false,
-            });
-            self.next_tsn += 1;
-            begin = false;
-        }
+        self.pending.push_back(Pending {
+            stream,
+            ssn,
+            unordered,
+            left: bytes,
+            begun: false,
+        });
         Ok(())
     }
 
@@ -342,10 +384,10 @@ impl Sender {
                 }
             }
         }
-        if self.sent < self.chunks.len() && self.flight == 0 && self.marked == 0 {
+        if self.has_unsent() && self.flight == 0 && self.marked == 0 {
             self.decay_idle_window(now);
         }
-        while n < self.chunks_per_packet && self.sent < self.chunks.len() {
+        while n < self.chunks_per_packet && self.cut_next() {
             let len = self.chunks[self.sent].len;
             let need = pad4(DATA_HEADER_LEN + len);
             if need > room || (len as u64 > self.peer_rwnd && self.flight > 0) {

@@ -637,3 +637,33 @@ fn packets_with_a_wrong_tag_or_port_are_ignored() {
     pair.ep[SERVER].handle_packet(pair.now, &data);
     assert_eq!(pair.ep[SERVER].stats().packets_received, before + 1);
 }
+
+/// A message far larger than memory is cut into chunks as the window lets them go
+/// (section 6.9), not all at once when queued: its chunks get consecutive TSNs from the
+/// first, only the first has the B bit, and a message queued behind it waits its turn.
+#[test]
+fn a_huge_message_is_cut_as_it_is_sent() {
+    let mut pair = Pair::new(client_cfg(), server_cfg());
+    queue(&mut pair, CLIENT, &vec![(0, 1 << 60), (1, 100)]);
+    pair.run(secs(5.0));
+    let data: Vec<DataChunk> = pair
+        .sent
+        .iter()
+        .filter(|s| s.from == CLIENT)
+        .flat_map(|s| s.packet.data().copied().collect::<Vec<_>>())
+        .collect();
+    // Each chunk at its first transmission, in order.
+    let mut seen = std::collections::HashSet::new();
+    let firsts: Vec<&DataChunk> = data.iter().filter(|d| seen.insert(d.tsn)).collect();
+    let first = client_cfg().initial_tsn;
+    for (k, d) in firsts.iter().enumerate() {
+        assert_eq!(d.tsn, first.wrapping_add(k as u32));
+        assert_eq!((d.stream, d.ssn, d.begin, d.end), (0, 0, k == 0, false));
+    }
+    let sent = pair.ep[CLIENT].stats().data_bytes_sent;
+    let payload = u64::from(pair.ep[CLIENT].config().chunk_payload());
+    assert!(sent > 1_000_000, "{sent} bytes sent");
+    assert_eq!(firsts.len() as u64 * payload, sent);
+    assert!(!pair.ep[CLIENT].all_acked());
+    assert!(!pair.has_event(CLIENT, Event::Closed));
+}

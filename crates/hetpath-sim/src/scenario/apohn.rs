@@ -15,6 +15,13 @@ use hetpath_proto::stp::StpConfig;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
+/// The largest booster buffer accepted, in datagrams: twice the bandwidth-delay product
+/// of a 10 Gbit/s GEO hop in 1500-byte datagrams (1.5 GB of data). The booster keeps
+/// every datagram it holds (about 500 bytes each in the simulator), and with a fixed
+/// window its TCP fills the whole buffer at once, so a larger one could not be held
+/// (docs/model-notes.md, "Seed 000").
+pub const MAX_BUFFER: u64 = 1_000_000;
+
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum WindowKind {
@@ -91,6 +98,12 @@ impl ApohnSpec {
             .unwrap_or(BoosterConfig::default().buffer as u64);
         if buffer == 0 {
             return Err(KeyError::new("buffer", "must be at least 1 packet"));
+        }
+        if buffer > MAX_BUFFER {
+            return Err(KeyError::new(
+                "buffer",
+                format!("{buffer} datagrams: at most {MAX_BUFFER}, which the booster holds in about half a gigabyte"),
+            ));
         }
         let window = self.window_config()?;
         let mut weights = Vec::new();

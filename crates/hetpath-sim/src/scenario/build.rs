@@ -427,6 +427,13 @@ pub fn build_warned(
     }
     checks::agents(s, file, &mut sim, &names, &facts)?;
     checks::queues(file, &mut sim, &facts, &dir_places)?;
+    if let Some((from, to, n)) = sim.port_overcommit() {
+        let (a, b) = (sim.node_name(from), sim.node_name(to));
+        return Err(err(
+            "flow".into(),
+            format!("{n} bulk TCP flows (no size: they never close) from '{a}' to '{b}': a host has at most {} ephemeral ports toward one server port", crate::sim::EPHEMERAL_PORTS),
+        ));
+    }
     let warnings = checks::warnings(s, file, &mut sim, &facts);
     sim.sampling = series;
     if series {

@@ -19,6 +19,11 @@ use std::path::Path;
 /// Seed 000 section IV.A: the access point's interface queue holds 50 packets.
 pub const DEFAULT_QUEUE: QueueLimit = QueueLimit::Packets(50);
 
+/// The longest `slot`, `sifs`, `difs` and `plcp` accepted: 50,000 times 802.11b's slot.
+/// With `cw_max` at most 65535 a countdown then spans at most about 18 hours of simulated
+/// time, so slot x count stays far inside the nanosecond clock (docs/model-notes.md).
+pub const MAX_DCF_TIME: Dur = Dur::from_secs(1);
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WlanSpec {
@@ -59,6 +64,13 @@ impl WlanSpec {
             Some(Duration(t)) if t == Dur::ZERO && !zero_ok => {
                 Err(KeyError::new(key, "must be greater than zero"))
             }
+            Some(Duration(t)) if t > MAX_DCF_TIME => Err(KeyError::new(
+                key,
+                format!(
+                    "{} s: expected at most 1 s (802.11's are microseconds)",
+                    t.as_secs_f64()
+                ),
+            )),
             Some(Duration(t)) => Ok(t),
             None => Ok(dft),
         };

@@ -3,7 +3,7 @@
 //! connections through a table, filled as the client connects and the server accepts,
 //! and learns its progress from its machines' events.
 
-use super::{Ev, FlowId, MachineId, NodeId, Simulation};
+use super::{Ev, FlowId, MachineId, NodeId, RunError, Simulation};
 use hetpath_proto::cc::Algorithm;
 use hetpath_proto::host::lift_mh::SelfProtection;
 use hetpath_proto::host::Listener;
@@ -11,6 +11,12 @@ use hetpath_proto::machine::Event;
 use hetpath_proto::packet::EspSizes;
 use hetpath_proto::tcp::{self, Connection, TcpConfig};
 use hetpath_proto::{ConnId, Endpoint, Time};
+use rustc_hash::FxHashMap as HashMap;
+use std::net::Ipv4Addr;
+
+/// Ephemeral ports a host has toward one remote endpoint: 1024 to 65535
+/// (`hetpath_proto::host`).
+pub const EPHEMERAL_PORTS: usize = 65_535 - 1024 + 1;
 
 /// A TCP flow's stack settings.
 #[derive(Debug, Clone)]
@@ -151,9 +157,10 @@ impl Simulation {
             (out, back)
         });
         let host = self.host_mut(client);
-        let c = host
-            .connect(remote, t.tcp, &t.cc, esp)
-            .expect("a free ephemeral port");
+        let Some(c) = host.connect(remote, t.tcp, &t.cc, esp) else {
+            self.flows[f.index()].aborted = true;
+            return self.no_free_port(p.from, remote);
+        };
         match p.size {
             Some(n) => {
                 host.write(c, n);
@@ -170,6 +177,67 @@ impl Simulation {
         self.expected.insert((p.to, remote, local), f);
         self.flows[f.index()].client = Some((client, c));
         self.drive(client);
+    }
+
+    /// Node `from` has every ephemeral port in use toward `remote` at once: the run
+    /// cannot open the connection, so it ends here with that as its failure.
+    pub(super) fn no_free_port(&mut self, from: NodeId, remote: Endpoint) {
+        let at = self.q.now();
+        self.fail(RunError::PortsExhausted(format!(
+            "at {:.6} s, node '{}' has all {EPHEMERAL_PORTS} ephemeral ports in use toward {}:{} \
+             (connections open or in TIME-WAIT); a host opens at most that many to one \
+             endpoint at once (shorten tcp.time_wait, or spread the flows over more nodes)",
+            at.as_secs_f64(),
+            self.nodes[from.index()].name,
+            Ipv4Addr::from(remote.addr.0),
+            remote.port,
+        )));
+    }
+
+    /// The run cannot go on: it ends now, and `failure` says why (the first reason).
+    pub(super) fn fail(&mut self, why: RunError) {
+        self.failure.get_or_insert(why);
+        self.end = self.q.now();
+    }
+
+    /// Flows that can never all be open: more than `EPHEMERAL_PORTS` bulk TCP transfers
+    /// (no size: they never close) from one node to the same server port. Found before
+    /// the run, as (client node, server node, how many); the loader refuses them.
+    pub fn port_overcommit(&self) -> Option<(NodeId, NodeId, usize)> {
+        let bulk = |f: &&Flow| f.params.size.is_none() && f.web.is_none();
+        let mut per_pair: HashMap<(NodeId, NodeId), Vec<&Flow>> = HashMap::default();
+        for f in self.flows.iter().filter(bulk) {
+            if let FlowTransport::Tcp(_) = f.params.transport {
+                per_pair
+                    .entry((f.params.from, f.params.to))
+                    .or_default()
+                    .push(f);
+            }
+        }
+        let mut pairs: Vec<_> = per_pair
+            .into_iter()
+            .filter(|(_, v)| v.len() > EPHEMERAL_PORTS)
+            .collect();
+        pairs.sort_by_key(|(k, _)| *k);
+        for ((from, to), flows) in pairs {
+            // Flows with equal listeners share the server's port (`Host::listen_any`).
+            let mut ports: Vec<(Listener, usize)> = Vec::new();
+            for f in flows {
+                let FlowTransport::Tcp(t) = &f.params.transport else {
+                    continue;
+                };
+                let l = Listener::new(TcpConfig { ilc: None, ..t.tcp }, t.cc.clone());
+                match ports.iter().position(|(x, _)| *x == l) {
+                    Some(k) => ports[k].1 += 1,
+                    None if ports.len() < 64 => ports.push((l, 1)),
+                    None => break, // too many kinds to tell at load: the run will
+                }
+            }
+            if let Some(&(_, n)) = ports.iter().find(|(_, n)| *n > EPHEMERAL_PORTS) {
+                return Some((from, to, n));
+            }
+        }
+        None
     }
 
     /// SPIs for the flows' security associations, from 0x1000 up (RFC 4303 section 2.1:

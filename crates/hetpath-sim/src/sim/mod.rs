@@ -44,7 +44,7 @@ mod wlan;
 
 pub use crate::ids::{DirId, FlowId, LinkId, MachineId, NodeId};
 pub use detach::{DetachError, DetachedDir, StateChange};
-pub use flows::{FlowParams, FlowTransport, Ipsec, TcpFlow};
+pub use flows::{FlowParams, FlowTransport, Ipsec, TcpFlow, EPHEMERAL_PORTS};
 pub use forwarding::node_addr;
 pub use invariants::Violation;
 
@@ -387,9 +387,10 @@ impl Simulation {
         }
     }
 
-    /// Runs until the end time. `progress` may stop it early, and the run fails if
-    /// simulated time stops advancing (`max_events_per_instant`); either way `false` is
-    /// returned, and `failure` says why it failed.
+    /// Runs until the end time. `progress` may stop it early, the run fails if simulated
+    /// time stops advancing (`max_events_per_instant`), or something else cannot go on
+    /// (all ephemeral ports in use); either way `false` is returned, and `failure` says
+    /// why it failed.
     pub fn run(&mut self, progress: Progress) -> bool {
         self.start();
         let step = Dur((self.end.0 / 100).max(1));
@@ -406,7 +407,7 @@ impl Simulation {
                 unfinished = self.first_unfinished(unfinished);
                 if unfinished == self.flows.len() {
                     progress(self.end, self.end);
-                    return true;
+                    return self.failure.is_none();
                 }
             }
             left -= 1;
@@ -428,7 +429,7 @@ impl Simulation {
         }
         self.q.advance_to(self.end);
         progress(self.end, self.end);
-        true
+        self.failure.is_none()
     }
 
     fn dispatch(&mut self, now: Time, ev: Ev) {

@@ -28,6 +28,9 @@ const NAMED: usize = 3;
 pub enum RunError {
     #[error("{0}")]
     Stalled(Stall),
+    /// A host has every ephemeral port in use toward one endpoint (the message names it).
+    #[error("{0}")]
+    PortsExhausted(String),
 }
 
 /// Simulated time stopped advancing.

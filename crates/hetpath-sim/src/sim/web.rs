@@ -286,9 +286,12 @@ impl Simulation {
             (up, down)
         });
         let b = self.host_mut(browser);
-        let c = b
-            .connect(remote, tcp, &cc, esp)
-            .expect("a free ephemeral port");
+        let Some(c) = b.connect(remote, tcp, &cc, esp) else {
+            let node = self.flows[f.index()].params.to;
+            self.flows[f.index()].aborted = true;
+            return self.no_free_port(node, remote);
+        };
+        let b = self.host_mut(browser);
         let local = b.connection(c).local();
         if self.trace.is_some() {
             self.trace_flows.insert((local, remote), f);

@@ -50,7 +50,7 @@ fn burst(n: usize, head: &str) -> String {
 fn stall(sim: &Simulation) -> &hetpath_sim::sim::Stall {
     match sim.failure() {
         Some(RunError::Stalled(s)) => s,
-        None => panic!("no failure"),
+        other => panic!("not a stall: {other:?}"),
     }
 }
 

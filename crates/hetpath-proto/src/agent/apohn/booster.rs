@@ -102,14 +102,18 @@ pub struct Booster {
     grants: usize,
     next_id: u64,
     to_tcp: VecDeque<Packet>,
-    to_subnet: VecDeque<(u64, Packet)>,
+    /// Held datagrams due to the subnetwork layer, by id: each packet is kept once, in
+    /// `held`, and copied out as it goes.
+    to_subnet: VecDeque<u64>,
     stats: BoosterStats,
 }
 
 impl Booster {
     pub fn new(cfg: BoosterConfig) -> Booster {
         Booster {
-            window: cfg.window.map(|w| Window::new(w, cfg.buffer as u32)),
+            window: cfg
+                .window
+                .map(|w| Window::new(w, u32::try_from(cfg.buffer).unwrap_or(u32::MAX))),
             cfg,
             flows: Vec::new(),
             index: HashMap::default(),
@@ -158,12 +162,12 @@ impl Booster {
             id,
             Held {
                 flow: f,
-                packet: p.clone(),
+                packet: p,
                 taken: now,
                 resent: false,
             },
         );
-        self.to_subnet.push_back((id, p));
+        self.to_subnet.push_back(id);
         self.stats.taken += 1;
         if self.room() {
             self.grant(f);
@@ -193,7 +197,7 @@ impl Booster {
     pub fn lost(&mut self, id: u64) {
         if let Some(h) = self.held.get_mut(&id) {
             h.resent = true;
-            self.to_subnet.push_back((id, h.packet.clone()));
+            self.to_subnet.push_back(id);
             self.stats.resent += 1;
         }
     }
@@ -203,9 +207,15 @@ impl Booster {
         self.to_tcp.pop_front()
     }
 
-    /// The next datagram for the subnetwork layer, with its id.
+    /// The next datagram for the subnetwork layer, with its id (a copy: the booster
+    /// keeps it until it is confirmed).
     pub fn poll_subnet(&mut self) -> Option<(u64, Packet)> {
-        self.to_subnet.pop_front()
+        while let Some(id) = self.to_subnet.pop_front() {
+            if let Some(h) = self.held.get(&id) {
+                return Some((id, h.packet.clone()));
+            }
+        }
+        None
     }
 
     /// Datagrams held until confirmed.

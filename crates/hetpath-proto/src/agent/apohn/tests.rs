@@ -215,3 +215,45 @@ fn freed_places_go_to_the_frozen_flow_holding_fewest() {
         .collect();
     assert_eq!(resumed, vec![(2000, MSS as u64)]);
 }
+
+/// A buffer past 32 bits caps the adaptive window at u32::MAX, not at what the low bits
+/// say (2^32 used to wrap round to a window of one datagram).
+#[test]
+fn a_buffer_past_32_bits_does_not_wrap_the_window_cap() {
+    let booster = Booster::new(BoosterConfig {
+        buffer: 1 << 32,
+        ..BoosterConfig::default()
+    });
+    assert_eq!(booster.window(), 10, "RFC 6928's initial window");
+}
+
+/// The booster keeps one copy of a datagram: what goes to the subnetwork is copied from
+/// it, a lost one goes again from it, and a resend still waiting when the datagram is
+/// confirmed is not sent.
+#[test]
+fn datagrams_go_out_from_the_one_copy_held() {
+    let mut booster = Booster::new(BoosterConfig {
+        buffer: 4,
+        window: None,
+        ..BoosterConfig::default()
+    });
+    let s = TcpSegment {
+        src_port: 1000,
+        dst_port: 5001,
+        seq: 1,
+        ack: 1,
+        flags: TcpFlags::ACK,
+        len: MSS,
+        ..TcpSegment::default()
+    };
+    let p = Packet::tcp(ME, PEER.addr, s.clone());
+    booster.take(Time::ZERO, &s, p.clone());
+    let (id, sent) = booster.poll_subnet().expect("the datagram");
+    assert_eq!(sent, p);
+    booster.lost(id);
+    booster.lost(id);
+    assert_eq!(booster.poll_subnet(), Some((id, p.clone())));
+    booster.confirmed(Time::ZERO, id);
+    assert_eq!(booster.poll_subnet(), None);
+    assert_eq!(booster.held(), 0);
+}
