@@ -99,17 +99,19 @@ def links_table(links: list[dict[str, Any]]) -> Table:
 
 
 def node_drops(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The nodes that dropped packets themselves (TTL run out, no route)."""
-    return [n for n in nodes if n["ttl_drops"] or n["no_route_drops"]]
+    """The nodes that dropped packets themselves (TTL run out, no route, unclaimed)."""
+    return [n for n in nodes if n["ttl_drops"] or n["no_route_drops"] or n["unclaimed_drops"]]
 
 
 def nodes_table(nodes: list[dict[str, Any]]) -> Table:
     """Packets nodes dropped themselves, where no link lost them."""
     table = Table(title="node drops", **_TABLE_STYLE)
-    for col, justify in (("node", "left"), ("TTL expired", "right"), ("no route", "right")):
+    for col, justify in (("node", "left"), ("TTL expired", "right"), ("no route", "right"),
+                         ("unclaimed", "right")):
         table.add_column(col, justify=justify, **_column_style(justify))  # type: ignore[arg-type]
     for n in nodes:
-        table.add_row(str(n["name"]), f"{n['ttl_drops']:,}", f"{n['no_route_drops']:,}")
+        table.add_row(str(n["name"]), f"{n['ttl_drops']:,}", f"{n['no_route_drops']:,}",
+                      f"{n['unclaimed_drops']:,}")
     return table
 
 

@@ -111,6 +111,9 @@ pub struct NodeResult {
     /// Packets this node had no route for (a mobile host between stations, a machine
     /// sending where no link leads).
     pub no_route_drops: u64,
+    /// Packets addressed to this node that no machine there took (a segment for a
+    /// connection its host no longer has: no RST is modelled).
+    pub unclaimed_drops: u64,
 }
 
 /// One leg of a flow: a TCP connection that carries the flow's data over part of its path

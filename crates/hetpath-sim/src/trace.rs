@@ -31,6 +31,9 @@ pub enum NodeDrop {
     Ttl,
     /// The node had no route toward its destination.
     NoRoute,
+    /// It was addressed to the node and no machine there took it (a segment for a
+    /// connection the host no longer has, and no RST is modelled; a node without a host).
+    Unclaimed,
 }
 
 /// One thing that happened.
@@ -46,7 +49,7 @@ pub enum TraceEvent {
     IdealLoss,
     Signal(Signal),
     Lost(Loss),
-    /// A node dropped a packet (its `ttl_drops` or `no_route_drops`).
+    /// A node dropped a packet (its `ttl_drops`, `no_route_drops` or `unclaimed_drops`).
     Dropped(NodeDrop),
     LinkDown,
     LinkUp,
@@ -104,6 +107,7 @@ impl TraceEvent {
             TraceEvent::Lost(Loss::Outage) => "link.outage_loss",
             TraceEvent::Dropped(NodeDrop::Ttl) => "node.ttl_expired",
             TraceEvent::Dropped(NodeDrop::NoRoute) => "node.no_route",
+            TraceEvent::Dropped(NodeDrop::Unclaimed) => "node.unclaimed",
             TraceEvent::LinkDown => "link.down",
             TraceEvent::LinkUp => "link.up",
         }

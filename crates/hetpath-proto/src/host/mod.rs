@@ -351,7 +351,7 @@ impl Host {
         dst: Addr,
         seg: &TcpSegment,
         esp: Option<(u32, u32)>,
-    ) {
+    ) -> bool {
         let spi = esp.map(|(spi, _)| spi);
         let found = self.conn_of((seg.dst_port, src, seg.src_port));
         // A SYN for a connection that is gone opens a new one (its port was reused).
@@ -369,12 +369,23 @@ impl Host {
                 }
                 e.conn.handle_segment(now, seg);
                 self.mark(c);
+                true
             }
-            // Nothing listens, or not a SYN: dropped (no RST is modelled).
-            None => {
-                self.accept(src, dst, seg, spi);
-            }
+            // Nothing listens, or not a SYN: not taken (no RST is modelled), so that
+            // the node counts it as unclaimed.
+            None => self.accept(src, dst, seg, spi).is_some(),
         }
+    }
+
+    /// Whether `segment` would take `seg` from `src`: a connection of its own, or a
+    /// listener's SYN.
+    fn takes(&self, src: Addr, seg: &TcpSegment) -> bool {
+        let syn = seg.flags.contains(TcpFlags::SYN);
+        let conn = self.conn_of((seg.dst_port, src, seg.src_port));
+        conn.is_some_and(|c| !syn || !is_gone(&self.conns[c.index()].conn))
+            || (syn
+                && !seg.flags.contains(TcpFlags::ACK)
+                && self.listeners.contains_key(&seg.dst_port))
     }
 
     /// The connection that sent `p` (plain, or in ESP it sealed itself).
@@ -509,8 +520,15 @@ impl Machine for Host {
         // A TCP segment, opened if it came in ESP under an SA held here; anything else
         // (another protocol, another host's SA) is not for the stack.
         match &p.body {
-            Body::Tcp(seg) => self.segment(now, src, dst, seg, None),
+            Body::Tcp(seg) => {
+                if !self.segment(now, src, dst, seg, None) {
+                    return Verdict::Pass;
+                }
+            }
             Body::Esp(esp) if self.sad.contains_key(&esp.spi) => {
+                if !self.takes(src, &esp.inner) {
+                    return Verdict::Pass; // as a plain segment no connection takes
+                }
                 let Body::Esp(esp) = p.take().body else {
                     unreachable!("matched above")
                 };

@@ -129,11 +129,11 @@ impl Simulation {
         for i in 0..self.nodes[node.index()].local.len() {
             let m = self.nodes[node.index()].local[i];
             if Some(m) != from && self.show(m, At::Local, k) == Verdict::Consume {
-                break;
+                self.frames.discard(k);
+                return;
             }
         }
-        // taken, or nothing here takes it
-        self.frames.discard(k);
+        self.dropped_at(node, k, NodeDrop::Unclaimed);
     }
 
     /// Routes a packet from `node` (it arrived there, or a machine there sent it).
@@ -165,6 +165,7 @@ impl Simulation {
         match why {
             NodeDrop::Ttl => n.ttl_drops += 1,
             NodeDrop::NoRoute => n.no_route_drops += 1,
+            NodeDrop::Unclaimed => n.unclaimed_drops += 1,
         }
     }
 

@@ -173,9 +173,11 @@ struct Node {
     machines: Vec<MachineId>,
     arrival: Vec<MachineId>,
     local: Vec<MachineId>,
-    /// Packets dropped here, not by a link: their TTL ran out, or no route led on.
+    /// Packets dropped here, not by a link: their TTL ran out, no route led on, or they
+    /// were addressed here and no machine took them.
     ttl_drops: u64,
     no_route_drops: u64,
+    unclaimed_drops: u64,
 }
 
 pub struct Simulation {
@@ -321,6 +323,7 @@ impl Simulation {
             arrival: Vec::new(),
             local: Vec::new(),
             ttl_drops: 0,
+            unclaimed_drops: 0,
             no_route_drops: 0,
         });
         self.routes.take();

@@ -70,6 +70,7 @@ impl Simulation {
                 name: n.name.clone(),
                 ttl_drops: n.ttl_drops,
                 no_route_drops: n.no_route_drops,
+                unclaimed_drops: n.unclaimed_drops,
             })
             .collect()
     }

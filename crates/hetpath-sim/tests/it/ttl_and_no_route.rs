@@ -137,3 +137,30 @@ fn a_packet_with_no_route_is_counted_at_its_node_and_traced() {
     assert_eq!(drops, [("a", 0, 3), ("b", 0, 0), ("c", 0, 0)]);
     assert_eq!(traced(&sim, "node.no_route"), [(a, None); 3]);
 }
+
+#[test]
+fn a_packet_no_machine_takes_is_counted_at_its_node_and_traced() {
+    // b has no machine: what a sends to b arrives there and nothing takes it.
+    let text = "[scenario]\nname = \"unclaimed\"\nduration = \"1s\"\n\
+                [[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
+                [[link]]\nname = \"l\"\na = \"a\"\nb = \"b\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n";
+    let mut sim = load(text, "unclaimed.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    sim.enable_trace();
+    let (a, b) = (NodeId(0), NodeId(1));
+    let sender = Sender {
+        from: node_addr(a),
+        to: node_addr(b),
+        count: 2,
+        started: false,
+    };
+    sim.add_machine(a, vec![], Box::new(sender));
+    assert!(sim.run(&mut |_, _| true));
+    let s = sim.summary(0.0);
+    let drops: Vec<_> = s
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.unclaimed_drops))
+        .collect();
+    assert_eq!(drops, [("a", 0), ("b", 2)]);
+    assert_eq!(traced(&sim, "node.unclaimed"), [(b, None); 2]);
+}
