@@ -12,12 +12,11 @@ carry ``"xfail"``: what they were written for (they pass since it landed). ``"ch
 says what to expect instead of an error: ``"pcaps"`` (succeeds with one distinct pcap
 per link direction), ``"runs"`` (a legitimate value: the run ends with exit 0 within the
 time and memory limit, no panic), ``"warns"`` (exit 0, and a ``hetpath: warning:`` line
-on stderr naming ``names``), ``"error-or-runs"`` (either is right; which one is another
-branch's decision). ``"isolate"`` cases (that could read forever, block, allocate or run
+on stderr naming ``names``), ``"error-or-runs"`` (either a refusal or a run is a right
+answer). ``"isolate"`` cases (that could read forever, block, allocate or run
 long) run in a subprocess with a time and memory limit; ``"forbid"`` lists text the
 message must not echo; ``"make"`` names a scenario too large to keep in the repository,
-written by the test (``{"nodes": N}``: N node tables). ``"needs"`` names a fix that lands
-in another branch: the case may fail until it is merged.
+written by the test (``{"nodes": N}``: N node tables).
 """
 
 from __future__ import annotations
@@ -361,7 +360,8 @@ def engine_cases() -> None:
 # panic, abort, hang or print a result later); "runs", "warns" and "error-or-runs"
 # cases run isolated.
 SHORT = SMALL.replace('duration = "10s"', 'duration = "2s"')
-NEEDS = {
+# What the key corpus's engine cases were written for (their "xfail"; they pass now).
+FIXES = {
     "advertise": "Mobile IP's advertise period bounded (mobile.rs)",
     "wlan-times": "WLAN slot times bounded (wlan.rs)",
     "mac": "WLAN mac_overhead range (wlan.rs)",
@@ -478,7 +478,7 @@ def tcp_keys() -> None:
     for profile in ("rfc", "linux", "ns3", "tcp-radio", "tcp-radio-newrto"):
         kcase(f"tcp-profile-{profile}", in_table(SHORT, "[tcp]", f'profile = "{profile}"'), [], "runs")
     kcase("tcp-profile-linux-hybla", in_table(SHORT, "[tcp]", 'profile = "linux"').replace('cc = "newreno"', 'cc = "hybla"'),
-          [], "runs", needs=NEEDS["hybla-linux"])
+          [], "runs", xfail=FIXES["hybla-linux"])
     kcase("tcp-profile-flow-unknown", edit('cc = "newreno"', 'cc = "newreno"\ntcp = { profile = 5 }'), ["profile"])
     kcase("tcp-mss-huge", edit("mss = 1460", "mss = 4294967295"), ["mss"])
     kcase("tcp-mss-65496", edit("mss = 1460", "mss = 65496"), ["mss"])
@@ -573,19 +573,19 @@ def wlan_keys() -> None:
         ("short_retry", INT + ["65536"], {}, {}),
         ("long_retry", INT + ["65536"], {}, {}),
         ("slot", DUR, {'"0s"': "error-or-runs", '"1ns"': "error-or-runs", '"18000000000s"': "error-or-runs"},
-         {"needs": NEEDS["wlan-times"]}),
+         {"xfail": FIXES["wlan-times"]}),
         ("sifs", DUR, {'"0s"': "error-or-runs", '"1ns"': "error-or-runs", '"18000000000s"': "error-or-runs"},
-         {"needs": NEEDS["wlan-times"]}),
+         {"xfail": FIXES["wlan-times"]}),
         ("difs", DUR, {'"0s"': "error-or-runs", '"1ns"': "error-or-runs", '"18000000000s"': "error-or-runs"},
-         {"needs": NEEDS["wlan-times"]}),
+         {"xfail": FIXES["wlan-times"]}),
         ("plcp", DUR, {'"0s"': "error-or-runs", '"1ns"': "error-or-runs", '"18000000000s"': "error-or-runs"},
-         {"needs": NEEDS["wlan-times"]}),
+         {"xfail": FIXES["wlan-times"]}),
         ("data_rate", RATE, {'"1bps"': "error-or-runs", '"18000000000Gbps"': "error-or-runs"}, {}),
         ("basic_rate", RATE, {'"1bps"': "error-or-runs", '"18000000000Gbps"': "error-or-runs"}, {}),
         ("mac_overhead", SIZE + ['"4294967295B"', '"4294967296B"'], {'"0B"': "runs", '"1B"': "runs"},
-         {"needs": NEEDS["mac"]}),
+         {"xfail": FIXES["mac"]}),
         ("rts_threshold", SIZE, {'"0B"': "runs", '"1B"': "runs", '"18000000000GB"': "error-or-runs"},
-         {"needs": NEEDS["wlan"]}),
+         {"xfail": FIXES["wlan"]}),
         ("eifs", BOOL, {}, {}),
         ("queue", ['"x"', '"-1pkt"', '"0pkt"', "5", '"1B"', '"18446744073709551615pkt"'],
          {'"1B"': "error-or-runs", '"18446744073709551615pkt"': "error-or-runs"}, {}),
@@ -606,15 +606,15 @@ def apohn_keys() -> None:
     kcase("apohn-ok", APOHN, [], "runs")
     line = lambda k, v: APOHN + f"{k} = {v}\n"  # noqa: E731
     for key, vals, ok, extra in (
-        ("buffer", INT, {"4294967295": "error-or-runs"}, {"needs": NEEDS["apohn-buffer"]}),
+        ("buffer", INT, {"4294967295": "error-or-runs"}, {"xfail": FIXES["apohn-buffer"]}),
         ("window", ENUM, {}, {}),
-        ("alpha", INT, {"4294967295": "error-or-runs"}, {"needs": NEEDS["apohn"]}),
-        ("beta", INT, {"4294967295": "error-or-runs"}, {"needs": NEEDS["apohn"]}),
-        ("rate", RATE, {'"1bps"': "error-or-runs", '"18000000000Gbps"': "error-or-runs"}, {"needs": NEEDS["apohn"]}),
-        ("poll_interval", DUR, {'"1ns"': "error-or-runs", '"18000000000s"': "error-or-runs"}, {"needs": NEEDS["apohn"]}),
+        ("alpha", INT, {"4294967295": "error-or-runs"}, {"xfail": FIXES["apohn"]}),
+        ("beta", INT, {"4294967295": "error-or-runs"}, {"xfail": FIXES["apohn"]}),
+        ("rate", RATE, {'"1bps"': "error-or-runs", '"18000000000Gbps"': "error-or-runs"}, {"xfail": FIXES["apohn"]}),
+        ("poll_interval", DUR, {'"1ns"': "error-or-runs", '"18000000000s"': "error-or-runs"}, {"xfail": FIXES["apohn"]}),
         ("encryption", SIZE + ['"1025B"'], {'"0B"': "runs", '"1B"': "runs"}, {}),
         ("weights", ["5", "{ 5001 = 0 }", "{ 5001 = -1 }", '{ x = 2 }', "{ 70000 = 2 }", "{ 5001 = 4294967295 }"],
-         {"{ 5001 = 4294967295 }": "error-or-runs"}, {"needs": NEEDS["apohn"]}),
+         {"{ 5001 = 4294967295 }": "error-or-runs"}, {"xfail": FIXES["apohn"]}),
     ):
         values(f"apohn-{key}", lambda v, key=key: line(key, v), vals, [key], ok, **extra)
     kcase("apohn-sender-unknown", APOHN.replace('sender = "src"', 'sender = "nowhere"'), ["nowhere"])
@@ -631,18 +631,18 @@ def sctp_keys() -> None:
     table = lambda k, v: SCTP + f"\n[flow.sctp]\n{k} = {v}\n"  # noqa: E731
     for key, vals, ok, extra in (
         ("streams", INT + ["65536"], {}, {}),
-        ("chunk", INT, {"4294967295": "error-or-runs"}, {"needs": NEEDS["sctp"]}),
-        ("chunks_per_packet", INT, {"4294967295": "error-or-runs"}, {"needs": NEEDS["sctp"]}),
+        ("chunk", INT, {"4294967295": "error-or-runs"}, {"xfail": FIXES["sctp"]}),
+        ("chunks_per_packet", INT, {"4294967295": "error-or-runs"}, {"xfail": FIXES["sctp"]}),
         ("fast_rtx", INT, {"4294967295": "runs"}, {}),
-        ("mtu", INT + ["65536"], {"4294967295": "error-or-runs", "65536": "error-or-runs"}, {"needs": NEEDS["sctp"]}),
-        ("max_retrans", INT, {"0": "error-or-runs", "4294967295": "runs"}, {"needs": NEEDS["sctp"]}),
-        ("max_init_retrans", INT, {"0": "error-or-runs", "4294967295": "runs"}, {"needs": NEEDS["sctp"]}),
+        ("mtu", INT + ["65536"], {"4294967295": "error-or-runs", "65536": "error-or-runs"}, {"xfail": FIXES["sctp"]}),
+        ("max_retrans", INT, {"0": "error-or-runs", "4294967295": "runs"}, {"xfail": FIXES["sctp"]}),
+        ("max_init_retrans", INT, {"0": "error-or-runs", "4294967295": "runs"}, {"xfail": FIXES["sctp"]}),
         ("rto_min", DUR, {'"1ns"': "runs"}, {}),
         ("rto_initial", DUR, {'"1ns"': "error", '"18000000000s"': "error"}, {}),
         ("rto_max", DUR, {'"18000000000s"': "runs"}, {}),
         ("sack_delay", DUR, {'"1ns"': "runs"}, {}),
         ("rwnd", SIZE, {}, {}),
-        ("message", SIZE, {'"1B"': "runs", '"18000000000GB"': "error-or-runs"}, {"needs": NEEDS["sctp-message"]}),
+        ("message", SIZE, {'"1B"': "runs", '"18000000000GB"': "error-or-runs"}, {"xfail": FIXES["sctp-message"]}),
     ):
         ok = {k: v for k, v in ok.items() if v != "error"}
         values(f"sctp-{key}", lambda v, key=key: table(key, v), vals, [key], ok, **extra)
@@ -680,11 +680,11 @@ def web_keys() -> None:
     kcase("web-sctp-not-persistent", WEB.replace(CC, 'transport = "sctp"') + "persistent = false\n", ["persistent"])
     kcase("web-sctp-parallel", WEB.replace(CC, 'transport = "sctp"') + "parallel = 11\n", ["parallel"])
     kcase("web-parallel-1000", WEB + "persistent = false\nparallel = 1000\n"
-          'inline_count = { dist = "constant", value = 2000 }\n', [], "runs", needs=NEEDS["livelock"])
+          'inline_count = { dist = "constant", value = 2000 }\n', [], "runs", xfail=FIXES["livelock"])
     kcase("web-ports", WEB.replace("pages = 2", "pages = 1") + "persistent = false\nparallel = 1\n"
           'inline_count = { dist = "constant", value = 70000 }\ninline_size = { dist = "constant", value = 1 }\n'
           'main_size = { dist = "constant", value = 1 }\n',
-          [], "error-or-runs", needs=NEEDS["ports"])
+          [], "error-or-runs", xfail=FIXES["ports"])
 
 
 MOBILE = """[scenario]
@@ -750,20 +750,20 @@ def mobile_keys() -> None:
         'cc = "reno"', 'cc = "reno"\ntcp = { ilc = "link-ip" }'), ["tcp.ilc", "mh"], "warns")
     mob = lambda k, v: MOBILE.replace('advertise = "1s"', f'advertise = "1s"\n{k} = {v}')  # noqa: E731
     values("mobile-advertise", lambda v: MOBILE.replace('advertise = "1s"', f"advertise = {v}"), DUR, ["advertise"],
-           {'"1ns"': "error-or-runs", '"18000000000s"': "error-or-runs"}, needs=NEEDS["advertise"])
+           {'"1ns"': "error-or-runs", '"18000000000s"': "error-or-runs"}, xfail=FIXES["advertise"])
     values("mobile-speed", lambda v: mob("speed", v) + "", FLOAT, ["speed"],
-           {"0.0": "error-or-runs", "1e308": "error-or-runs"}, needs=NEEDS["mobile"])
+           {"0.0": "error-or-runs", "1e308": "error-or-runs"}, xfail=FIXES["mobile"])
     values("mobile-rate", lambda v: MOBILE.replace('rate = "5Mbps"\ndelay = "20ms"\nqueue', f"rate = {v}\n"
                                                    'delay = "20ms"\nqueue'), RATE, ["rate"],
            {'"1bps"': "runs", '"18000000000Gbps"': "runs"})
     values("mobile-disconnect-count", lambda v: MOBILE + f'\n[mobile.disconnect]\ncount = {v}\nduration = "1s"\n'
            'first = "1s"\nevery = "3s"\n', INT + ["10001"], ["count"], {"0": "runs"})
     values("mobile-position", lambda v: mob("position", v), ["[nan, 0.0]", "[inf, 0.0]", "[1e308, 0.0]", "[0.0]", "5"],
-           ["position"], {"[1e308, 0.0]": "error-or-runs"}, needs=NEEDS["mobile"])
+           ["position"], {"[1e308, 0.0]": "error-or-runs"}, xfail=FIXES["mobile"])
     values("radio-range", lambda v: MOBILE.replace("range = 250.0", f"range = {v}"), FLOAT, ["range"],
-           {"1e308": "error-or-runs"}, needs=NEEDS["mobile"])
+           {"1e308": "error-or-runs"}, xfail=FIXES["mobile"])
     values("radio-tx-power", lambda v: MOBILE.replace("range = 250.0", f"range = 250.0\ntx_power_w = {v}"), FLOAT,
-           ["tx_power_w"], {"1e308": "error-or-runs"}, needs=NEEDS["mobile"])
+           ["tx_power_w"], {"1e308": "error-or-runs"}, xfail=FIXES["mobile"])
 
 
 def scenario_keys() -> None:
@@ -792,7 +792,7 @@ def scenario_keys() -> None:
           '[[flow]]\nname = "f"\nfrom = "n0"\nto = "n65"\nsize = "10KB"\n', ["flow[0] 'f'", "TTL"], "warns")
     # Many connections at once.
     flows = "".join(f'[[flow]]\nname = "g{i}"\nfrom = "src"\nto = "dst"\nsize = "10KB"\n' for i in range(900))
-    kcase("flows-900-at-zero", SHORT + flows, [], "runs", needs=NEEDS["livelock"])
+    kcase("flows-900-at-zero", SHORT + flows, [], "runs", xfail=FIXES["livelock"])
     # A scenario too large to read: refused with the limit, never a multi-GB parse.
     name = "keys/nodes-2000000.toml"
     for command in ("validate", "run"):
@@ -827,8 +827,7 @@ def main() -> None:
     assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
     (OUT / "cases.json").write_text(json.dumps(cases, indent=1, ensure_ascii=False) + "\n")
     xfail = sum(1 for c in cases if "xfail" in c)
-    needs = sum(1 for c in cases if "needs" in c)
-    print(f"{len(cases)} cases ({xfail} for the engine's fixes, {needs} waiting for another branch's) in {OUT}")
+    print(f"{len(cases)} cases ({xfail} for the engine's fixes) in {OUT}")
 
 
 if __name__ == "__main__":

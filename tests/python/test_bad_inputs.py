@@ -3,8 +3,7 @@ make_bad_inputs.py) gives exit 2 and one ``hetpath: error:`` line naming the fil
 option, with no traceback, no panic and nothing on stdout; or, where the manifest says
 so (``"check"``), runs to the end within the time and memory limit, or warns. The
 engine's cases carry what they were written for (``"xfail"`` in the manifest, from when
-they waited for it); since those fixes landed they must pass like the rest. A case
-marked ``"needs"`` waits for a fix in another branch: its failure says which."""
+they waited for it); since those fixes landed they must pass like the rest."""
 
 from __future__ import annotations
 
@@ -118,15 +117,6 @@ def _params() -> list[Any]:
 
 @pytest.mark.parametrize("case", _params())
 def test_bad_input(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    try:
-        _bad_input(case, tmp_path, monkeypatch)
-    except AssertionError as exc:
-        if "needs" in case:
-            raise AssertionError(f"needs {case['needs']}: {exc}") from None
-        raise
-
-
-def _bad_input(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if case.get("isolate"):
         CHECKS.get(case.get("check", ""), _check_error)(*_isolated(case, tmp_path), case)
         return

@@ -160,8 +160,8 @@ def test_a_node_s_own_drops_reach_the_summary_the_tables_and_the_trace(tmp_path:
     assert [n["name"] for n in nodes] == [f"n{i}" for i in range(66)]
     dropped = {n["name"]: n["ttl_drops"] for n in nodes if n["ttl_drops"]}
     assert list(dropped) == ["n64"] and dropped["n64"] >= 1
-    assert all(n["no_route_drops"] == 0 for n in nodes)
-    assert (out / "nodes.csv").read_text().splitlines()[0] == "seed,name,ttl_drops,no_route_drops"
+    assert all(n["no_route_drops"] == 0 and n["unclaimed_drops"] == 0 for n in nodes)
+    assert (out / "nodes.csv").read_text().splitlines()[0] == "seed,name,ttl_drops,no_route_drops,unclaimed_drops"
     rows = [line.split(",") for line in trace.read_text().splitlines()[1:]]
     expired = [r for r in rows if r[1] == "node.ttl_expired"]
     assert len(expired) == dropped["n64"] and all(r[2] == "n64" and r[3] == "f" for r in expired)

@@ -20,6 +20,13 @@ use std::collections::HashMap;
 /// `Agent/MIPBS beacon_period_`, which seed 002's simulations ran with.
 pub const DEFAULT_ADVERTISE: Dur = Dur::from_secs(1);
 
+/// The shortest advertisement period taken (docs/model-notes.md, "Mobile IP").
+pub const MIN_ADVERTISE: Dur = Dur(1_000);
+
+/// The largest transmit power taken, in watts (a megawatt): far above any radio, and
+/// small enough that the received powers stay finite.
+const MAX_TX_POWER_W: f64 = 1e6;
+
 pub fn build(
     s: &ScenarioFile,
     file: &str,
@@ -46,6 +53,22 @@ pub fn build(
             .ok_or_else(|| err(place, format!("unknown node '{name}'")))
     };
     let host = lookup("mobile.node", &m.node)?;
+    if let Some(p) = m.position {
+        if !p.iter().all(|x| x.is_finite()) {
+            return Err(err(
+                "mobile.position",
+                "expected two finite numbers [x, y] in metres".into(),
+            ));
+        }
+    }
+    if let Some(v) = m.speed {
+        if !(v > 0.0 && v.is_finite()) {
+            return Err(err(
+                "mobile.speed",
+                format!("expected a positive, finite number of metres per second, got {v}"),
+            ));
+        }
+    }
     if s.base_stations.is_empty() {
         return Err(err(
             "base_station",
@@ -171,8 +194,14 @@ pub fn build(
         }
     }
     let advertise = m.advertise.map_or(DEFAULT_ADVERTISE, |d| d.0);
-    if advertise == Dur::ZERO {
-        return Err(err("mobile.advertise", "must be greater than zero".into()));
+    if advertise < MIN_ADVERTISE {
+        return Err(err(
+            "mobile.advertise",
+            format!(
+                "must be at least {} µs: each advertisement is an event, so a shorter period (a unit slip?) makes a run of billions of events per simulated second",
+                MIN_ADVERTISE.0 / 1000
+            ),
+        ));
     }
     let cfg = MobileIpConfig {
         home_addr: node_addr(host),
@@ -209,16 +238,33 @@ fn radio(spec: RadioSpec) -> Result<Radio, KeyError> {
             PathLossSpec::TwoRay => PathLoss::TwoRayGround,
         };
     }
-    let set = |v: Option<f64>, field: &mut f64| {
-        if let Some(v) = v {
+    // Every factor of the path-loss formula is a positive, finite number.
+    let set = |key: &str, v: Option<f64>, field: &mut f64| match v {
+        Some(v) if !(v > 0.0 && v.is_finite()) => Err(KeyError::new(
+            key,
+            format!("expected a positive, finite number, got {v}"),
+        )),
+        Some(v) => {
             *field = v;
+            Ok(())
         }
+        None => Ok(()),
     };
-    set(spec.tx_power_w, &mut r.tx_power_w);
-    set(spec.frequency_hz, &mut r.frequency_hz);
-    set(spec.antenna_height_m, &mut r.antenna_height_m);
-    set(spec.antenna_gain, &mut r.antenna_gain);
-    set(spec.system_loss, &mut r.system_loss);
+    set("tx_power_w", spec.tx_power_w, &mut r.tx_power_w)?;
+    set("frequency_hz", spec.frequency_hz, &mut r.frequency_hz)?;
+    set(
+        "antenna_height_m",
+        spec.antenna_height_m,
+        &mut r.antenna_height_m,
+    )?;
+    set("antenna_gain", spec.antenna_gain, &mut r.antenna_gain)?;
+    set("system_loss", spec.system_loss, &mut r.system_loss)?;
+    if r.tx_power_w > MAX_TX_POWER_W {
+        return Err(KeyError::new(
+            "tx_power_w",
+            format!("at most {MAX_TX_POWER_W:e} W, got {:e}", r.tx_power_w),
+        ));
+    }
     if spec.range.is_some() && spec.rx_threshold_w.is_some() {
         return Err(KeyError::new(
             "range",
@@ -245,13 +291,17 @@ fn radio(spec: RadioSpec) -> Result<Radio, KeyError> {
     if let Some(d) = spec.range {
         r.rx_threshold_w = by_distance(d, "range")?;
     }
-    set(spec.rx_threshold_w, &mut r.rx_threshold_w);
+    set("rx_threshold_w", spec.rx_threshold_w, &mut r.rx_threshold_w)?;
     // The warning threshold defaults to 3 dB above reception (docs/model-notes.md).
     r.warn_threshold_w = 2.0 * r.rx_threshold_w;
     if let Some(d) = spec.warn_range {
         r.warn_threshold_w = by_distance(d, "warn_range")?;
     }
-    set(spec.warn_threshold_w, &mut r.warn_threshold_w);
+    set(
+        "warn_threshold_w",
+        spec.warn_threshold_w,
+        &mut r.warn_threshold_w,
+    )?;
     r.validate().map_err(|e| KeyError::new("", e))?;
     Ok(r)
 }

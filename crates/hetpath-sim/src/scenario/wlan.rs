@@ -99,7 +99,17 @@ impl WlanSpec {
             plcp: time("plcp", self.plcp, d.plcp, true)?,
             data_rate: rate("data_rate", self.data_rate, d.data_rate)?,
             basic_rate: rate("basic_rate", self.basic_rate, d.basic_rate)?,
-            mac_overhead: bytes("mac_overhead", self.mac_overhead)?.unwrap_or(d.mac_overhead),
+            mac_overhead: match bytes("mac_overhead", self.mac_overhead)? {
+                // A MAC header and trailer larger than an IP datagram is a unit slip,
+                // and a frame's size must stay far from wrapping.
+                Some(b) if b > MAX_MAC_OVERHEAD => {
+                    return Err(KeyError::new(
+                        "mac_overhead",
+                        format!("at most {MAX_MAC_OVERHEAD} bytes, got {b}"),
+                    ))
+                }
+                b => b.unwrap_or(d.mac_overhead),
+            },
             cw_min: small("cw_min", self.cw_min, d.cw_min, 0)?,
             cw_max: small("cw_max", self.cw_max, d.cw_max, 0)?,
             short_retry: small("short_retry", self.short_retry, d.short_retry, 1)?,
@@ -116,6 +126,9 @@ impl WlanSpec {
         Ok(p)
     }
 }
+
+/// The largest `mac_overhead` taken: an IPv4 datagram's size.
+const MAX_MAC_OVERHEAD: u32 = 65_535;
 
 /// Builds every `[[wlan]]`: the medium, and a link from the access point to each station.
 /// `links` holds the names of the `[[link]]` tables, which a WLAN's name must not take.
