@@ -111,23 +111,30 @@ impl Machine for Sender {
     }
 }
 
+/// Loads `text`, places on node 0 a `Sender` of `count` packets to `to`, and runs it
+/// traced.
+fn send_from_first_node(text: &str, to: NodeId, count: u32) -> hetpath_sim::Simulation {
+    let mut sim = load(text, "send.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    sim.enable_trace();
+    let a = NodeId(0);
+    let sender = Sender {
+        from: node_addr(a),
+        to: node_addr(to),
+        count,
+        started: false,
+    };
+    sim.add_machine(a, vec![], Box::new(sender));
+    assert!(sim.run(&mut |_, _| true));
+    sim
+}
+
 #[test]
 fn a_packet_with_no_route_is_counted_at_its_node_and_traced() {
     // Node c has no link: nothing on a leads to it.
     let text = "[scenario]\nname = \"island\"\nduration = \"1s\"\n\
                 [[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[node]]\nname = \"c\"\n\
                 [[link]]\nname = \"l\"\na = \"a\"\nb = \"b\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n";
-    let mut sim = load(text, "island.toml", None).unwrap_or_else(|e| panic!("{e}"));
-    sim.enable_trace();
-    let (a, c) = (NodeId(0), NodeId(2));
-    let sender = Sender {
-        from: node_addr(a),
-        to: node_addr(c),
-        count: 3,
-        started: false,
-    };
-    sim.add_machine(a, vec![], Box::new(sender));
-    assert!(sim.run(&mut |_, _| true));
+    let sim = send_from_first_node(text, NodeId(2), 3);
     let s = sim.summary(0.0);
     let drops: Vec<_> = s
         .nodes
@@ -135,7 +142,7 @@ fn a_packet_with_no_route_is_counted_at_its_node_and_traced() {
         .map(|n| (n.name.as_str(), n.ttl_drops, n.no_route_drops))
         .collect();
     assert_eq!(drops, [("a", 0, 3), ("b", 0, 0), ("c", 0, 0)]);
-    assert_eq!(traced(&sim, "node.no_route"), [(a, None); 3]);
+    assert_eq!(traced(&sim, "node.no_route"), [(NodeId(0), None); 3]);
 }
 
 #[test]
@@ -144,17 +151,7 @@ fn a_packet_no_machine_takes_is_counted_at_its_node_and_traced() {
     let text = "[scenario]\nname = \"unclaimed\"\nduration = \"1s\"\n\
                 [[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
                 [[link]]\nname = \"l\"\na = \"a\"\nb = \"b\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n";
-    let mut sim = load(text, "unclaimed.toml", None).unwrap_or_else(|e| panic!("{e}"));
-    sim.enable_trace();
-    let (a, b) = (NodeId(0), NodeId(1));
-    let sender = Sender {
-        from: node_addr(a),
-        to: node_addr(b),
-        count: 2,
-        started: false,
-    };
-    sim.add_machine(a, vec![], Box::new(sender));
-    assert!(sim.run(&mut |_, _| true));
+    let sim = send_from_first_node(text, NodeId(1), 2);
     let s = sim.summary(0.0);
     let drops: Vec<_> = s
         .nodes
@@ -162,5 +159,5 @@ fn a_packet_no_machine_takes_is_counted_at_its_node_and_traced() {
         .map(|n| (n.name.as_str(), n.unclaimed_drops))
         .collect();
     assert_eq!(drops, [("a", 0), ("b", 2)]);
-    assert_eq!(traced(&sim, "node.unclaimed"), [(b, None); 2]);
+    assert_eq!(traced(&sim, "node.unclaimed"), [(NodeId(1), None); 2]);
 }
