@@ -101,6 +101,10 @@ pub struct Host {
     keys: Vec<u64>,
     listeners: HashMap<u16, Listener>,
     next_port: u16,
+    /// (local port, remote address, remote port) that another machine of the node sends
+    /// TCP segments from (the ideal protocol): never an ephemeral port's choice, so that
+    /// no connection of the host takes that machine's segments as its own.
+    reserved: Vec<(u16, Addr, u16)>,
     /// The inbound SAs it holds (by SPI), each with the SA that answers a connection
     /// opened under it.
     sad: HashMap<u32, SecurityAssociation>,
@@ -130,6 +134,7 @@ impl Host {
             keys: Vec::new(),
             listeners: HashMap::default(),
             next_port: FIRST_EPHEMERAL_PORT,
+            reserved: Vec::new(),
             sad: HashMap::default(),
             timers: Timers::default(),
             dirty: VecDeque::new(),
@@ -216,13 +221,20 @@ impl Host {
     /// port is free when no connection from it to `remote` is left: none was opened, or
     /// it is gone (`is_gone`), as a real host uses a port again once its TIME-WAIT is
     /// over. `None` if all 64,512 ports are in use toward `remote` at once.
+    /// Keeps `local` toward `remote` out of the ephemeral ports: another machine of the
+    /// node sends segments between them.
+    pub fn reserve(&mut self, local: u16, remote: Endpoint) {
+        self.reserved.push((local, remote.addr, remote.port));
+    }
+
     fn ephemeral_port(&mut self, remote: Endpoint) -> Option<u16> {
         const SPAN: u32 = u16::MAX as u32 - 1024 + 1;
         for _ in 0..SPAN {
             let p = self.next_port;
             self.next_port = if p == u16::MAX { 1024 } else { p + 1 };
-            let free = match self.demux.get(&(p, remote.addr, remote.port)) {
-                None => true,
+            let key = (p, remote.addr, remote.port);
+            let free = match self.demux.get(&key) {
+                None => !self.reserved.contains(&key),
                 Some(&c) => is_gone(&self.conns[c.index()].conn),
             };
             if free {

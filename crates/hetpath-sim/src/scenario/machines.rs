@@ -307,6 +307,9 @@ pub fn place_ideal(
         )
     })?;
     let (src, dst) = ideal_endpoints(f, from, to);
+    // A TCP flow between the same nodes must not get these ports: the hosts would take
+    // the ideal flow's segments as that connection's.
+    sim.reserve_port(from, src.port, dst);
     let source = IdealSource::new(src, dst, mss, size, start);
     let sink = IdealSink::new(src, dst, mss, size);
     let m = sim.add_machine(from, vec![first_hop], Box::new(source));

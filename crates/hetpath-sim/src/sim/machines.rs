@@ -156,9 +156,24 @@ impl Simulation {
         // Each connection's deadline is its own entry in the event queue, ordered among
         // the other events by when it was set, as a per-connection timer would be.
         host.keyed_timers();
+        for &(n, local, remote) in &self.reserved_ports {
+            if n == node {
+                host.reserve(local, remote);
+            }
+        }
         let h = self.place(node, Vec::new(), Owned::Host(host));
         self.nodes[node.index()].host = Some(h);
         h
+    }
+
+    /// Another machine on `node` sends TCP segments from `local` to `remote` (the ideal
+    /// protocol): the node's host, now or once it exists, never opens a connection
+    /// between them, which would take that machine's segments as its own.
+    pub fn reserve_port(&mut self, node: NodeId, local: u16, remote: hetpath_proto::Endpoint) {
+        self.reserved_ports.push((node, local, remote));
+        if let Some(h) = self.nodes[node.index()].host {
+            self.host_mut(h).reserve(local, remote);
+        }
     }
 
     pub(super) fn host_mut(&mut self, m: MachineId) -> &mut Host {

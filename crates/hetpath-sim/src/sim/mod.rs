@@ -245,6 +245,9 @@ pub struct Simulation {
     trace_flows: HashMap<(hetpath_proto::Endpoint, hetpath_proto::Endpoint), FlowId>,
     /// Every outage scheduled, (direction, down, up), for `detach_link`.
     outages: Vec<(DirId, Time, Time)>,
+    /// (node, local port, remote) its host must not open a connection between
+    /// (`reserve_port`).
+    reserved_ports: Vec<(NodeId, u16, hetpath_proto::Endpoint)>,
     /// Check the run's invariants when it ends (`hetpath run --check`; `checked`).
     pub check: bool,
 }
@@ -290,6 +293,7 @@ impl Simulation {
             trace: None,
             trace_flows: HashMap::new(),
             outages: Vec::new(),
+            reserved_ports: Vec::new(),
             check: false,
         }
     }

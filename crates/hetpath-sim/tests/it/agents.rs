@@ -231,3 +231,43 @@ fn an_end_to_end_flow_has_one_leg_with_its_own_counters() {
         (f.retransmissions, f.timeouts, f.fast_retransmits)
     );
 }
+
+/// An ideal flow between two nodes sends TCP segments from its own ports; the second TCP
+/// flow between the same nodes (a controller of its own, so a listener of its own: port
+/// 5001) used to be given that same 4-tuple, and the receiving
+/// host took the ideal flow's segments as its connection's (the TCP flow "delivered"
+/// 299,999 of its 168,000 bytes, the ideal flow none).
+#[test]
+fn an_ideal_flow_and_tcp_flows_between_the_same_nodes_keep_their_own_bytes() {
+    let flows = r#"
+[[flow]]
+name = "t0"
+from = "a"
+to = "b"
+cc = "reno"
+size = "50000B"
+[[flow]]
+name = "ideal"
+from = "a"
+to = "b"
+transport = "ideal"
+size = "60000B"
+[[flow]]
+name = "t2"
+from = "a"
+to = "b"
+cc = "cubic"
+size = "70000B"
+"#;
+    let text = common::two_node("20s", "rate = \"5Mbps\"\ndelay = \"20ms\"", flows);
+    let (s, _) = run(&text, None);
+    let delivered: Vec<_> = s
+        .flows
+        .iter()
+        .map(|f| (f.name.as_str(), f.bytes_delivered))
+        .collect();
+    assert_eq!(
+        delivered,
+        [("t0", 50_000), ("ideal", 60_000), ("t2", 70_000)]
+    );
+}
