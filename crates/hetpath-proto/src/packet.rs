@@ -517,6 +517,11 @@ pub struct Packet {
     pub body: Body,
 }
 
+/// The TTL every packet starts with (Linux's `ip_default_ttl`). Each node that forwards
+/// a packet takes one off and drops it at zero (RFC 791, "Time to Live"), so a route of
+/// more than this many links delivers nothing.
+pub const DEFAULT_TTL: u8 = 64;
+
 impl Packet {
     pub fn tcp(src: Addr, dst: Addr, seg: TcpSegment) -> Packet {
         Packet::new(src, dst, Body::Tcp(seg))
@@ -554,7 +559,7 @@ impl Packet {
             ip: IpHeader {
                 src,
                 dst,
-                ttl: 64,
+                ttl: DEFAULT_TTL,
                 ecn: Ecn::NotEct,
             },
             body,

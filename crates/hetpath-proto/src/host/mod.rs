@@ -216,17 +216,17 @@ impl Host {
         Some(self.insert(conn, seal, false))
     }
 
-    /// A port free toward `remote`, cycling from `FIRST_EPHEMERAL_PORT` (the traditional
-    /// sequential choice RFC 6056 section 2.2 describes, skipping a 4-tuple in use). A
-    /// port is free when no connection from it to `remote` is left: none was opened, or
-    /// it is gone (`is_gone`), as a real host uses a port again once its TIME-WAIT is
-    /// over. `None` if all 64,512 ports are in use toward `remote` at once.
     /// Keeps `local` toward `remote` out of the ephemeral ports: another machine of the
     /// node sends segments between them.
     pub fn reserve(&mut self, local: u16, remote: Endpoint) {
         self.reserved.push((local, remote.addr, remote.port));
     }
 
+    /// A port free toward `remote`, cycling from `FIRST_EPHEMERAL_PORT` (the traditional
+    /// sequential choice RFC 6056 section 2.2 describes, skipping a 4-tuple in use). A
+    /// port is free when no connection from it to `remote` is left: none was opened, or
+    /// it is gone (`is_gone`), as a real host uses a port again once its TIME-WAIT is
+    /// over. `None` if all 64,512 ports are in use toward `remote` at once.
     fn ephemeral_port(&mut self, remote: Endpoint) -> Option<u16> {
         const SPAN: u32 = u16::MAX as u32 - 1024 + 1;
         for _ in 0..SPAN {

@@ -175,7 +175,8 @@ impl Association {
         self.sender.is_empty()
     }
 
-    /// The TSN (wire value) the next queued DATA chunk will carry.
+    /// The TSN (wire value) the next DATA chunk cut from the queued messages will carry
+    /// (chunks are cut as the window allows).
     pub fn next_tsn(&self) -> u32 {
         self.sender.next_tsn()
     }

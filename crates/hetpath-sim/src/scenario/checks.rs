@@ -18,10 +18,9 @@ const TCP_HEADER: u32 = 20;
 const SYN_OPTIONS: u32 = 20;
 /// The largest IPv4 datagram: the total length is 16 bits (RFC 791).
 const MAX_DATAGRAM: u32 = 65_535;
-/// The TTL every packet starts with (`Packet::new`; Linux's `ip_default_ttl`). Each node
-/// that forwards a packet takes one off and drops it at zero (RFC 791, "Time to Live"),
-/// so a route of more than this many links delivers nothing.
-pub const IP_TTL: usize = 64;
+/// The TTL every packet starts with (`Packet::new`): a route of more links delivers
+/// nothing.
+pub const IP_TTL: usize = hetpath_proto::packet::DEFAULT_TTL as usize;
 /// Controllers that need a router's feedback on the path (guide §4.5).
 const FEEDBACK: [&str; 3] = ["xcp", "vcp", "mpcp"];
 
@@ -41,7 +40,7 @@ pub struct FlowFacts {
 /// What the checks need to know of a TCP flow.
 pub struct TcpFacts {
     pub cc: &'static str,
-    /// Nothing on the path can read its segments (no ESP).
+    /// A PEP on the path can read its segments (no ESP).
     pub readable: bool,
     /// Its receiver runs MH-LIFT (`ipsec.lift`).
     pub lift: bool,

@@ -136,10 +136,15 @@ impl Simulation {
         // Manager: its node may have none to answer.
         let server_tcp = TcpConfig { ilc: None, ..t.tcp };
         let listener = Listener::new(server_tcp, t.cc.clone());
-        let port = self
-            .host_mut(server)
-            .listen_any(listener)
-            .expect("a free port on the server");
+        let Some(port) = self.host_mut(server).listen_any(listener) else {
+            self.flows[f.index()].aborted = true;
+            let at = self.q.now().as_secs_f64();
+            let name = &self.nodes[p.to.index()].name;
+            return self.fail(RunError::PortsExhausted(format!(
+                "at {at:.9} s, node '{name}' has a listener on every port from 5000 up: no port \
+                 is left for another kind of server connection"
+            )));
+        };
         let remote = Endpoint {
             addr: super::node_addr(p.to),
             port,
@@ -184,7 +189,7 @@ impl Simulation {
     pub(super) fn no_free_port(&mut self, from: NodeId, remote: Endpoint) {
         let at = self.q.now();
         self.fail(RunError::PortsExhausted(format!(
-            "at {:.6} s, node '{}' has all {EPHEMERAL_PORTS} ephemeral ports in use toward {}:{} \
+            "at {:.9} s, node '{}' has all {EPHEMERAL_PORTS} ephemeral ports in use toward {}:{} \
              (connections open or in TIME-WAIT); a host opens at most that many to one \
              endpoint at once (shorten tcp.time_wait, or spread the flows over more nodes)",
             at.as_secs_f64(),
@@ -230,7 +235,9 @@ impl Simulation {
                 match ports.iter().position(|(x, _)| *x == l) {
                     Some(k) => ports[k].1 += 1,
                     None if ports.len() < 64 => ports.push((l, 1)),
-                    None => break, // too many kinds to tell at load: the run will
+                    // Too many kinds to count at load: the run itself fails naming the
+                    // host if its ports run out (`no_free_port`).
+                    None => continue,
                 }
             }
             if let Some(&(_, n)) = ports.iter().find(|(_, n)| *n > EPHEMERAL_PORTS) {

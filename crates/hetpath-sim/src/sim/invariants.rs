@@ -160,7 +160,15 @@ impl Simulation {
             let s = &dir.stats;
             let held = self.held_by(d);
             let out = s.delivered + s.drops + s.lost_packets + held;
-            if s.offered != out || s.outage_losses > s.lost_packets {
+            if s.outage_losses > s.lost_packets {
+                found.push(self.violation(
+                    self.link_label(d),
+                    format!(
+                        "outage losses {} > lost packets {} (they are a part of them)",
+                        s.outage_losses, s.lost_packets
+                    ),
+                ));
+            } else if s.offered != out {
                 found.push(self.violation(
                     self.link_label(d),
                     format!(

@@ -426,7 +426,8 @@ impl Simulation {
                 if now > instant.0 {
                     instant = (now, self.q.executed());
                 } else if self.q.executed() - instant.1 > self.max_events_per_instant {
-                    self.failure = Some(self.stalled(now, self.max_events_per_instant));
+                    let stall = self.stalled(now, self.max_events_per_instant);
+                    self.failure.get_or_insert(stall);
                     return false;
                 }
                 if !progress(now, self.end) {
