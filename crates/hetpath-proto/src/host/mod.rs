@@ -67,6 +67,9 @@ struct Entry {
     sink: bool,
     /// In `dirty`.
     queued: bool,
+    /// Settled (`settle`) since it last changed (input, a timeout, a transmission, a
+    /// full queue): settling it again would do nothing, so `settle_waiting` skips it.
+    settled: bool,
     /// Bytes the application has written, and how many of them it has heard were all
     /// acknowledged (`Event::Acked`).
     written: u64,
@@ -271,6 +274,7 @@ impl Host {
             lift,
             sink,
             queued: false,
+            settled: false,
             written: 0,
             acked_reported: 0,
             expect: None,
@@ -348,6 +352,7 @@ impl Host {
 
     fn mark(&mut self, c: ConnId) {
         let e = &mut self.conns[c.index()];
+        e.settled = false;
         if !e.queued {
             e.queued = true;
             self.dirty.push_back(c);
@@ -453,7 +458,9 @@ impl Host {
     pub fn settle_waiting(&mut self) {
         for k in 0..self.dirty.len() {
             let c = self.dirty[k];
-            self.settle(c);
+            if !self.conns[c.index()].settled {
+                self.settle(c);
+            }
         }
     }
 
@@ -494,6 +501,8 @@ impl Host {
                 self.timers.arm(c, t);
             }
         }
+        // Closing (`again`) changed it: the next settle has work.
+        e.settled = !again;
         again
     }
 }
@@ -513,6 +522,7 @@ impl Machine for Host {
         let Some(c) = self.sender_of(p) else {
             return LocalQueue::Drop;
         };
+        self.conns[c.index()].settled = false;
         let conn = &mut self.conns[c.index()].conn;
         let mode = conn.config().local_queue;
         if mode == LocalQueue::Cwr {
@@ -592,6 +602,7 @@ impl Machine for Host {
         while let Some(&c) = self.dirty.front() {
             let e = &mut self.conns[c.index()];
             if e.conn.poll_transmit_into(now, out) {
+                e.settled = false;
                 let p = out;
                 if let Some((sa, seq)) = &mut e.esp {
                     if let Body::Tcp(seg) =
