@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every fuzz target in fuzz/ for a set time and reports executions and findings
-# (docs/validation.md, "Fuzzing (issue 17)"): the cargo-fuzz targets (fuzz/fuzz_targets)
+# (docs/validation.md, "Fuzzing"): the cargo-fuzz targets (fuzz/fuzz_targets)
 # and the Python ones (fuzz/python/*.py, under Atheris, libFuzzer for Python).
 #
 #   bench/fuzz.sh [SECONDS] [TARGET...]     default: 60 s each, every target

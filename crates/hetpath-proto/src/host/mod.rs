@@ -57,6 +57,9 @@ pub const FIRST_SERVER_PORT: u16 = 5000;
 /// Where ephemeral ports start (then they wrap round through 1024..=65535).
 pub const FIRST_EPHEMERAL_PORT: u16 = 40_000;
 
+/// Ephemeral ports a host has toward one remote endpoint: 1024 to 65535.
+pub const EPHEMERAL_PORTS: usize = u16::MAX as usize - 1024 + 1;
+
 struct Entry {
     conn: Connection,
     /// The SA sealing what it sends, and that SA's last ESP sequence number.
@@ -231,8 +234,7 @@ impl Host {
     /// it is gone (`is_gone`), as a real host uses a port again once its TIME-WAIT is
     /// over. `None` if all 64,512 ports are in use toward `remote` at once.
     fn ephemeral_port(&mut self, remote: Endpoint) -> Option<u16> {
-        const SPAN: u32 = u16::MAX as u32 - 1024 + 1;
-        for _ in 0..SPAN {
+        for _ in 0..EPHEMERAL_PORTS {
             let p = self.next_port;
             self.next_port = if p == u16::MAX { 1024 } else { p + 1 };
             let key = (p, remote.addr, remote.port);

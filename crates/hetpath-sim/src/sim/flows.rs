@@ -14,9 +14,7 @@ use hetpath_proto::{ConnId, Endpoint, Time};
 use rustc_hash::FxHashMap as HashMap;
 use std::net::Ipv4Addr;
 
-/// Ephemeral ports a host has toward one remote endpoint: 1024 to 65535
-/// (`hetpath_proto::host`).
-pub const EPHEMERAL_PORTS: usize = 65_535 - 1024 + 1;
+pub use hetpath_proto::host::EPHEMERAL_PORTS;
 
 /// A TCP flow's stack settings.
 #[derive(Debug, Clone)]

@@ -19,7 +19,6 @@
 //! The counters exist and are reported whether or not the checks run; the checks cost
 //! nothing until the run ends, when a driver calls `Simulation::check_invariants`.
 
-use super::machines::Owned;
 use super::{DirId, Ev, MachineId, Simulation};
 use hetpath_proto::Time;
 use std::fmt;
@@ -89,39 +88,19 @@ impl Simulation {
         }
     }
 
-    fn link_label(&self, d: DirId) -> String {
-        let p = &self.dirs[d.index()].params;
-        format!(
-            "link {:?} {} -> {}",
-            p.name,
-            self.node_name(p.from),
-            self.node_name(p.to)
-        )
-    }
-
-    fn machine_label(&self, m: MachineId) -> String {
-        let slot = &self.machines[m.index()];
-        let kind = match &slot.machine {
-            Owned::Host(_) => "host",
-            Owned::Other(x) => x.kind(),
-            Owned::Vacant => "machine",
-        };
-        format!("{kind} on node {:?}", self.node_name(slot.node))
-    }
-
     /// What a queued event concerns, for a message.
     fn event_label(&self, ev: Ev) -> String {
         match ev {
-            Ev::TxDone(d, _) => format!("transmission end on {}", self.link_label(d)),
-            Ev::Arrive(d, _) => format!("arrival over {}", self.link_label(d)),
+            Ev::TxDone(d, _) => format!("transmission end on {}", self.dir_label(d)),
+            Ev::Arrive(d, _) => format!("arrival over {}", self.dir_label(d)),
             Ev::LinkState(d, up) => format!(
                 "{} of {}",
                 ["outage", "recovery"][up as usize],
-                self.link_label(d)
+                self.dir_label(d)
             ),
-            Ev::Timer(m) => format!("deadline of the {}", self.machine_label(m)),
+            Ev::Timer(m) => format!("deadline of {}", self.machine_label(m)),
             Ev::ConnTimer(m, c) => format!(
-                "deadline of connection {} of the {}",
+                "deadline of connection {} of {}",
                 c.0,
                 self.machine_label(m)
             ),
@@ -162,7 +141,7 @@ impl Simulation {
             let out = s.delivered + s.drops + s.lost_packets + held;
             if s.outage_losses > s.lost_packets {
                 found.push(self.violation(
-                    self.link_label(d),
+                    self.dir_label(d),
                     format!(
                         "outage losses {} > lost packets {} (they are a part of them)",
                         s.outage_losses, s.lost_packets
@@ -170,7 +149,7 @@ impl Simulation {
                 ));
             } else if s.offered != out {
                 found.push(self.violation(
-                    self.link_label(d),
+                    self.dir_label(d),
                     format!(
                         "offered {} != delivered {} + queue drops {} + channel losses {} + \
                          outage losses {} + in flight {} (= {out})",
@@ -188,7 +167,7 @@ impl Simulation {
                 let (lost, delivered) = (s.drops + s.lost_packets, s.delivered);
                 if (e.packets_lost, e.packets_delivered) != (lost, delivered) {
                     found.push(self.violation(
-                        self.link_label(d),
+                        self.dir_label(d),
                         format!(
                             "the ESW side delivered {} and lost {} datagrams, the direction \
                              counts {delivered} delivered and {lost} dropped or lost",
@@ -223,7 +202,7 @@ impl Simulation {
                 if !(acked <= sent && sent <= written) {
                     found.push(self.violation(
                         format!(
-                            "connection {} (port {} to {:?}:{}) of the {}",
+                            "connection {} (port {} to {:?}:{}) of {}",
                             c.0,
                             conn.local().port,
                             conn.remote().addr,

@@ -176,6 +176,17 @@ impl Simulation {
         }
     }
 
+    /// A machine in a message: "the host on node 'a'", "the split-pep on node 'r'".
+    pub(super) fn machine_label(&self, m: MachineId) -> String {
+        let slot = &self.machines[m.index()];
+        let kind = match &slot.machine {
+            Owned::Host(_) => "host",
+            Owned::Other(x) => x.kind(),
+            Owned::Vacant => "machine",
+        };
+        format!("the {kind} on node '{}'", self.node_name(slot.node))
+    }
+
     pub(super) fn host_mut(&mut self, m: MachineId) -> &mut Host {
         match &mut self.machines[m.index()].machine {
             Owned::Host(h) => h,

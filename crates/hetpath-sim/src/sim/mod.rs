@@ -338,6 +338,17 @@ impl Simulation {
         &self.nodes[n.index()].name
     }
 
+    /// A link direction in a message: `link "sat" gw -> terminal`.
+    fn dir_label(&self, d: DirId) -> String {
+        let p = &self.dirs[d.index()].params;
+        format!(
+            "link {:?} {} -> {}",
+            p.name,
+            self.node_name(p.from),
+            self.node_name(p.to)
+        )
+    }
+
     /// Adds a link as its two directions (each `from` -> `to` in its own parameters).
     pub fn add_link(&mut self, ab: LinkDir, ba: LinkDir) -> LinkId {
         let pair = [self.add_dir(ab), self.add_dir(ba)];

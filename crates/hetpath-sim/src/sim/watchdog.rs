@@ -5,7 +5,6 @@
 //! event: when more than `max_events_per_instant` events have run without the clock
 //! moving, the run stops with `RunError::Stalled`, naming what kept running.
 
-use super::machines::Owned;
 use super::{DirId, Ev, FlowId, MachineId, Simulation};
 use hetpath_proto::{ConnId, Time};
 use std::fmt;
@@ -123,9 +122,9 @@ impl Simulation {
 
     fn describe(&self, who: Spinner) -> String {
         match who {
-            Spinner::Machine(m) => self.machine_name(m),
+            Spinner::Machine(m) => self.machine_label(m),
             Spinner::Conn(m, c) => {
-                let mut s = format!("connection {} of {}", c.0, self.machine_name(m));
+                let mut s = format!("connection {} of {}", c.0, self.machine_label(m));
                 if let Some(conn) = self.machines[m.index()].host().map(|h| h.connection(c)) {
                     let (l, r) = (conn.local(), conn.remote());
                     s += &format!(" ({:?}:{} -> {:?}:{}", l.addr, l.port, r.addr, r.port);
@@ -137,28 +136,9 @@ impl Simulation {
                 }
                 s
             }
-            Spinner::Dir(d) => {
-                let p = &self.dirs[d.index()].params;
-                format!(
-                    "link '{}' {} -> {}",
-                    p.name,
-                    self.node_name(p.from),
-                    self.node_name(p.to)
-                )
-            }
+            Spinner::Dir(d) => self.dir_label(d),
             Spinner::Flow(f) => format!("flow '{}'", self.flows[f.index()].params.name),
             Spinner::Other(what) => what.to_string(),
         }
-    }
-
-    /// "the host on node 'a'", "the split-pep on node 'r'".
-    fn machine_name(&self, m: MachineId) -> String {
-        let slot = &self.machines[m.index()];
-        let kind = match &slot.machine {
-            Owned::Host(_) => "host",
-            Owned::Other(x) => x.kind(),
-            Owned::Vacant => "machine",
-        };
-        format!("the {kind} on node '{}'", self.node_name(slot.node))
     }
 }
