@@ -11,7 +11,8 @@ Quick start::
 
 Errors: every error raised on purpose derives from :class:`HetpathError`.
 :class:`ScenarioError` (also a ``ValueError``) means the input is wrong and its
-message is one line naming the file and key; :class:`SimulationError` (also a
+message is one line naming the file and key (:class:`ArgumentError`, one of them, names
+the Python call and argument of a value of the wrong type); :class:`SimulationError` (also a
 ``RuntimeError``) means the engine failed.  Exceptions from the compiled
 ``hetpath._core`` are translated into these classes, so never catch ``_core``'s.
 """
@@ -19,7 +20,7 @@ message is one line naming the file and key; :class:`SimulationError` (also a
 from __future__ import annotations
 
 from . import sweep
-from .errors import (ClusterError, CoreMissingError, HetpathError, InputFileError, MissingFileError, OutputError,
+from .errors import (ArgumentError, ClusterError, CoreMissingError, HetpathError, InputFileError, MissingFileError, OutputError,
                      ScenarioError, SimulationError)
 from .result import Result
 from .runner import cc_names, run, validate
@@ -36,6 +37,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0+unknown"
 
 __all__ = [
+    "ArgumentError",
     "ClusterError",
     "CoreMissingError",
     "HetpathError",

@@ -12,9 +12,13 @@ import contextlib
 import importlib
 import json
 import os
+import signal
+import sys
+import threading
 from types import ModuleType
 from typing import Any, Callable, Iterator, Optional
 
+from ._args import integer
 from .errors import CoreMissingError, ScenarioError, SimulationError
 
 ProgressFn = Callable[[float, float], None]
@@ -83,7 +87,7 @@ def run_text(
     variable ``HETPATH_CHECK`` is set and not ``0`` (how ``--check`` reaches a sweep's
     workers, and how the tests turn them on).
     """
-    check_seed(seed, path)
+    seed = check_seed(seed, path)
     if check is None:
         check = checks_on()
     # The fake core of the tests knows none of these keywords.
@@ -114,13 +118,10 @@ def enable_checks() -> None:
     os.environ[CHECK_ENV] = "1"
 
 
-def check_seed(seed: Any, where: str) -> None:
-    """A seed is a u64: anything else is a ``ScenarioError`` here, not pyo3's
-    ``OverflowError`` or ``TypeError``."""
-    if seed is None:
-        return
-    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
-        raise ScenarioError(f"{where}: seed: expected an integer from 0 to 2^64-1, got {seed!r}")
+def check_seed(seed: Any, where: str) -> Optional[int]:
+    """A seed is a u64 (a Python or NumPy integer): anything else is an ``ArgumentError``
+    here, not pyo3's ``OverflowError`` or ``TypeError``."""
+    return None if seed is None else integer(seed, f"{where}: seed", 0, 2**64 - 1)
 
 
 def validate_text(text: str, path: str) -> list[str]:
@@ -163,3 +164,32 @@ def core_version() -> str:
     """Version string of the compiled engine."""
     with translated():
         return str(core().version())
+
+
+#: Ctrl-C presses seen since the package was imported (by :func:`_on_sigint`).
+interrupts = 0
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    """Ctrl-C: stop every run in progress, whichever thread runs it, then do what Python
+    does by default (``KeyboardInterrupt`` in the main thread). A run in another thread
+    stops with its own ``KeyboardInterrupt``: Python runs signal handlers, and the engine's
+    check of them raises, in the main thread only."""
+    global interrupts
+    interrupts += 1
+    stop = getattr(sys.modules.get("hetpath._core"), "interrupt", None)
+    if stop is not None:  # not loaded: nothing is running
+        stop()
+    signal.default_int_handler(signum, frame)
+
+
+def install_interrupt_handler() -> None:
+    """Put :func:`_on_sigint` in place of Python's default SIGINT handler, if that is the
+    handler (one the program set itself is left alone) and this is the main thread (the
+    only one that may set handlers): called when the package is imported."""
+    if threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
+
+
+install_interrupt_handler()

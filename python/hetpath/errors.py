@@ -32,6 +32,13 @@ class MissingFileError(InputFileError, FileNotFoundError):
     """A scenario or sweep file does not exist (also a ``FileNotFoundError``)."""
 
 
+class ArgumentError(ScenarioError, TypeError):
+    """An argument of a Python API call has the wrong type or shape (a seed that is not an
+    integer, a path that is not a string, a scenario value TOML cannot hold, nesting past
+    the limit). The message names the call and the argument. Also a ``TypeError``, and a
+    ``ScenarioError`` (and ``ValueError``): it is bad input, found before anything runs."""
+
+
 class OutputError(HetpathError, ValueError):
     """An output path given by the user cannot be written (checked before any run)."""
 

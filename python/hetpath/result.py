@@ -16,7 +16,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
-from . import _bridge
+from . import _args, _bridge
+from ._args import describe
+from .errors import ArgumentError
 from .outdir import naming
 
 if TYPE_CHECKING:  # pandas is imported on first use, keeping `hetpath --help` fast
@@ -102,10 +104,10 @@ class Result:
         record in the schema's order; optional numbers are float64 with NaN."""
         import pandas as pd
 
-        if name not in self._tables:
-            if name not in self.table_names:
-                raise KeyError(f"{name!r} is not a table of this result; expected one of "
-                               + ", ".join(self.table_names))
+        if not isinstance(name, str) or name not in self._tables:
+            if not isinstance(name, str) or name not in self.table_names:
+                raise ArgumentError(f"Result.table(): {describe(name)} is not a table of this result; "
+                                    "expected one of " + ", ".join(self.table_names))
             # The record kind is the list's singular ("legs" -> "leg"), so even an
             # empty list has its columns.
             columns = _bridge.schema().get(name[:-1])
@@ -137,7 +139,7 @@ class Result:
 
         cols = self._raw.get("trace")
         if cols is None:
-            raise ValueError("this run kept no trace: run it with trace=True (CLI: --trace FILE)")
+            raise ArgumentError("this run kept no trace: run it with trace=True (CLI: --trace FILE)")
         frame = pd.DataFrame(cols)
         frame["event"] = frame["event"].astype("category")
         frame["value"] = frame["value"].astype("Int64")
@@ -146,7 +148,7 @@ class Result:
     def write_trace(self, path: PathLike) -> Path:
         """Write the trace as one columnar file that pandas and polars read directly:
         Parquet (``.parquet``), Arrow IPC (``.arrow``, ``.feather``) or CSV (``.csv``)."""
-        out = Path(path)
+        out = _args.path(path, "Result.write_trace(): path")
         frame = self.trace
         if out.suffix == ".csv":
             frame.to_csv(out, index=False)
@@ -155,7 +157,7 @@ class Result:
         elif out.suffix == ".parquet":
             frame.to_parquet(out, index=False)
         else:
-            raise ValueError(f"{out}: unknown trace format; expected .parquet, .arrow, .feather or .csv")
+            raise ArgumentError(f"{out}: unknown trace format; expected .parquet, .arrow, .feather or .csv")
         return out
 
     @cached_property
@@ -191,7 +193,7 @@ class Result:
 
         Returns the files written.  The directory is created if needed.
         """
-        out = Path(out_dir)
+        out = _args.path(out_dir, "Result.write(): out_dir")
         out.mkdir(parents=True, exist_ok=True)
         written = [out / "summary.json"]
         summary = {**self.summary, "warnings": self.warnings}
@@ -221,9 +223,18 @@ class Result:
     def plot(self, out_dir: PathLike, formats: Sequence[str] = ("png",)) -> list[Path]:
         """Write the plots (cwnd of each flow's bottleneck leg, queue per link direction),
         one file per format (png, svg, pdf); returns the files."""
-        from .plots import plot_result
+        from .plots import check_formats, plot_result
 
-        return plot_result(self, Path(out_dir), formats)
+        out = _args.path(out_dir, "Result.plot(): out_dir")
+        if isinstance(formats, str):
+            formats = (formats,)
+        if not isinstance(formats, (list, tuple)) or not all(isinstance(f, str) for f in formats):
+            raise ArgumentError(f"Result.plot(): formats: expected a list of format names, got {describe(formats)}")
+        try:
+            formats = check_formats(formats)
+        except ValueError as exc:
+            raise ArgumentError(f"Result.plot(): formats: {exc}") from None
+        return plot_result(self, out, formats)
 
     def __repr__(self) -> str:
         n_flows = len(self.summary.get("flows", []))

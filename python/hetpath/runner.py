@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import Optional, Union
 
-from . import _bridge, _toml
-from .errors import OutputError, ScenarioError
+from . import _args, _bridge, _toml
+from .errors import ArgumentError, OutputError
 from .provenance import now_utc, provenance
 from .result import Result
 from .scenario import Scenario
@@ -15,12 +15,14 @@ from .scenario import Scenario
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def read_scenario_file(path: PathLike) -> str:
+def read_scenario_file(path: PathLike, where: str = "scenario") -> str:
     """Read a scenario file's text; a missing, unreadable, non-regular or non-UTF-8 file
-    is a ``ScenarioError`` naming it (one hierarchy for every failure of the API)."""
+    is a ``ScenarioError`` naming it (one hierarchy for every failure of the API), and a
+    value that is not a path an ``ArgumentError`` naming ``where``."""
     if not isinstance(path, (str, os.PathLike)):
-        raise ScenarioError(f"expected a Scenario or the path of a scenario file, got {path!r}")
-    return _toml.read_file(Path(path))
+        raise ArgumentError(f"{where}: expected a Scenario or the path of a scenario file, "
+                            f"got {_args.describe(path)}")
+    return _toml.read_file(_args.path(path, where))
 
 
 def run(
@@ -43,16 +45,25 @@ def run(
     connection, no event in the past; docs/guide.md, "Run-time checks"); ``None``
     follows the environment variable ``HETPATH_CHECK``.
 
-    Raises ``ScenarioError`` for invalid input (a seed outside 0..2^64-1, a file that
-    cannot be read), ``OutputError`` for an unusable ``pcap_dir`` and
-    ``SimulationError`` if the engine fails.
+    Raises ``ScenarioError`` for invalid input (a file that cannot be read; an
+    ``ArgumentError`` for an argument of the wrong type, such as a seed outside
+    0..2^64-1: a NumPy integer is a good seed), ``OutputError`` for an unusable
+    ``pcap_dir`` and ``SimulationError`` if the engine fails. Ctrl-C stops the run with
+    ``KeyboardInterrupt`` in whichever thread runs it (docs/guide.md, "Python API").
     """
+    where = "hetpath.run()"
+    seed = None if seed is None else _args.integer(seed, f"{where}: seed", 0, 2**64 - 1)
+    trace = _args.flag(trace, f"{where}: trace")
+    check = None if check is None else _args.flag(check, f"{where}: check")
+    progress = _args.callback(progress, f"{where}: progress")
+    if pcap_dir is not None:
+        pcap_dir = _args.path(pcap_dir, f"{where}: pcap_dir")
     if isinstance(scenario, Scenario):
         # Its errors name the Python call and argument, not a line of the TOML made from it.
         with scenario.python_errors():
             return run_text(scenario.to_toml(), scenario.source_name(), seed=seed, pcap_dir=pcap_dir,
                             progress=progress, trace=trace, check=check)
-    text, source = read_scenario_file(scenario), str(scenario)
+    text, source = read_scenario_file(scenario, f"{where}: scenario"), str(scenario)
     return run_text(text, source, seed=seed, pcap_dir=pcap_dir, progress=progress, trace=trace,
                     check=check)
 
@@ -99,7 +110,7 @@ def validate(scenario: Union[Scenario, PathLike]) -> list[str]:
     returns its warnings (``FILE: KEY: message``) if not."""
     if isinstance(scenario, Scenario):
         return scenario.validate()
-    return _bridge.validate_text(read_scenario_file(scenario), str(scenario))
+    return _bridge.validate_text(read_scenario_file(scenario, "hetpath.validate(): scenario"), str(scenario))
 
 
 def cc_names() -> list[str]:

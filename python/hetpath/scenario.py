@@ -14,12 +14,11 @@ import contextlib
 import os
 import re
 import sys
-from copy import deepcopy
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
-from . import _bridge, _toml
-from .errors import ScenarioError
+from . import _args, _bridge, _toml
+from .errors import ArgumentError, OutputError, ScenarioError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -73,8 +72,10 @@ class Scenario:
 
     @property
     def name(self) -> str:
-        """The scenario's name (``[scenario] name``)."""
-        return str(self._scenario.get("name", ""))
+        """The scenario's name (``[scenario] name``; a value that is not a string as a
+        short ``repr``, for messages: the engine refuses it)."""
+        name = self._scenario.get("name", "")
+        return name if isinstance(name, str) else _args.describe(name)
 
     def node(self, name: str, **settings: Value) -> "Scenario":
         """Add a node; links and flows refer to it by name."""
@@ -144,7 +145,9 @@ class Scenario:
             if items:
                 data[key] = items
         data.update(self._extra)
-        cleaned: dict[str, Any] = _toml.drop_none(deepcopy(data))
+        # A copy made only of what TOML holds (NumPy numbers as Python ones); a value it
+        # cannot hold is an ArgumentError naming its key, not a TypeError when written.
+        cleaned: dict[str, Any] = _toml.drop_none(_args.plain(data, self.source_name()))
         return cleaned
 
     def to_toml(self) -> str:
@@ -154,7 +157,9 @@ class Scenario:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Scenario":
         """Build from parsed TOML; unknown sections are kept so the engine can judge them."""
-        data = deepcopy(data)
+        if not isinstance(data, dict):
+            raise ArgumentError(f"Scenario.from_dict(): data: expected a dict of TOML tables, got {_args.describe(data)}")
+        data = _args.plain(data, "Scenario.from_dict(): data")
         head = data.get("scenario")
         sc = cls.__new__(cls)
         sc._scenario = dict(head) if isinstance(head, dict) else {}
@@ -177,15 +182,20 @@ class Scenario:
     @classmethod
     def load(cls, path: PathLike) -> "Scenario":
         """Read a TOML scenario file (syntax only; run or validate to check content)."""
-        p = Path(path)
-        sc = cls.from_dict(_toml.loads(p.read_text(encoding="utf-8"), str(p)))
+        p = _args.path(path, "Scenario.load(): path")
+        sc = cls.from_dict(_toml.loads(_toml.read_file(p), str(p)))
         sc.path = p
         return sc
 
     def save(self, path: PathLike) -> Path:
-        """Write the scenario as TOML and remember the path."""
-        p = Path(path)
-        p.write_text(self.to_toml(), encoding="utf-8")
+        """Write the scenario as TOML and remember the path; ``OutputError`` if it
+        cannot be written."""
+        p = _args.path(path, "Scenario.save(): path")
+        text = self.to_toml()
+        try:
+            p.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
         self.path = p
         return p
 
@@ -208,7 +218,7 @@ class Scenario:
         try:
             yield
         except ScenarioError as exc:
-            raise ScenarioError(self.explain(str(exc))) from None
+            raise type(exc)(self.explain(str(exc))) from None
 
     def explain(self, message: str, text: Optional[str] = None) -> str:
         """Rewrite the engine's message about this scenario's generated TOML (``text``,
@@ -244,12 +254,13 @@ class Scenario:
             loaded = bool(self._loaded.get(section))
             head: Optional[str] = {"scenario": f"Scenario({self.name!r}", "tcp": "Scenario.tcp("}.get(section)
             label = section if index is None else f"{section}[{index}]"
+        elif index is None:  # an array named without an entry: the engine's own words
+            return section + (f" ({direction})" if direction else "") + "".join("." + p for p in path)
         else:
-            assert index is not None
             entry = entries[index] if index < len(entries) else {}
             loaded = index < self._loaded.get(section, 0)
-            head = f"Scenario.{section}({entry.get('name')!r}"
-            label = f"{section}[{index}] {entry.get('name')!r}"
+            head = f"Scenario.{section}({_args.describe(entry.get('name'))}"
+            label = f"{section}[{index}] {_args.describe(entry.get('name'))}"
             # A per-direction error names `ab=` only when the key was given there.
             if direction and path and path[0] in (entry.get(direction) or {}):
                 path = [direction, *path]

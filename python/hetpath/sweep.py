@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
-from . import _bridge, _toml
+from . import _args, _bridge, _toml
+from ._args import describe
 from .backends import Backend
-from .errors import ScenarioError
+from .errors import ArgumentError, ScenarioError
 from .stats import mean_ci95
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ def set_key(doc: dict[str, Any], path: str, value: Any, where: str = "") -> None
     ``base_station.<node>.`` by its ``node``. A step into a value that is not a table is
     a ``ScenarioError`` naming the key, never a ``TypeError``."""
     if not isinstance(path, str) or not path or any(p == "" for p in path.split(".")):
-        raise ScenarioError(f"{where}{path!r}: expected a dotted key such as 'link.<name>.rate'")
+        raise ScenarioError(f"{where}{describe(path)}: expected a dotted key such as 'link.<name>.rate'")
     parts = path.split(".")
     node = doc
     if parts[0] in _ARRAYS:
@@ -161,7 +162,7 @@ def _seeds(value: Any, where: str) -> list[int]:
             seen.add(v)
         return list(value)
     raise ScenarioError(f"{where}sweep.seeds: expected a positive count or a list of distinct seeds "
-                        f"from 0 to 2^64-1, got {value!r}")
+                        f"from 0 to 2^64-1, got {describe(value)}")
 
 
 def _label(value: Any) -> Any:
@@ -169,7 +170,7 @@ def _label(value: Any) -> Any:
     anything else (a table, an array) as its TOML text, so rows can be grouped by it."""
     if isinstance(value, (str, int, float, bool)):
         return value
-    return _toml._value(value)
+    return _toml._value(_toml.drop_none(value))
 
 
 def _axis(name: str, values: Any, where: str) -> Axis:
@@ -191,6 +192,8 @@ def _axis(name: str, values: Any, where: str) -> Axis:
                 label = _label(next(iter(v.values()))) if len(v) == 1 else ", ".join(f"{x}={_label(y)}" for x, y in v.items())
             labels.append(_label(label))
             overrides.append(v)
+    elif any(v is None for v in values):
+        raise ScenarioError(f"{where}grid.'{name}': None is not a value (TOML has no null); leave the key out of the axis")
     elif any(isinstance(v, dict) for v in values):
         raise ScenarioError(f"{where}grid.'{name}': mix of tables and plain values; use one or the other")
     else:
@@ -208,7 +211,7 @@ def _axis(name: str, values: Any, where: str) -> Axis:
 def _table(doc: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     value = doc.get(key, {})
     if not isinstance(value, dict):
-        raise ScenarioError(f"{where}{key}: expected a table [{key}], got {_kind(value)} {value!r}")
+        raise ScenarioError(f"{where}{key}: expected a table [{key}], got {_kind(value)} {describe(value)}")
     return value
 
 
@@ -216,7 +219,7 @@ def load(path: Union[str, Path], text: Optional[str] = None) -> Sweep:
     """Read a sweep file; errors name the file and the key. ``text`` is the file's
     content if it is already in memory (``path`` then names it and anchors the base
     scenario's relative path)."""
-    path = Path(path)
+    path, text = _file_args(path, text, "hetpath.sweep.load()")
     where = f"{path}: "
     doc = _toml.loads(_toml.read_file(path) if text is None else text, str(path))
     unknown = set(doc) - {"sweep", "grid", "protocol"}
@@ -233,7 +236,7 @@ def load_experiments(path: Union[str, Path], text: Optional[str] = None) -> dict
     overrides of the base) and ``grid`` (its axes, as in a sweep file). Other keys of an
     experiment table (a title, a section) are left to the caller. ``text`` as in
     :func:`load`."""
-    path = Path(path)
+    path, text = _file_args(path, text, "hetpath.sweep.load_experiments()")
     where = f"{path}: "
     doc = _toml.loads(_toml.read_file(path) if text is None else text, str(path))
     unknown = set(doc) - {"sweep", "protocol", "experiment"}
@@ -253,6 +256,14 @@ def load_experiments(path: Union[str, Path], text: Optional[str] = None) -> dict
         sweep.axes = [_axis(axis, values, at) for axis, values in _table(e, "grid", at).items()]
         out[name] = sweep
     return out
+
+
+def _file_args(path: Any, text: Any, call: str) -> tuple[Path, Optional[str]]:
+    """A sweep file's path and, if given, its text, checked (an ``ArgumentError`` names
+    ``call``)."""
+    if text is not None and not isinstance(text, str):
+        raise ArgumentError(f"{call}: text: expected the file's text (a str) or None, got {describe(text)}")
+    return _args.path(path, f"{call}: path"), text
 
 
 def _head(doc: dict[str, Any], path: Path, where: str) -> Sweep:
@@ -301,6 +312,8 @@ def _check_flows(doc: dict[str, Any], flows: Sequence[str], where: str) -> None:
 def plan(sweep: Sweep) -> list[Task]:
     """Every run of the sweep; each distinct scenario is validated once, so a bad
     override fails here with the scenario's own error, before anything runs."""
+    if not isinstance(sweep, Sweep):
+        raise ArgumentError(f"hetpath.sweep.plan(): sweep: expected a Sweep (hetpath.sweep.load), got {describe(sweep)}")
     if run_count(sweep) > MAX_RUNS:
         raise ScenarioError(f"{sweep.file or sweep.source}: the sweep has {run_count(sweep):,} runs, more than the limit of {MAX_RUNS:,}")
     if len(set(sweep.seeds)) != len(sweep.seeds):
@@ -368,7 +381,12 @@ def run(
 
     from .store import run_stored
 
+    if not isinstance(tasks, (list, tuple)) or not all(isinstance(t, Task) for t in tasks):
+        raise ArgumentError("hetpath.sweep.run(): tasks: expected a list of Task (hetpath.sweep.plan), "
+                            f"got {describe(tasks)}")
     tasks = list(tasks)
+    backend = _args.backend(backend, "hetpath.sweep.run(): backend")
+    on_progress = _args.callback(on_progress, "hetpath.sweep.run(): on_progress")
     results = run_stored(run_flows, tasks, store, backend, on_progress)
     return pd.DataFrame([r for t, flows in zip(tasks, results) for r in records(t, flows)])
 

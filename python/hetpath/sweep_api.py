@@ -11,13 +11,12 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
-from . import _toml
+from . import _args, _toml
 from . import sweep as sweep_mod
 from .backends import Backend
-from .errors import ScenarioError
+from .errors import ArgumentError, ScenarioError
 from .scenario import Scenario
 
 if TYPE_CHECKING:
@@ -64,26 +63,30 @@ def sweep(
         scenario.validate()  # the base's own errors, named by the Python call
         base, source = scenario.to_dict(), scenario.source_name()
     elif isinstance(scenario, (str, os.PathLike)):
-        path = Path(scenario)
+        path = _args.path(scenario, f"{_WHERE}scenario")
         base, source = _toml.loads(_toml.read_file(path), str(path)), str(path)
     else:
-        raise ScenarioError(f"{_WHERE}scenario: expected a Scenario or the path of a scenario file, got {scenario!r}")
-    grid = {} if grid is None else grid
+        raise ArgumentError(f"{_WHERE}scenario: expected a Scenario or the path of a scenario file, "
+                            f"got {_args.describe(scenario)}")
+    # Plain Python values from here on (NumPy numbers and arrays converted, anything TOML
+    # cannot hold refused, nesting bounded), so every step below sees what a file holds.
+    grid = {} if grid is None else _args.plain(grid, f"{_WHERE}grid")
     if not isinstance(grid, dict):
-        raise ScenarioError(f"{_WHERE}grid: expected a dict of axis -> list of values, got {grid!r}")
+        raise ArgumentError(f"{_WHERE}grid: expected a dict of axis -> list of values, got {_args.describe(grid)}")
     spec = sweep_mod.Sweep(base=base, source=source,
-                           axes=[sweep_mod._axis(name, list(values) if isinstance(values, (list, tuple)) else values,
-                                                 _WHERE) for name, values in grid.items()],
-                           seeds=sweep_mod._seeds(list(seeds) if isinstance(seeds, (list, tuple, range)) else seeds,
-                                                  _WHERE))
+                           axes=[sweep_mod._axis(name, values, _WHERE) for name, values in grid.items()],
+                           seeds=sweep_mod._seeds(_args.plain(list(seeds) if isinstance(seeds, range) else seeds,
+                                                              f"{_WHERE}seeds"), _WHERE))
     if protocols is not None:
+        protocols = _args.plain(protocols, f"{_WHERE}protocols")
         if not isinstance(protocols, dict) or not protocols or not all(isinstance(v, dict) for v in protocols.values()):
-            raise ScenarioError(f"{_WHERE}protocols: expected a dict of name -> dict of overrides")
-        spec.protocols = {str(k): dict(v) for k, v in protocols.items()}
+            raise ArgumentError(f"{_WHERE}protocols: expected a dict of name -> dict of overrides, "
+                                f"got {_args.describe(protocols)}")
+        spec.protocols = dict(protocols)
     if flows is not None:
-        if isinstance(flows, str) or not isinstance(flows, (list, tuple)) or not all(isinstance(f, str) for f in flows):
-            raise ScenarioError(f"{_WHERE}flows: expected a list of flow names, got {flows!r}")
-        spec.flows = list(flows)
+        spec.flows = _args.names(flows, f"{_WHERE}flows")
+    backend = _args.backend(backend, f"{_WHERE}backend")
+    progress = _args.callback(progress, f"{_WHERE}progress")
     try:
         tasks = sweep_mod.plan(spec)
     except ScenarioError as exc:

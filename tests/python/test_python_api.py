@@ -76,7 +76,7 @@ def test_every_list_of_records_is_a_table_with_a_seed(unfinished: hetpath.Result
     assert (unfinished.table("legs")["seed"] == 1).all()
     written = {p.name for p in unfinished.write(tmp_path)}
     assert {f"{n}.csv" for n in names} <= written
-    with pytest.raises(KeyError, match="expected one of flows, links"):
+    with pytest.raises(hetpath.ArgumentError, match="expected one of flows, links"):
         unfinished.table("nope")
 
 

@@ -6,10 +6,11 @@ use hetpath_sim::trace::Trace;
 use hetpath_sim::Simulation;
 use hetpath_sim::{capture, scenario};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 create_exception!(
@@ -27,6 +28,18 @@ create_exception!(
 
 /// Wall time between two Ctrl-C checks (and progress calls) during a run.
 const CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Ctrl-C presses seen by the package's SIGINT handler (`interrupt`), counted so that a
+/// run in any thread stops: Python runs signal handlers, and `check_signals` raises, in
+/// the main thread only, so a run in another thread would otherwise go on to its end.
+static INTERRUPTS: AtomicU64 = AtomicU64::new(0);
+
+/// Stops every run in progress, in every thread, with `KeyboardInterrupt` (called by
+/// `hetpath._bridge`'s SIGINT handler).
+#[pyfunction]
+fn interrupt() {
+    INTERRUPTS.fetch_add(1, Ordering::Relaxed);
+}
 
 fn scenario_err(e: scenario::ScenarioError) -> PyErr {
     ScenarioError::new_err(e.to_string())
@@ -79,8 +92,13 @@ fn run(
     let t0 = Instant::now();
     let mut failure: Option<PyErr> = None;
     let mut last = Instant::now();
+    let interrupts = INTERRUPTS.load(Ordering::Relaxed);
     let finished = py.detach(|| {
         sim.run(&mut |now, end| {
+            if INTERRUPTS.load(Ordering::Relaxed) != interrupts {
+                failure = Some(PyKeyboardInterrupt::new_err(()));
+                return false;
+            }
             // Ctrl-C reaches Python only when we hold the GIL. The engine calls every 1%
             // of simulated time and every few thousand events; take the GIL at most every
             // CHECK_EVERY of wall time (and at the end), so checks cost nothing yet stop
@@ -238,6 +256,7 @@ fn build_commit() -> Option<&'static str> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(interrupt, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
