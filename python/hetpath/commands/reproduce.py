@@ -19,7 +19,7 @@ from ..store import FILE_NAME as STORE_FILE
 from ..store import ResultsStore
 from ._io import check_option, format_option
 from ._progress import TaskProgress
-from .sweep import console, jobs_option, seeds_option
+from .sweep import console, jobs_option, seeds_option, verify_store
 
 DEFAULT_OUT_ROOT = Path("out") / "reproduce"
 
@@ -75,6 +75,8 @@ def _grid_tables(findings: list, metric: str) -> list[Table]:
               help="Where runs.csv, findings.csv, comparison.csv and the plots go (default out/reproduce/PAPER).")
 @click.option("--resume", is_flag=True,
               help="Continue an interrupted reproduction with the same --out: runs already kept are not run again.")
+@click.option("--drop-bad", is_flag=True,
+              help="With --resume: drop the lines of the results store that fail verification and run those runs again.")
 @click.option("--no-plots", is_flag=True, help="Skip the figures and CSV files.")
 @format_option
 @click.option("--scenarios", "scenarios_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
@@ -82,7 +84,7 @@ def _grid_tables(findings: list, metric: str) -> list[Table]:
 @click.option("--quiet", "-q", is_flag=True, help="No progress or notes on stderr.")
 @check_option
 def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[int], jobs: Optional[int],
-                      out_dir: Optional[Path], resume: bool, no_plots: bool, formats: tuple[str, ...],
+                      out_dir: Optional[Path], resume: bool, drop_bad: bool, no_plots: bool, formats: tuple[str, ...],
                       scenarios_dir: Optional[Path], quiet: bool) -> None:
     """Run PAPER's experiments (see docs/reproductions/PAPER.md) and compare."""
     import pandas as pd
@@ -95,6 +97,8 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
     target = None if no_plots else (out_dir or DEFAULT_OUT_ROOT / paper)
     if resume and target is None:
         raise click.UsageError("--resume needs the output directory; drop --no-plots")
+    if drop_bad and not resume:
+        raise click.UsageError("--drop-bad goes with --resume: it repairs the results store a resumed reproduction reads")
     if out_dir is not None and target is None:
         raise click.UsageError("--no-plots writes no files, so --out has nothing to hold; drop one of them")
     # Everything is written into a staging directory and moved into place at the end, so
@@ -113,6 +117,8 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
             click.echo(msg, err=True)
 
     try:
+        if store is not None and resume:
+            verify_store(store, drop_bad, quiet)
         with TaskProgress(not quiet, "runs") as progress:
             ctx = Context(scenarios=where, quick=quick, backend=LocalBackend(jobs), out_dir=out, seeds=seeds,
                           progress=progress, note=note, formats=formats, store=store)

@@ -21,7 +21,7 @@ from ..errors import Terminated
 from ..report import eng
 from ..result import json_safe
 from ..store import FILE_NAME as STORE_FILE
-from ..store import ResultsStore
+from ..store import ResultsStore, StoreError
 from ._io import check_option
 from ._progress import TaskProgress
 
@@ -105,14 +105,18 @@ def jobs_option(_ctx: click.Context, _param: click.Parameter, value: Optional[in
               help="Write runs.csv (one row per run), summary.csv and results.jsonl (every finished run) here.")
 @click.option("--resume", is_flag=True,
               help="Continue an interrupted sweep with the same --out: runs already stored are not run again.")
+@click.option("--drop-bad", is_flag=True,
+              help="With --resume: drop the lines of the results store that fail verification and run those runs again.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON lines on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @check_option
 def sweep_command(file: Path, seeds: Optional[int], jobs: Optional[int], backend_name: str, address: Optional[str],
-                  out_dir: Optional[Path], resume: bool, as_json: bool, quiet: bool) -> None:
+                  out_dir: Optional[Path], resume: bool, drop_bad: bool, as_json: bool, quiet: bool) -> None:
     """Run the sweep described in FILE (see docs/guide.md, "Sweeps" and "Sweeps on a cluster")."""
     if resume and out_dir is None:
         raise click.UsageError("--resume needs --out DIR: the directory of the interrupted sweep")
+    if drop_bad and not resume:
+        raise click.UsageError("--drop-bad goes with --resume: it repairs the results store a resumed sweep reads")
     if address is not None and backend_name != "dask":
         raise click.UsageError("--address is the Dask scheduler's: give it with --backend dask")
     if address is not None and jobs is not None:
@@ -124,7 +128,7 @@ def sweep_command(file: Path, seeds: Optional[int], jobs: Optional[int], backend
     tasks = sweep_mod.plan(spec)
     resume_options = _options(seeds, jobs, backend_name, address)
     with _backend(backend_name, address, jobs) as backend:
-        raw, staging = _run(file, tasks, backend, out_dir, resume, quiet, resume_options)
+        raw, staging = _run(file, tasks, backend, out_dir, resume, drop_bad, quiet, resume_options)
     keys = [a.name for a in spec.axes] + ["protocol", "flow"]
     summary = sweep_mod.aggregate(raw, keys)
     if out_dir is not None and staging is not None:
@@ -153,7 +157,7 @@ def _backend(name: str, address: Optional[str], jobs: Optional[int]) -> Any:
 
 
 def _run(file: Path, tasks: list[sweep_mod.Task], backend: Backend, out_dir: Optional[Path], resume: bool,
-         quiet: bool, resume_options: str) -> tuple[Any, Optional[Path]]:
+         drop_bad: bool, quiet: bool, resume_options: str) -> tuple[Any, Optional[Path]]:
     """Every run into the results store as it finishes; on an interrupt, the line that
     says how to resume (``resume_options``: the options the command must repeat)."""
     staging = store = None
@@ -162,6 +166,9 @@ def _run(file: Path, tasks: list[sweep_mod.Task], backend: Backend, out_dir: Opt
         store = ResultsStore(staging / STORE_FILE)
         if resume and not (staging / STORE_FILE).exists() and (out_dir / STORE_FILE).is_file():
             shutil.copyfile(out_dir / STORE_FILE, staging / STORE_FILE)  # a finished sweep: rerun nothing
+            verify_store(store, drop_bad, quiet, shown=out_dir / STORE_FILE)
+        elif resume:
+            verify_store(store, drop_bad, quiet)
     counted = _Counter()
     try:
         with TaskProgress(not quiet, "runs") as progress:
@@ -176,6 +183,28 @@ def _run(file: Path, tasks: list[sweep_mod.Task], backend: Backend, out_dir: Opt
         if store is not None:
             store.close()
     return raw, staging
+
+
+def verify_store(store: ResultsStore, drop_bad: bool, quiet: bool, shown: Optional[Path] = None) -> None:
+    """Verify every line of a resumed run's store before anything runs; with
+    ``--drop-bad``, drop the bad lines instead and say how many. ``shown``: the file the
+    store was just copied from, named in the error instead of the copy (which is
+    removed: the next attempt copies it again)."""
+    try:
+        if drop_bad:
+            dropped = store.drop_bad()
+            if not quiet:
+                click.echo(f"hetpath: dropped {dropped} damaged line{'s' * (dropped != 1)} of {shown or store.path}; "
+                           f"their runs run again" if dropped else f"hetpath: no damaged line in {shown or store.path}",
+                           err=True)
+        store.load()
+    except StoreError as exc:
+        if shown is None:
+            raise
+        store.path.unlink()
+        with contextlib.suppress(OSError):  # the staging directory, if the copy was all it held
+            store.path.parent.rmdir()
+        raise StoreError(shown, exc.line, exc.problem) from None
 
 
 class _Counter:
