@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+import multiprocessing
 import os
 import signal
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Optional, Protocol, Sequence, TypeVar
 
+from ._worker_lifetime import die_with_parent
 from .errors import ScenarioError, SimulationError
 
 T = TypeVar("T")
@@ -62,23 +64,28 @@ def cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _worker_init() -> None:
+def _worker_init(parent: Optional[int]) -> None:
     """Workers ignore Ctrl-C: the terminal sends it to the whole process group, and the
-    parent decides (it stops them and keeps what finished)."""
+    parent decides (it stops them and keeps what finished). SIGTERM ends a worker at once
+    and quietly: a fork inherits the parent's handlers, and the command line's (which
+    raises :class:`~hetpath.errors.Terminated`) would print a traceback from the worker.
+    A worker dies with its parent (``parent``: the pid that forked it, or None)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent(parent)
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
     """Stop the workers now, running tasks included: ``shutdown`` alone waits for them,
-    and a run that never ends would never let the sweep stop."""
+    and a run that never ends would never let the sweep stop. SIGKILL, not SIGTERM: a
+    worker holds nothing to save, and one not yet through :func:`_worker_init` would
+    still run the parent's SIGTERM handler (a traceback on stderr)."""
     for proc in list(getattr(pool, "_processes", {}).values()):
         with contextlib.suppress(Exception):
-            proc.terminate()
+            proc.kill()
     for proc in list(getattr(pool, "_processes", {}).values()):
         with contextlib.suppress(Exception):
             proc.join(5)
-            if proc.is_alive():
-                proc.kill()
     pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -133,7 +140,19 @@ class LocalBackend:
             return
         batches = GuidedBatches(tasks, self.jobs)
         in_flight = 2 * self.jobs
-        pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_worker_init)
+        # Workers die with this process (_worker_init). PR_SET_PDEATHSIG fires when the
+        # *thread* that forked a worker ends, not its process: ProcessPoolExecutor forks
+        # from the thread that calls submit() (all workers at the first submit under fork,
+        # on demand under spawn), and from its manager thread only to replace a worker
+        # retired by max_tasks_per_child, which is not set here. Every submit is below, in
+        # the caller's thread, which stays in this method until the pool is shut down; so
+        # no worker outlives its forking thread, and a sweep run from any thread of a
+        # program is not cut short. Under forkserver the forkserver is the workers' parent
+        # (it ends with this process), so there is no parent pid to check.
+        context = multiprocessing.get_context()
+        parent = None if context.get_start_method() == "forkserver" else os.getpid()
+        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context, initializer=_worker_init,
+                                   initargs=(parent,))
         pending: set[Future[list[tuple[int, R]]]] = set()
         try:
             while batches or pending:
