@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .errors import OutputError, ScenarioError
+from .outdir import replacing
 
 #: The file a results directory is recognised by, and what wrote it.
 MARKERS = {
@@ -157,7 +158,8 @@ def write(directory: Path, out: Optional[Path] = None) -> Path:
     page = build(directory)
     out = out or directory / REPORT_NAME
     try:
-        out.write_text(page, encoding="utf-8")
+        with replacing(out) as tmp:
+            tmp.write_text(page, encoding="utf-8")
     except OSError as exc:
         raise OutputError(f"{out}: cannot write the report: {exc.strerror or exc}") from None
     return out

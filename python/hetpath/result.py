@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 from . import _args, _bridge
 from ._args import describe
 from .errors import ArgumentError
-from .outdir import naming
+from .outdir import naming, replacing
 
 if TYPE_CHECKING:  # pandas is imported on first use, keeping `hetpath --help` fast
     import pandas as pd
@@ -147,17 +147,20 @@ class Result:
 
     def write_trace(self, path: PathLike) -> Path:
         """Write the trace as one columnar file that pandas and polars read directly:
-        Parquet (``.parquet``), Arrow IPC (``.arrow``, ``.feather``) or CSV (``.csv``)."""
+        Parquet (``.parquet``), Arrow IPC (``.arrow``, ``.feather``) or CSV (``.csv``).
+        The file is written whole or not at all: a write error (a full disk) leaves no
+        truncated file, and an existing one as it was."""
         out = _args.path(path, "Result.write_trace(): path")
-        frame = self.trace
-        if out.suffix == ".csv":
-            frame.to_csv(out, index=False)
-        elif out.suffix in (".arrow", ".feather"):
-            frame.to_feather(out)
-        elif out.suffix == ".parquet":
-            frame.to_parquet(out, index=False)
-        else:
+        if out.suffix not in (".csv", ".arrow", ".feather", ".parquet"):
             raise ArgumentError(f"{out}: unknown trace format; expected .parquet, .arrow, .feather or .csv")
+        frame = self.trace
+        with replacing(out) as tmp:
+            if out.suffix == ".csv":
+                frame.to_csv(tmp, index=False)
+            elif out.suffix == ".parquet":
+                frame.to_parquet(tmp, index=False)
+            else:
+                frame.to_feather(tmp)
         return out
 
     @cached_property

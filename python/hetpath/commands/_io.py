@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Callable, Optional
 
 import click
 
@@ -15,6 +16,14 @@ from ..errors import OutputError, ScenarioError
 def warning_line(warning: str) -> str:
     """A loader's warning (``FILE: KEY: message``) as the CLI prints it on stderr."""
     return f"hetpath: warning: {warning}"
+
+
+def note_printer(quiet: bool) -> Optional[Callable[[str], None]]:
+    """What prints a library's notes (a stale lock taken over, :func:`hetpath.outdir.prepare`)
+    on stderr as ``hetpath: ...`` lines; nothing with ``--quiet``."""
+    if quiet:
+        return None
+    return lambda line: click.echo(f"hetpath: {line}", err=True)
 
 
 def writable_dir(path: Path) -> Path:

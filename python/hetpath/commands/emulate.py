@@ -27,7 +27,7 @@ import click
 
 from .. import _bridge, _toml, outdir
 from ..live import ADDR_A, ADDR_B, Bridge, Emulation
-from ._io import safe_dirname, scenario_name
+from ._io import note_printer, safe_dirname, scenario_name
 from .run import _check_seed
 
 
@@ -110,7 +110,7 @@ def _run_core(out: Path, core: Callable[[Path], Any], body: Callable[[Any], int]
     then moves its files from the staging directory to ``out`` (hetpath.outdir), reports,
     and exits with ``body``'s status. Ctrl-C is how an open-ended command (ping, a shell)
     ends: the run's files are complete once the core stops, so they are kept."""
-    staging = outdir.prepare(out)
+    staging = outdir.prepare(out, note=note_printer(False))
     status, interrupted = 0, False
     try:
         with core(staging) as running:

@@ -17,7 +17,7 @@ from .. import outdir
 from ..errors import Terminated
 from ..store import FILE_NAME as STORE_FILE
 from ..store import ResultsStore
-from ._io import check_option, format_option
+from ._io import check_option, format_option, note_printer
 from ._progress import TaskProgress
 from .sweep import console, jobs_option, seeds_option, verify_store
 
@@ -104,7 +104,7 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
     # Everything is written into a staging directory and moved into place at the end, so
     # an interrupted reproduction never leaves new files beside the previous run's. The
     # runs that finished stay in its results store for --resume.
-    out = None if target is None else outdir.prepare(target, keep=resume, exists_ok=False)
+    out = None if target is None else outdir.prepare(target, keep=resume, exists_ok=False, note=note_printer(quiet))
     store = None
     if out is not None:
         for leftover in out.iterdir():  # what an interrupted attempt wrote, but its runs
@@ -137,10 +137,8 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
     except BaseException as exc:
         if store is not None:
             store.close()
-        kept = out is not None and (out / STORE_FILE).is_file() and (out / STORE_FILE).stat().st_size > 0
-        if out is not None and not kept:
-            outdir.discard(out)
-        elif isinstance(exc, KeyboardInterrupt) and target is not None:
+        kept = out is not None and outdir.abandon(out)  # kept only if a run finished; the lock let go
+        if kept and isinstance(exc, KeyboardInterrupt) and target is not None:
             click.echo(f"hetpath: reproduce interrupted, finished runs kept in {out}; resume with: hetpath reproduce "
                        f"{paper} --out {shlex.quote(str(target))} --resume (and the same --quick or --seeds)", err=True)
             raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None

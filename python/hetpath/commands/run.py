@@ -10,7 +10,8 @@ import click
 from .. import _bridge, _toml, outdir
 from ..result import summary_json
 from ..runner import run_text
-from ._io import check_option, format_option, safe_dirname, scenario_name, warning_line, writable_file
+from ._io import (check_option, format_option, note_printer, safe_dirname, scenario_name, warning_line,
+                  writable_file)
 from ._progress import RunProgress
 
 DEFAULT_OUT_ROOT = Path("out")
@@ -70,7 +71,7 @@ def run_command(
         # before the run, not after it. Results go to a staging directory moved into
         # place at the end: an interrupted run leaves the previous results whole.
         _bridge.validate_text(text, source)
-        staging = outdir.prepare(out_dir)
+        staging = outdir.prepare(out_dir, note=note_printer(quiet))
 
     try:
         if trace_file is not None:

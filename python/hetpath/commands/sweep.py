@@ -22,7 +22,7 @@ from ..report import eng
 from ..result import json_safe
 from ..store import FILE_NAME as STORE_FILE
 from ..store import ResultsStore, StoreError
-from ._io import check_option
+from ._io import check_option, note_printer
 from ._progress import TaskProgress
 
 
@@ -162,7 +162,7 @@ def _run(file: Path, tasks: list[sweep_mod.Task], backend: Backend, out_dir: Opt
     says how to resume (``resume_options``: the options the command must repeat)."""
     staging = store = None
     if out_dir is not None:
-        staging = outdir.prepare(out_dir, keep=resume, exists_ok=False)
+        staging = outdir.prepare(out_dir, keep=resume, exists_ok=False, note=note_printer(quiet))
         store = ResultsStore(staging / STORE_FILE)
         if resume and not (staging / STORE_FILE).exists() and (out_dir / STORE_FILE).is_file():
             shutil.copyfile(out_dir / STORE_FILE, staging / STORE_FILE)  # a finished sweep: rerun nothing
@@ -176,9 +176,15 @@ def _run(file: Path, tasks: list[sweep_mod.Task], backend: Backend, out_dir: Opt
     except KeyboardInterrupt as exc:
         if store is not None:
             store.close()
+        if staging is not None:
+            outdir.abandon(staging)
         # One line instead of the generic "interrupted": how far it got, how to go on.
         click.echo(_resume_line(file, out_dir, counted.done, len(tasks), resume_options), err=True)
         raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None
+    except BaseException:
+        if staging is not None:
+            outdir.abandon(staging)  # kept only if a run finished; the lock let go
+        raise
     finally:
         if store is not None:
             store.close()
@@ -232,5 +238,7 @@ def _resume_line(file: Path, out_dir: Optional[Path], done: int, total: int, ext
     """One line: how far the sweep got and the command that continues it."""
     if out_dir is None:
         return f"hetpath: sweep interrupted after {done} of {total} runs; nothing kept (add --out DIR to keep finished runs)"
+    if not outdir.staging_path(out_dir).exists():  # no run had finished: nothing to resume
+        return f"hetpath: sweep interrupted after {done} of {total} runs; nothing kept (no run had finished)"
     return (f"hetpath: sweep interrupted after {done} of {total} runs, kept in {outdir.staging_path(out_dir)}; "
             f"resume with: hetpath sweep {shlex.quote(str(file))} --out {shlex.quote(str(out_dir))}{extra} --resume")
