@@ -17,6 +17,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Optional, Protocol, Sequence, TypeVar
 
+from . import _bridge
+from ._args import integer
 from ._worker_lifetime import die_with_parent
 from .errors import ScenarioError, SimulationError
 
@@ -123,14 +125,21 @@ class GuidedBatches:
         return [self._todo.pop() for _ in range(size)]
 
 
+#: Seconds between two looks for a Ctrl-C while a sweep waits for its workers.
+_POLL_S = 0.25
+
+
 class LocalBackend:
     """Worker processes on this machine; ``jobs`` defaults to every core.  With one job
     the tasks run in this process (no pickling, plain tracebacks)."""
 
     def __init__(self, jobs: Optional[int] = None) -> None:
         cores = cpu_count()
-        if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or not 1 <= jobs <= cores):
-            raise ScenarioError(f"jobs: expected 1 to {cores} (the cores of this machine), got {jobs!r}")
+        if jobs is not None:
+            try:
+                jobs = integer(jobs, "jobs", 1, cores)
+            except ScenarioError as exc:
+                raise ScenarioError(f"{exc} (the cores of this machine)") from None
         self.jobs = jobs or cores
 
     def run(self, fn: Callable[[T], R], tasks: Sequence[T], on_result: Callable[[int, R], None]) -> None:
@@ -154,11 +163,16 @@ class LocalBackend:
         pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context, initializer=_worker_init,
                                    initargs=(parent,))
         pending: set[Future[list[tuple[int, R]]]] = set()
+        interrupts = _bridge.interrupts
         try:
             while batches or pending:
                 while batches and len(pending) < in_flight:
                     pending.add(pool.submit(run_batch, fn, batches.take()))
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                # Ctrl-C reaches the main thread alone; a sweep waiting in another thread
+                # learns of it here (the package's SIGINT handler counts presses).
+                done, pending = wait(pending, timeout=_POLL_S, return_when=FIRST_COMPLETED)
+                if _bridge.interrupts != interrupts:
+                    raise KeyboardInterrupt
                 for fut in done:
                     for i, r in fut.result():
                         on_result(i, r)

@@ -20,7 +20,8 @@ import time
 from typing import Any, Callable, Iterator, Optional, Sequence, TypeVar
 
 from .backends import GuidedBatches, cpu_count, run_batch
-from .errors import ClusterError, SimulationError
+from ._args import integer
+from .errors import ClusterError, ScenarioError, SimulationError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -80,9 +81,11 @@ class DaskBackend:
             raise ClusterError(f"workers: the cluster at {address} has its own workers; "
                                "give workers only for a local cluster (address None)")
         cores = cpu_count()
-        if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool)
-                                    or not 1 <= workers <= cores):
-            raise ClusterError(f"workers: expected 1 to {cores} (the cores of this machine), got {workers!r}")
+        if workers is not None:
+            try:
+                workers = integer(workers, "workers", 1, cores)
+            except ScenarioError as exc:
+                raise ClusterError(f"{exc} (the cores of this machine)") from None
         self.address = address
         self.workers = workers
         self.connect_timeout = self.CONNECT_TIMEOUT_S if connect_timeout is None else connect_timeout

@@ -5,6 +5,7 @@ where Python numbers are; Ctrl-C reaching a run in any thread."""
 from __future__ import annotations
 
 import math
+import os
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import hetpath
 from hetpath import HetpathError, Scenario
 from hetpath import sweep as sweep_mod
 from hetpath.backends import LocalBackend
+from hetpath.backends_dask import DaskBackend
 
 from helpers import default_signals, without_wall_time
 
@@ -106,6 +108,8 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "sweep.load(text)": lambda v: sweep_mod.load("s.toml", text=v),
     "sweep.plan(sweep)": lambda v: sweep_mod.plan(v),
     "sweep.run(tasks)": lambda v: sweep_mod.run(v, LocalBackend(1)),
+    "LocalBackend(jobs)": lambda v: LocalBackend(v),
+    "DaskBackend(workers)": lambda v: DaskBackend(workers=v),
     "Result.table(name)": lambda v: RESULT.table(v),
     "Result.write(out_dir)": lambda v: RESULT.write(v),
     "Result.plot(out_dir)": lambda v: RESULT.plot(v),
@@ -126,6 +130,10 @@ def test_any_argument_gives_a_result_or_a_hetpath_error(call: str, tmp_path: Pat
         except BaseException as exc:  # noqa: BLE001 - the point: which escaped
             escaped.append(f"{type(value).__name__}: {type(exc).__name__}: {str(exc)[:120]}")
     assert not escaped, "\n".join(escaped)
+
+
+def test_numpy_integers_are_worker_counts() -> None:
+    assert LocalBackend(np.int64(1)).jobs == 1 and DaskBackend(workers=np.int32(1)).workers == 1
 
 
 def test_numpy_integers_are_seeds() -> None:
@@ -196,9 +204,19 @@ _THREAD_RUN = textwrap.dedent("""
 """)
 
 
-def test_ctrl_c_stops_a_run_in_another_thread(tmp_path: Path) -> None:
+#: The same with a sweep on two worker processes: one short run (it reports progress),
+#: then long ones; the thread waits for its workers when Ctrl-C comes.
+_THREAD_SWEEP = _THREAD_RUN.replace("hetpath.run(sc, progress=running)", (
+    'hetpath.sweep(sc, grid={"scenario.duration": ["1s", "3000s"]}, seeds=2, '
+    "backend=hetpath.backends.LocalBackend(2), progress=running)")).replace(
+    "import hetpath\n", "import hetpath\nimport hetpath.backends\n")
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="worker processes need 2 cores")
+@pytest.mark.parametrize("script_text", [_THREAD_RUN, _THREAD_SWEEP], ids=["run", "sweep with workers"])
+def test_ctrl_c_stops_a_run_in_another_thread(tmp_path: Path, script_text: str) -> None:
     script = tmp_path / "thread_run.py"
-    script.write_text(_THREAD_RUN)
+    script.write_text(script_text)
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=default_signals)
     try:
