@@ -22,6 +22,7 @@ import errno
 import itertools
 import os
 import shutil
+import stat
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
@@ -169,7 +170,13 @@ def holds_runs(staging: Path) -> bool:
     from .store import FILE_NAME  # the store writes through this module
 
     try:
-        with open(Path(staging) / FILE_NAME, "rb") as f:
+        # Only a regular file is read: a FIFO there would block, and /dev/full (a store
+        # linked to it to fill the disk) never ends.
+        fd = os.open(Path(staging) / FILE_NAME, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return False
+        with os.fdopen(fd, "rb") as f:
             for line in f:
                 if not line.endswith(b"\n"):
                     return False

@@ -174,7 +174,9 @@ def test_signal_stops_the_workers_and_says_how_to_resume(tmp_path: Path, sig, co
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == code, err
-    assert "resume with: hetpath sweep" in err and "Traceback" not in err
+    # Runs of SLOW_BASE take long: when none had finished, there is nothing to resume.
+    assert "hetpath: sweep interrupted after" in err and "Traceback" not in err
+    assert "resume with: hetpath sweep" in err or "nothing kept (no run had finished)" in err, err
     time.sleep(0.5)
     assert not [p for p in workers if _alive(p)], "worker processes outlived the sweep"
 

@@ -132,9 +132,13 @@ def sweep_command(file: Path, seeds: Optional[int], jobs: Optional[int], backend
     keys = [a.name for a in spec.axes] + ["protocol", "flow"]
     summary = sweep_mod.aggregate(raw, keys)
     if out_dir is not None and staging is not None:
-        outdir.write_csv(raw, staging / "runs.csv")
-        outdir.write_csv(summary, staging / "summary.csv")
-        outdir.commit(staging, out_dir)
+        try:
+            outdir.write_csv(raw, staging / "runs.csv")
+            outdir.write_csv(summary, staging / "summary.csv")
+            outdir.commit(staging, out_dir)
+        except BaseException:
+            outdir.abandon(staging)  # its store holds every run: --resume writes the tables
+            raise
     if as_json:
         for row in summary.to_dict(orient="records"):
             click.echo(json.dumps(json_safe(row)))
