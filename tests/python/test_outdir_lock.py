@@ -116,6 +116,19 @@ def test_reproduce_is_refused_while_another_process_holds_its_out(tmp_path: Path
     assert len(result.stderr.splitlines()) == 1
 
 
+def test_emulate_is_refused_while_another_process_holds_its_out(tmp_path: Path) -> None:
+    """Refused before any namespace is made (the lock is taken first), so this needs
+    neither root nor hetpath-live."""
+    out = tmp_path / "E"
+    first = _stopped_holding(["run", str(SMALL), "--no-plots", "--out", str(out), "-q"], out)
+    try:
+        result = invoke(["emulate", str(SMALL), "--link", "sat", "--out", str(out), "--", "true"])
+    finally:
+        _finish(first)
+    assert result.exit_code == 2 and f"pid {first.pid}" in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
 def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
