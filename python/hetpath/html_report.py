@@ -64,12 +64,30 @@ def _key_value_table(items: dict[str, Any]) -> str:
     return f"<table>{rows}</table>"
 
 
+#: A fraction written with more significant digits than this is shortened to this many
+#: for reading; any other cell is shown exactly as written.
+SHOWN_DIGITS = 6
+_FRACTION = re.compile(r"[+-]?(?:(\d*)\.(\d+)|(\d+))(?:[eE][+-]?\d+)?")
+
+
 def _fmt(value: Any) -> str:
     if value is None or (isinstance(value, float) and value != value):
         return "—"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
+    return _fmt_text(repr(value) if isinstance(value, float) else str(value))
+
+
+def _fmt_text(text: str) -> str:
+    """A cell as the file holds it. Only a fraction (a decimal point or an exponent)
+    written with more than ``SHOWN_DIGITS`` significant digits is shortened; integers and
+    labels are shown as written, ``802.11`` included (read as a float and rounded, that
+    label printed as another one)."""
+    match = _FRACTION.fullmatch(text)
+    if match is None or not any(c in text for c in ".eE"):
+        return text
+    digits = "".join(g or "" for g in match.groups()).lstrip("0").rstrip("0")
+    if len(digits) <= SHOWN_DIGITS:
+        return text
+    return f"{float(text):.{SHOWN_DIGITS}g}"
 
 
 def _table_order(csvs: list[Path], summary: Optional[dict[str, Any]]) -> list[Path]:
@@ -83,7 +101,9 @@ def _csv_section(path: Path) -> str:
 
     title = f"<h3>{html.escape(path.name)}</h3>"
     try:
-        frame = pd.read_csv(path)
+        # Every cell as text: pandas would read a column of labels that look like numbers
+        # (a WLAN's layer "802.11") as floats.
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except pd.errors.EmptyDataError:
         return title + '<p class="note">empty</p>'
     except (OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
@@ -91,7 +111,8 @@ def _csv_section(path: Path) -> str:
     if len(frame) > MAX_ROWS or path.stem.endswith("_series"):
         return title + (f'<p class="note">{len(frame):,} rows × {len(frame.columns)} columns '
                         f'({html.escape(", ".join(map(str, frame.columns)))}): not shown; open the file.</p>')
-    return title + frame.to_html(index=False, border=0, na_rep="—", float_format=_fmt, escape=True)
+    shown = frame.apply(lambda column: column.map(lambda cell: _fmt_text(cell) if cell else "—"))
+    return title + shown.to_html(index=False, border=0, escape=True)
 
 
 _SVG_PROLOG = re.compile(r"^\s*(<\?xml[^>]*>\s*)?(<!DOCTYPE[^>]*>\s*)?", re.S)

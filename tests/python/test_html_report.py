@@ -149,3 +149,20 @@ def test_not_a_results_directory_is_a_user_error(tmp_path: Path, make, message: 
     assert result.exit_code == 2
     assert result.stderr.startswith(f"hetpath: error: {target}: {message}") and result.stderr.count("\n") == 1
     assert not (tmp_path / "report.html").exists()
+
+
+def test_a_label_that_looks_like_a_number_is_shown_as_written(tmp_path: Path) -> None:
+    """A WLAN's link counters say layer 802.11; read as a float and rounded to four
+    digits, the page printed 802.1. Numbers are shortened only past six digits."""
+    scenario = Path(__file__).resolve().parents[2] / "scenarios" / "examples" / "geo-wlan.toml"
+    assert invoke(["run", str(scenario), "--out", str(tmp_path), "-q", "--no-plots"]).exit_code == 0
+    assert set(pd.read_csv(tmp_path / "link_counters.csv", dtype=str)["layer"]) == {"802.11"}
+    page = report(tmp_path)
+    counters = next(t for t in page.tables if "layer" in t["th"])
+    width = len(counters["th"])
+    layers = counters["td"][counters["th"].index("layer")::width]
+    assert layers and set(layers) == {"802.11"}
+    pd.DataFrame({"label": ["802.11"], "x": [8.172034567891], "n": [204300000]}).to_csv(
+        tmp_path / "summary.csv", index=False)
+    cells = next(t for t in report(tmp_path).tables if t["th"] == ["label", "x", "n"])["td"]
+    assert cells == ["802.11", "8.17203", "204300000"]
