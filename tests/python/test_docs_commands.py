@@ -70,13 +70,20 @@ def test_the_docs_show_commands() -> None:
 
 
 @pytest.fixture(scope="session")
-def outcomes(tmp_path_factory: pytest.TempPathFactory) -> list[Result]:
+def docs_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The directory the documented commands run in, a reader's checkout."""
+    work = tmp_path_factory.mktemp("docs")
+    (work / "scenarios").symlink_to(ROOT / "scenarios", target_is_directory=True)
+    return work
+
+
+@pytest.fixture(scope="session")
+def outcomes(docs_work: Path) -> list[Result]:
     """Every documented command run once, in doc order, in one directory where
     ``scenarios/`` is the repository's: a command may use what an earlier one wrote, as a
     reader's would. Run here, not test by test, so the outcome of each does not depend on
     the order in which the tests run (pytest-randomly shuffles them)."""
-    work = tmp_path_factory.mktemp("docs")
-    (work / "scenarios").symlink_to(ROOT / "scenarios", target_is_directory=True)
+    work = docs_work
     with pytest.MonkeyPatch.context() as m:
         m.chdir(work)
         return [invoke(adjusted(argv)) for _, argv in COMMANDS]
@@ -225,3 +232,48 @@ def test_a_varying_number_is_not_compared() -> None:
     varies = [re.compile(r"in ([0-9.]+) s")]
     assert tokens("simulated in 0.09 s, 5 events", varies) == tokens("simulated in 1.73 s, 5 events", varies)
     assert tokens("simulated in 0.09 s, 5 events", varies) != tokens("simulated in 0.09 s, 6 events", varies)
+
+
+def test_the_readme_states_the_quick_reproductions_run_count(outcomes: list[Result], docs_work: Path) -> None:
+    """The README's first command reproduces tcp-radio --quick and says how many runs that
+    is; the count is what the documented command ran (one row of runs.csv each)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    stated = re.search(r"reduced\s+grid: ([\d,]+) runs", text)
+    assert stated, "README.md no longer says how many runs the quick reproduction is"
+    runs = (docs_work / "out" / "reproduce" / "tcp-radio" / "runs.csv").read_text().count("\n") - 1
+    assert int(stated.group(1).replace(",", "")) == runs
+
+
+# The guide's error messages ----------------------------------------------------------------
+
+#: A change to geo-clean.toml that makes each error of the guide's section 4.10 (named by
+#: a fragment of its line), so the lists and ranges the messages show stay what the
+#: loader says. Line numbers are the guide's example file's and are not compared.
+_ERRORS = [
+    ("unknown field `speed`", 'rate = "10Mbps"', 'speed = "10Mbps"'),
+    ("'10Mbs'", 'rate = "10Mbps"', 'rate = "10Mbs"'),
+    ("'-10Mbps'", 'rate = "10Mbps"', 'rate = "-10Mbps"'),
+    ("duration: '200'", 'duration = "200s"', 'duration = "200"'),
+    ("(ab).delay: missing", 'delay = "300ms"', ""),
+    ("unknown node 'moon'", 'to = "terminal"', 'to = "moon"'),
+    ("unknown controller 'vegas'", 'cc = "newreno"', 'cc = "vegas"'),
+    ("cc.beta: 2", 'cc = "newreno"', 'cc = { name = "cubic", beta = 2 }'),
+    ("unknown field `growth`", 'cc = "newreno"', 'cc = { name = "cubic", growth = 2 }'),
+    ("tcp.mss: 10", 'cc = "newreno"', 'cc = "newreno"\ntcp = { mss = 10 }'),
+    ("unknown profile 'nope'", 'cc = "newreno"', 'cc = "newreno"\ntcp = { profile = "nope" }'),
+]
+_PREFIX = re.compile(r"^(?:hetpath: error: )?\S*geo\.toml: (?:line \d+: )?")
+
+
+@pytest.mark.parametrize("fragment, old, new", _ERRORS, ids=[e[0] for e in _ERRORS])
+def test_the_guides_error_message_is_the_loaders(fragment: str, old: str, new: str, tmp_path: Path) -> None:
+    guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    shown = [line for line in guide.splitlines() if line.startswith("geo.toml: ") and fragment in line]
+    assert len(shown) == 1, f"docs/guide.md shows {len(shown)} error lines with {fragment!r}"
+    text = (ROOT / "scenarios" / "examples" / "geo-clean.toml").read_text(encoding="utf-8")
+    assert f"\n{old}\n" in text
+    bad = tmp_path / "geo.toml"
+    bad.write_text(text.replace(f"\n{old}\n", f"\n{new}\n", 1), encoding="utf-8")
+    result = invoke(["validate", str(bad)])
+    assert result.exit_code == 2
+    assert _PREFIX.sub("", result.stderr.strip()) == _PREFIX.sub("", shown[0])
