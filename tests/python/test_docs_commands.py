@@ -153,7 +153,7 @@ def undeclared_outputs() -> list[str]:
 def tokens(text: str, varies: list[re.Pattern[str]]) -> list[str]:
     """Words and numbers, in order; what a ``varies`` group matched becomes ``<varies>``."""
     for pattern in varies:
-        text = pattern.sub(lambda m: _blank_groups(m), text)
+        text = pattern.sub(_blank_groups, text)
     text = _RULES.sub("─", text)
     out: list[str] = []
     for word in text.split():
