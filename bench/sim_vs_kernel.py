@@ -24,6 +24,11 @@ queue the link series saw. Per row: mean and 95% CI (Student t) of each, the rat
 the mean goodputs, and the verdict: a row agrees when the mean goodputs are within 10%
 and their CIs overlap, and the loss rate's and burst length's CIs overlap.
 
+With ``--align`` each simulated flow starts when the kernel's SYN entered the emulator
+(its clock starts before the kernel's traffic, by 40-70 ms): a time-based channel
+(gilbert-elliott, markov with a slot, trace with bad intervals) then meets both faces'
+packets at the same instants, and runs of one seed can be compared run by run.
+
     sudo .venv/bin/python bench/sim_vs_kernel.py --seeds 10 --json out/svk.json
     sudo .venv/bin/python bench/sim_vs_kernel.py --only gilbert-elliott --cc cubic --seeds 3
     sudo .venv/bin/python bench/sim_vs_kernel.py --quick        # two rows, 3 seeds (the CI test)
@@ -59,8 +64,8 @@ PORT = 5001
 FULL_PACKET = 1500
 
 # Three loss levels per channel model, low to high. For `trace`: three recorded traces,
-# the kernel face's own channel losses (`hetpath emulate`'s loss-ab.trace) of the
-# gilbert-elliott cubic run of seed 1 at each level (--record-traces; kept in
+# the kernel face's own channel losses (`hetpath emulate`'s loss-ab.trace) of the first
+# gilbert-elliott cubic run with a loss at each level (--record-traces; kept in
 # bench/data/traces), replayed by transmission index on both faces.
 CHANNELS: dict[str, list[dict]] = {
     # Time-based: a 3 ms bad period covers 2-3 packets of 1.2 ms at 10 Mbit/s.
@@ -111,6 +116,19 @@ def _loss_stats(ab: dict, times: list[float], rate: float) -> dict:
             "mean_burst": statistics.fmean(b) if b else 0.0, "max_burst": max(b, default=0)}
 
 
+def aligned(work: Path, scenario: Path, start_s: Optional[float]) -> Path:
+    """`scenario` with its flow starting at `start_s` (the kernel's SYN on the emulator's
+    clock), so that both faces put their first packet on the same instant of a time-based
+    channel; `scenario` itself without a start."""
+    if start_s is None:
+        return scenario
+    data = _toml.loads(scenario.read_text(), str(scenario))
+    data["flow"][0]["start"] = f"{round(start_s * 1e9)}ns"
+    out = work / f"{scenario.stem}-at-{round(start_s * 1e9)}.toml"
+    out.write_text(_toml.dumps(data))
+    return out
+
+
 def simulated(scenario: Path, seed: int, link: str) -> dict:
     r = hetpath.run(scenario, seed=seed, trace=True)
     f = r.summary["flows"][0]
@@ -139,11 +157,15 @@ def emulated(work: Path, scenario: Path, link: str, seed: int, size: int, cc: st
     ab = (emu.summary or {})["links"][0]
     fates = pd.read_csv(out / "fates.csv")
     lost = fates[(fates["dir"] == "ab") & (fates["outcome"] == "channel")]["left_s"].tolist()
-    if keep is not None:
+    # The SYN: Linux's carries 40 bytes of TCP header with its options (the 48-byte packets
+    # before it are the interfaces' IPv6 router solicitations).
+    syn = fates[(fates["dir"] == "ab") & (fates["bytes"] == 60)]["entered_s"].min()
+    if keep is not None and lost:
         keep.parent.mkdir(parents=True, exist_ok=True)
         keep.write_text((out / "loss-ab.trace").read_text())
     return {"goodput_bps": got["bytes"] * 8 / seconds, "complete": got["complete"] and got["bytes"] == size,
             "retransmissions": sent["retransmissions"], "max_queue": ab.get("max_queue_pkts"),
+            "syn_s": None if pd.isna(syn) else float(syn),
             "loss_times": lost, **_loss_stats(ab, lost, ab["rate_bps"])}
 
 
@@ -196,11 +218,15 @@ def main() -> int:
     ap.add_argument("--level", action="append", choices=LEVELS, help="these loss levels only")
     ap.add_argument("--quick", action="store_true", help="two rows (bernoulli and gilbert-elliott, cubic, mid level)")
     ap.add_argument("--record-traces", action="store_true",
-                    help="keep seed 1's kernel-face losses of each gilbert-elliott level as the trace rows' files")
+                    help="keep the kernel-face losses of the first gilbert-elliott cubic run with a loss at each "
+                    "level as the trace rows' files")
     ap.add_argument("--channel", type=json.loads, help="one row with this channel instead (JSON, e.g. "
                     "'{\"model\": \"gilbert-elliott\", \"t_good\": \"400ms\", \"t_bad\": \"2ms\"}')")
     ap.add_argument("--local-queue", choices=("wait", "cwr", "drop"), help="the simulated sender's local_queue "
                     "instead of the scenario's (to show what placing the queue differently does)")
+    ap.add_argument("--align", action="store_true",
+                    help="start each simulated flow when the kernel's SYN entered the emulator, not at 0 "
+                    "(the emulator's clock starts before the kernel's traffic: docs/validation.md)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds an emulated transfer may take (default 120)")
     ap.add_argument("--json", type=Path, help="also write every run here")
     args = ap.parse_args()
@@ -229,7 +255,9 @@ def main() -> int:
                 if (not args.only or ch in args.only) and (not args.cc or cc in args.cc)
                 and (not args.level or LEVELS[i] in args.level)]
     size = int(args.mb * 1e6)
-    result: dict = {"load_before": os.getloadavg(), "mb": args.mb, "seeds": args.seeds, "rows": []}
+    result: dict = {"load_before": os.getloadavg(), "mb": args.mb, "seeds": args.seeds, "align": args.align,
+                    "rows": []}
+    recorded: set[str] = set()  # the trace levels recorded in this run
     with tempfile.TemporaryDirectory(prefix="hp-bench-svk-") as tmp:
         work = Path(tmp)
         for ch, cc, i in rows:
@@ -241,9 +269,12 @@ def main() -> int:
             sim, emu = [], []
             for seed in range(1, args.seeds + 1):
                 keep = TRACES / f"ge-{LEVELS[i]}.trace" if (args.record_traces and ch == "gilbert-elliott"
-                                                      and cc == "cubic" and seed == 1) else None
-                sim.append(simulated(scenario, seed, link))
+                                                      and cc == "cubic" and LEVELS[i] not in recorded) else None
                 emu.append(emulated(work, scenario, link, seed, size, cc, args.timeout, keep))
+                start = emu[-1]["syn_s"] if args.align else None
+                sim.append(simulated(aligned(work, scenario, start), seed, link))
+                if keep is not None and emu[-1]["channel_lost"]:
+                    recorded.add(LEVELS[i])
                 print(f"{ch} {cc} {LEVELS[i]} seed {seed}: simulated {sim[-1]['goodput_bps'] / 1e6:.3f}, "
                       f"kernel {emu[-1]['goodput_bps'] / 1e6:.3f} Mbit/s; bursts {sim[-1]['mean_burst']:.2f} / "
                       f"{emu[-1]['mean_burst']:.2f} (max {sim[-1]['max_burst']} / {emu[-1]['max_burst']}); "
