@@ -20,9 +20,10 @@ Per run and face: goodput (first SYN to the last byte's arrival, as `hetpath run
 tcpi_total_retrans); the data direction's channel loss rate (lost / transmissions);
 loss bursts (channel losses on the data direction no more than 1.5 full-packet times
 apart, so back-to-back losses; the same rule on both faces); queue drops; the largest
-queue the link series saw. Per row: mean and 95% CI (Student t) of each, the ratio of
-the mean goodputs, and the verdict: a row agrees when the mean goodputs are within 10%
-and their CIs overlap, and the loss rate's and burst length's CIs overlap.
+queue the link saw. Per row: mean and 95% CI (Student t) of each, the ratio of the mean
+goodputs, and the verdict: a row agrees when the mean goodputs are within 10% and their
+CIs overlap, and the loss rate's and burst length's CIs overlap (a CI narrower than 1%
+of its mean counts as that wide: `RESOLUTION`).
 
 With ``--align`` each simulated flow starts when the kernel's SYN entered the emulator
 (its clock starts before the kernel's traffic, by 40-70 ms): a time-based channel
@@ -185,8 +186,16 @@ def ci(values: list[float]) -> tuple[float, float]:
     return m, t * statistics.stdev(values) / math.sqrt(len(values))
 
 
+# The resolution of a row's mean: a CI narrower than 1% of its mean is widened to that,
+# so that a face with no spread (the simulation over a `trace` channel gives every seed
+# the same bytes) is compared at the resolution of a measurement, not to the last digit.
+RESOLUTION = 0.01
+
+
 def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
-    return a[0] - a[1] <= b[0] + b[1] and b[0] - b[1] <= a[0] + a[1]
+    """Whether two (mean, half-width) intervals overlap, each at least RESOLUTION wide."""
+    ha, hb = max(a[1], RESOLUTION * abs(a[0])), max(b[1], RESOLUTION * abs(b[0]))
+    return a[0] - ha <= b[0] + hb and b[0] - hb <= a[0] + ha
 
 
 def verdict(sim: list[dict], emu: list[dict]) -> dict:

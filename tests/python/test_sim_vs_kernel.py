@@ -54,6 +54,12 @@ def test_a_row_agrees_only_within_ten_percent_with_overlapping_intervals() -> No
     assert bursty["missed"] == ["bursts"]
 
 
+def test_an_interval_without_spread_is_compared_at_one_percent() -> None:
+    assert svk.overlap((8.860, 0.0), (8.867, 0.0))  # a deterministic face, 0.08% apart
+    assert not svk.overlap((4.55, 0.0), (4.70, 0.0))  # 3.3% apart
+    assert svk.overlap((0.0, 0.0), (0.0, 0.0))  # no loss on either face
+
+
 @pytest.mark.live(SKIP and f"live mode unavailable: {SKIP}")
 @pytest.mark.timing
 def test_short_differential_rows_run_on_both_faces_and_count_every_loss() -> None:
