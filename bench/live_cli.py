@@ -1,6 +1,7 @@
-"""What the live benches (live_emulator.py, live_pep.py, live_crosscheck.py) share as
-commands: hetpath's errors as one line on stderr, exit 2 for bad input, 1 for a failure;
-and how a bench ends (the load after, its table, its JSON)."""
+"""What the live benches (live_emulator.py, live_pep.py, live_crosscheck.py,
+sim_vs_kernel.py) share as commands: hetpath's errors as one line on stderr, exit 2 for
+bad input, 1 for a failure; how a bench ends (the load after, its table, its JSON); and
+one kernel TCP transfer across an emulated link (:func:`kernel_transfer`)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,25 @@ def finish(result: dict, print_table: Callable[[dict], None], json_path: Optiona
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(result, indent=2) + "\n")
     return 0
+
+
+#: The traffic programs (a sender and a sink of a sized transfer) and the sink's port.
+TRAFFIC = str(Path(__file__).resolve().parent / "live_traffic.py")
+PORT = 5001
+
+
+def kernel_transfer(emu, size: int, cc: str, timeout: float) -> tuple[dict, dict, float]:  # type: ignore[no-untyped-def]
+    """``size`` bytes from side a to side b of a running ``live.Emulation`` with kernel TCP
+    controller ``cc``: (what the sender reported, what the sink reported, seconds from just
+    before the connection opened to the last byte's arrival)."""
+    from hetpath import live
+
+    sink = emu.popen("b", [sys.executable, TRAFFIC, "sink", str(PORT), str(timeout)],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    res = emu.run("a", [sys.executable, TRAFFIC, "send", live.ADDR_B, str(PORT), str(size), "--cc", cc],
+                  capture_output=True, text=True, timeout=timeout + 30)
+    got = json.loads(sink.communicate(timeout=timeout + 30)[0])
+    if res.returncode != 0:
+        raise RuntimeError(f"the sender failed: {res.stderr.strip()}")
+    sent = json.loads(res.stdout)
+    return sent, got, got["t_end"] - sent["t0"]

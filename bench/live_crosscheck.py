@@ -26,10 +26,8 @@ flow_series.csv, both every `sample_interval`).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -42,9 +40,7 @@ from hetpath import _toml, live
 import live_cli  # bench/, beside this script
 
 HERE = Path(__file__).parent
-TRAFFIC = str(HERE / "live_traffic.py")
 SCENARIO = HERE / "data" / "live-geo.toml"
-PORT = 5001
 
 
 def prepared(work: Path, base: Path, size: int, p: float) -> tuple[Path, dict]:
@@ -84,17 +80,9 @@ def emulated(work: Path, scenario: Path, link: str, seed: int, size: int, rate: 
     out = work / f"emu-{seed}-{os.getpid()}-{len(list(work.iterdir()))}"
     out.mkdir()
     with live.Emulation(scenario, link, seed=seed, out=out, pcap=False) as emu:
-        sink = emu.popen("b", [sys.executable, TRAFFIC, "sink", str(PORT), str(timeout)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        res = emu.run("a", [sys.executable, TRAFFIC, "send", live.ADDR_B, str(PORT), str(size), "--cc", "cubic"],
-                      capture_output=True, text=True, timeout=timeout + 30)
-        got = json.loads(sink.communicate(timeout=timeout + 30)[0])
-    if res.returncode != 0:
-        raise RuntimeError(f"the sender failed: {res.stderr.strip()}")
-    sent = json.loads(res.stdout)
-    seconds = got["t_end"] - sent["t0"]
+        sent, got, seconds = live_cli.kernel_transfer(emu, size, "cubic", timeout)
     flows = pd.read_csv(out / "flow_series.csv")
-    sender = flows[flows["flow"].str.endswith(f"->{live.ADDR_B}:{PORT}")]
+    sender = flows[flows["flow"].str.endswith(f"->{live.ADDR_B}:{live_cli.PORT}")]
     ab = (emu.summary or {})["links"][0]
     return {"goodput_bps": got["bytes"] * 8 / seconds, "complete": got["complete"] and got["bytes"] == size,
             "seconds": seconds, "utilization": ab["tx_bytes"] * 8 / (rate * seconds),

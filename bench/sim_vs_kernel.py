@@ -43,7 +43,6 @@ import math
 import os
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -58,10 +57,8 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 import live_cli  # noqa: E402  (bench/, beside this script)
 
-TRAFFIC = str(HERE / "live_traffic.py")
 SCENARIO = HERE / "data" / "sim-vs-kernel.toml"
 TRACES = HERE / "data" / "traces"
-PORT = 5001
 FULL_PACKET = 1500
 
 # Three loss levels per channel model, low to high. For `trace`: three recorded traces,
@@ -146,15 +143,7 @@ def emulated(work: Path, scenario: Path, link: str, seed: int, size: int, cc: st
     out = work / f"emu-{len(list(work.iterdir()))}"
     out.mkdir()
     with live.Emulation(scenario, link, seed=seed, out=out, pcap=False) as emu:
-        sink = emu.popen("b", [sys.executable, TRAFFIC, "sink", str(PORT), str(timeout)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        res = emu.run("a", [sys.executable, TRAFFIC, "send", live.ADDR_B, str(PORT), str(size), "--cc", cc],
-                      capture_output=True, text=True, timeout=timeout + 30)
-        got = json.loads(sink.communicate(timeout=timeout + 30)[0])
-    if res.returncode != 0:
-        raise RuntimeError(f"the sender failed: {res.stderr.strip()}")
-    sent = json.loads(res.stdout)
-    seconds = got["t_end"] - sent["t0"]
+        sent, got, seconds = live_cli.kernel_transfer(emu, size, cc, timeout)
     ab = (emu.summary or {})["links"][0]
     fates = pd.read_csv(out / "fates.csv")
     lost = fates[(fates["dir"] == "ab") & (fates["outcome"] == "channel")]["left_s"].tolist()
