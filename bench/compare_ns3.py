@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cross-check suite against ns-3 (project issue 14): runs each scenario in ns-3 and in
+"""Cross-check suite against ns-3: runs each scenario in ns-3 and in
 hetpath over seeds 1..N and prints, per flow, both simulators' goodput (mean, sd, min-max
 over seeds) and whether hetpath's mean lies within ns-3's seed-to-seed spread.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Goodput of PEPs over issue 18's emulated GEO link, on the end-to-end testbed.
+"""Goodput of PEPs over the emulated GEO link, on the end-to-end testbed.
 
     client --veth-- gwA ══ 10 Mbit/s, 300 ms each way (bench/data/live-geo.toml) ══ gwB --veth-- server
 

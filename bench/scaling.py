@@ -3,7 +3,7 @@
 between two deep leaves. Each case is loaded and checked (`hetpath.validate`: parsing,
 validation, routes for every flow) and then run for 1 ms of simulated time, in a fresh
 process whose peak resident memory is read from the kernel. Used for
-docs/performance.md ("Scaling (issue 17)").
+docs/performance.md ("Scaling").
 
     .venv/bin/python bench/scaling.py [--quick]
 """

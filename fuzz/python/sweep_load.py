@@ -1,4 +1,4 @@
-"""Fuzz target of the sweep parser (issue 17): ``hetpath.sweep.load`` and
+"""Fuzz target of the sweep parser: ``hetpath.sweep.load`` and
 ``load_experiments`` on any bytes, then ``plan`` when the grid is small.
 
 The sweep parser is Python, so this runs under Atheris (libFuzzer for Python: coverage-

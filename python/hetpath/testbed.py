@@ -1,4 +1,4 @@
-"""The end-to-end testbed of issue 18: a client and a server on either side of an
+"""The end-to-end testbed: a client and a server on either side of an
 emulated scenario link, with a gateway at each end of it.
 
 ::

@@ -1,4 +1,4 @@
-"""The quick reproductions of a test session, each run once (issue 34): the figure,
+"""The quick reproductions of a test session, each run once: the figure,
 findings and resume tests of a paper share its `hetpath reproduce PAPER --quick` through
 the session fixture ``quick_reproduction`` (conftest.py). A test that needs a run of its
 own (another grid, an interrupted run) says why where it makes one.

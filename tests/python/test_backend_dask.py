@@ -1,4 +1,4 @@
-"""Issue 17: sweeps on a Dask cluster (``--backend dask``) give the local workers' results
+"""Sweeps on a Dask cluster (``--backend dask``) give the local workers' results
 byte for byte, lose no run when a worker dies, resume from the results store, and
 report an unusable cluster in one line (exit 2)."""
 

@@ -1,4 +1,4 @@
-"""Ctrl-C stops a real run promptly (issue 17), however slowly simulated time moves."""
+"""Ctrl-C stops a real run promptly, however slowly simulated time moves."""
 
 from __future__ import annotations
 

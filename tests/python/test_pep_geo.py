@@ -1,4 +1,4 @@
-"""Issue 18's end-to-end test: client -> gateway A == emulated GEO link == gateway B -> server.
+"""The end-to-end test: client -> gateway A == emulated GEO link == gateway B -> server.
 
 The path is :class:`hetpath.testbed.Testbed`'s: the link is ``hetpath emulate``'s core
 running the simulator's own link (10 Mbit/s, 300 ms each way, a one-BDP DropTail queue,

@@ -1,4 +1,4 @@
-"""The Python API's rough edges (issue 13, item 8): per-direction links, stable dtypes,
+"""The Python API's rough edges: per-direction links, stable dtypes,
 the sample grid, the seed column, tables from the schema, sweeps from Python objects,
 errors that name the Python call, and the xarray view."""
 

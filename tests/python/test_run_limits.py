@@ -1,4 +1,4 @@
-"""Issue 17: a run that would overflow time or memory, or give wrong results, is a
+"""A run that would overflow time or memory, or give wrong results, is a
 one-line scenario error with exit 2 before it starts, naming the key."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 17, items 3-5: sweep files and options that used to give tracebacks, wrong
+"""Sweep files and options that used to give tracebacks, wrong
 tables or thousands of processes are one-line errors (exit 2) before anything runs, and
 the Python API raises only hetpath exceptions."""
 

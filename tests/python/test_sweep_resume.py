@@ -1,4 +1,4 @@
-"""Issue 17, items 1-2: finished runs are kept and a sweep resumes; interrupts stop the
+"""Finished runs are kept and a sweep resumes; interrupts stop the
 workers; output directories never mix two runs; write errors name the file."""
 
 from __future__ import annotations

@@ -6,9 +6,9 @@
 //! entries (`Pending`), so that benches/event_queue can measure other stores behind the
 //! same logic. The simulation's store is `FrontHeap`: a binary heap on the key packed into
 //! one `u128` (one comparison per sift step instead of two, docs/performance.md, "Event
-//! queue, d-ary heap (issue 19)") with its least entry held in front of it when that entry
+//! queue, d-ary heap") with its least entry held in front of it when that entry
 //! was pushed before everything pending, and the events packed into a `u128` too
-//! ("Engine speed (issue 19, fourth session)"). `PackedHeap` (std's heap on the packed
+//! ("Engine speed, fourth round"). `PackedHeap` (std's heap on the packed
 //! key, any event type; `EventQueue`) and `Heap` are kept for the benchmarks.
 
 use hetpath_proto::Time;

@@ -4,7 +4,7 @@
 //!
 //! The medium is driven like `EswLink`: the simulation offers frames (`enqueue`), runs
 //! `on_event` at the one time the medium asks for (`next_event`), and hands up what comes
-//! out. Backoff slots are computed, not ticked (issue 16, "Speed"): when the medium goes
+//! out. Backoff slots are computed, not ticked (docs/performance.md, "APOHN: the 802.11b DCF"): when the medium goes
 //! idle, the countdowns start together one IFS later on a common slot grid, and the next
 //! transmission is the smallest expiry, found in one step.
 //!

@@ -1,5 +1,5 @@
 //! Stores the engine's `PackedHeap` and the std heap on `Key` (`Heap`) are measured
-//! against (benches/event_queue, issue 19). Each pops in `Key` order like the heap
+//! against (benches/event_queue). Each pops in `Key` order like the heap
 //! (crates/hetpath-sim/tests/it/event_queue_candidates.rs).
 
 use hetpath_sim::engine::{Heap, HeapKey, Key, Pending};

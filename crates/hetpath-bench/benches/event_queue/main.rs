@@ -1,7 +1,7 @@
 //! The engine's event queue against other stores of pending events, on event mixes
-//! recorded from real runs (issue 19). Run: `cargo bench -p hetpath-bench --bench
+//! recorded from real runs. Run: `cargo bench -p hetpath-bench --bench
 //! event_queue`. Figures and how the mixes were recorded: docs/performance.md, "Event
-//! queue (issue 19)".
+//! queue".
 //!
 //! A mix (bench/data/event-mix-NAME.bin) is 16,384 consecutive pops from the middle of a
 //! run with every queue call between them, in unsigned LEB128 varints: the number of

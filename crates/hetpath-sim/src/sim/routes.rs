@@ -3,7 +3,7 @@
 //! use, from one reverse breadth-first search (O(nodes + links)), and kept until the
 //! topology changes: adding flows or machines keeps them. A dense table per destination
 //! is one index on the packet path; past `DENSE_MAX_NODES` nodes only the hops of paths
-//! asked for are kept, so memory stays linear in nodes + links (issue 17).
+//! asked for are kept, so memory stays linear in nodes + links.
 
 use super::DirId;
 use crate::link::LinkDir;
@@ -216,7 +216,7 @@ mod tests {
         LinkDir::new(params, Box::new(NoLoss))
     }
 
-    /// The routes as they were computed before issue 17: a BFS from every source, the
+    /// The routes as they were computed before the sparse table: a BFS from every source, the
     /// first hop inherited from the node that discovered each.
     fn all_pairs(nodes: usize, dirs: &[LinkDir]) -> Vec<Vec<u32>> {
         let mut out = vec![Vec::new(); nodes];

@@ -1,4 +1,4 @@
-//! Issue 17: times that would overflow and time series that would not fit in memory are
+//! Times that would overflow and time series that would not fit in memory are
 //! scenario errors naming the key, and the sampler cannot spin at the end of time.
 
 use crate::common;

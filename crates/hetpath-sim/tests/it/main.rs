@@ -1,5 +1,5 @@
 //! The integration tests of hetpath-sim, one module per concern, linked as one binary
-//! (a test binary per file linked the crate 26 times: issue 34). `common` holds the
+//! (a test binary per file linked the crate 26 times). `common` holds the
 //! helpers that write a scenario, run it and read its results.
 
 mod agents;

@@ -1,4 +1,4 @@
-//! Issue 17: the progress callback (the driver's Ctrl-C check) is called every
+//! The progress callback (the driver's Ctrl-C check) is called every
 //! `PROGRESS_EVENTS` events even when simulated time stands still, not only every 1% of
 //! simulated time.
 

@@ -1,8 +1,8 @@
-//! Issue 17: building a scenario scales with its size. Routes were a nodes x nodes table
+//! Building a scenario scales with its size. Routes were a nodes x nodes table
 //! computed from every node (a 25,000-node file aborted on allocation). These tests check
 //! that large scenarios build and run; how long they take is measured, not asserted, by
 //! `bench/scaling.py` (docs/performance.md, "Scaling"): a wall-clock bound in a test
-//! binary whose tests share the machine would flake (issue 34). The sparse route table's
+//! binary whose tests share the machine would flake. The sparse route table's
 //! size is bounded by counted entries in `sim/routes.rs`.
 
 use hetpath_sim::load;

@@ -1,4 +1,4 @@
-//! Issue 17: scenarios that would run and report wrong results are errors: a
+//! Scenarios that would run and report wrong results are errors: a
 //! router-assisted controller with no router of its kind on the flow's path, and a split
 //! PEP on a flow's own end (it delivered 0 bytes while the sender was told it was done).
 

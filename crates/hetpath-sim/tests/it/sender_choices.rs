@@ -1,5 +1,5 @@
 //! The sender behaviours real stacks differ on (`[tcp]` keys and profiles), whole
-//! scenarios: each key does what it says, and the theory checks of issue 14 for Hybla.
+//! scenarios: each key does what it says, and the theory checks for Hybla.
 
 use crate::common;
 use common::*;
