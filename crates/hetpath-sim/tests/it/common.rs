@@ -26,6 +26,15 @@ b = "b"
     )
 }
 
+/// The counter `name` of the machine `machine` on `node` (panics naming it if absent).
+pub fn machine_counter(s: &Summary, machine: &str, node: &str, name: &str) -> u64 {
+    s.machines
+        .iter()
+        .find(|m| m.machine == machine && m.node == node && m.counter == name)
+        .unwrap_or_else(|| panic!("no counter {name} of {machine} on {node}"))
+        .value
+}
+
 /// `a` -100 Mbit/s, 1 ms, 1000 packets- `r` -10 Mbit/s, `bottleneck` keys- `b`: a router
 /// `r` before a bottleneck `bn` (the first link is `in`), then `rest` (flows, agents).
 pub fn router_line(duration: &str, bottleneck: &str, rest: &str) -> String {

@@ -2,42 +2,23 @@
 //! memory goes over SCTP as its window allows; an APOHN buffer the booster could not
 //! hold is refused at load. (Mobile IP's advertisement period: `mobile_queue.rs`.)
 
-use crate::common::run;
+use crate::common::{self, run};
 use hetpath_sim::{load, Summary};
 
 /// Two nodes and one bulk SCTP flow whose source writes messages of `message`.
 fn sctp(message: &str) -> String {
-    format!(
-        r#"
-[scenario]
-name = "huge-message"
-duration = "3s"
-[[node]]
-name = "a"
-[[node]]
-name = "b"
-[[link]]
-name = "l"
-a = "a"
-b = "b"
-rate = "10Mbps"
-delay = "20ms"
-[[flow]]
-name = "f"
-from = "a"
-to = "b"
-transport = "sctp"
-sctp = {{ message = "{message}" }}
-"#
+    common::two_node(
+        "3s",
+        "rate = \"10Mbps\"\ndelay = \"20ms\"",
+        &format!(
+            "[[flow]]\nname = \"f\"\nfrom = \"a\"\nto = \"b\"\ntransport = \"sctp\"\nsctp = {{ message = \"{message}\" }}"
+        ),
     )
 }
 
+/// The counter `name` of the SCTP endpoint on `node`.
 fn counter(s: &Summary, node: &str, name: &str) -> u64 {
-    s.machines
-        .iter()
-        .find(|m| m.machine == "sctp" && m.node == node && m.counter == name)
-        .unwrap_or_else(|| panic!("no counter {name} on {node}"))
-        .value
+    common::machine_counter(s, "sctp", node, name)
 }
 
 /// A petabyte message: cut into chunks as they are sent (it used to be cut whole when

@@ -49,11 +49,7 @@ fn assert_complete(s: &Summary, size: u64, what: &str) {
 
 /// The counter `name` of the SCTP endpoint on `node`.
 fn counter(s: &Summary, node: &str, name: &str) -> u64 {
-    s.machines
-        .iter()
-        .find(|m| m.machine == "sctp" && m.node == node && m.counter == name)
-        .unwrap_or_else(|| panic!("no counter {name} on {node}"))
-        .value
+    common::machine_counter(s, "sctp", node, name)
 }
 
 #[test]
