@@ -2,6 +2,9 @@
 
 #![allow(dead_code)]
 
+use hetpath_proto::machine::{At, Hooks, Machine, NodeView, Transmit, Verdict};
+use hetpath_proto::packet::Body;
+use hetpath_proto::{Addr, Packet, Time};
 use hetpath_sim::{load, Summary};
 
 /// One link `a`-`b` with the given extra link keys and flows (TOML snippets).
@@ -229,4 +232,59 @@ inline_size = {{ dist = "constant", value = {inline} }}
 {web}
 "#
     )
+}
+
+/// A machine that sends raw packets (protocol 253, RFC 3692: for experimentation) of
+/// `len` bytes from `from` to `to`, from time zero: `count` of them at once, or, with
+/// `count` `None`, for as long as its node's queue towards `to` has room (it is woken as
+/// that queue drains).
+pub struct RawSender {
+    from: Addr,
+    to: Addr,
+    len: u32,
+    count: Option<u32>,
+    started: bool,
+}
+
+impl RawSender {
+    pub fn new(from: Addr, to: Addr, len: u32, count: Option<u32>) -> Self {
+        RawSender {
+            from,
+            to,
+            len,
+            count,
+            started: false,
+        }
+    }
+}
+
+impl Machine for RawSender {
+    fn hooks(&self) -> Hooks {
+        Hooks::default()
+    }
+    fn handle_packet(&mut self, _: Time, _: At, _: &mut Packet, _: &dyn NodeView) -> Verdict {
+        Verdict::Pass
+    }
+    fn handle_timeout(&mut self, _: Time, _: &dyn NodeView) {
+        self.started = true;
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        (!self.started).then_some(Time::ZERO)
+    }
+    fn poll_transmit(&mut self, _: Time, node: &dyn NodeView) -> Option<Transmit> {
+        if !self.started {
+            return None;
+        }
+        match &mut self.count {
+            Some(0) => return None,
+            Some(n) => *n -= 1,
+            None if !node.ready(self.to) => return None, // woken when the queue drains
+            None => {}
+        }
+        let body = Body::Raw {
+            proto: 253,
+            len: self.len,
+        };
+        Some(Transmit::route(Packet::new(self.from, self.to, body)))
+    }
 }

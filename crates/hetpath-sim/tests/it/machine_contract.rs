@@ -7,9 +7,8 @@
 use crate::common;
 
 use hetpath_proto::crosslayer::Signal;
-use hetpath_proto::machine::{At, Hooks, Machine, NodeView, Transmit, Verdict};
-use hetpath_proto::packet::Body;
-use hetpath_proto::{Addr, Packet, Time};
+use hetpath_proto::machine::{At, Hooks, Machine, NodeView, Verdict};
+use hetpath_proto::{Packet, Time};
 use hetpath_sim::load;
 use hetpath_sim::sim::{node_addr, DirId, NodeId};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -90,39 +89,6 @@ fn a_toy_machine_sees_every_ack_and_changes_nothing() {
     );
 }
 
-/// Sends raw packets from `from` to `to` for as long as its node's queue has room, from
-/// time zero on.
-struct Flooder {
-    from: Addr,
-    to: Addr,
-    started: bool,
-}
-
-impl Machine for Flooder {
-    fn hooks(&self) -> Hooks {
-        Hooks::default()
-    }
-    fn handle_packet(&mut self, _: Time, _: At, _: &mut Packet, _: &dyn NodeView) -> Verdict {
-        Verdict::Pass
-    }
-    fn handle_timeout(&mut self, _: Time, _: &dyn NodeView) {
-        self.started = true;
-    }
-    fn poll_timeout(&self) -> Option<Time> {
-        (!self.started).then_some(Time::ZERO)
-    }
-    fn poll_transmit(&mut self, _: Time, node: &dyn NodeView) -> Option<Transmit> {
-        if !self.started || !node.ready(self.to) {
-            return None; // woken when that queue next finishes a transmission
-        }
-        let body = Body::Raw {
-            proto: 253, // RFC 3692: for experimentation
-            len: 1460,
-        };
-        Some(Transmit::route(Packet::new(self.from, self.to, body)))
-    }
-}
-
 #[test]
 fn a_machine_waiting_on_a_full_queue_is_woken_as_it_drains_even_across_an_outage() {
     // The link a -> b is down from 1 s to 2 s. The flooder has kept its queue full since
@@ -133,11 +99,7 @@ fn a_machine_waiting_on_a_full_queue_is_woken_as_it_drains_even_across_an_outage
     let text = common::two_node("4s", link, &common::flow("f", "newreno", "start = \"10s\""));
     let mut sim = load(&text, "flood.toml", None).unwrap();
     let (a, b) = (NodeId(0), NodeId(1));
-    let flooder = Flooder {
-        from: node_addr(a),
-        to: node_addr(b),
-        started: false,
-    };
+    let flooder = common::RawSender::new(node_addr(a), node_addr(b), 1460, None);
     sim.add_machine(a, Vec::new(), Box::new(flooder));
     assert!(sim.run(&mut |_, _| true));
     let l = &sim.series().links;

@@ -2,9 +2,7 @@
 //! path longer than the TTL allows, and those with no route on. Each is counted against
 //! the node in the summary (`nodes`) and traced (`node.ttl_expired`, `node.no_route`).
 
-use hetpath_proto::machine::{At, Hooks, Machine, NodeView, Transmit, Verdict};
-use hetpath_proto::packet::Body;
-use hetpath_proto::{Addr, Packet, Time};
+use crate::common::RawSender;
 use hetpath_sim::load;
 use hetpath_sim::sim::{node_addr, NodeId};
 
@@ -77,52 +75,13 @@ fn a_path_of_as_many_hops_as_the_ttl_allows_delivers_everything() {
     assert!(traced(&sim, "node.ttl_expired").is_empty());
 }
 
-/// Sends `count` packets at time zero from `from` to `to`.
-struct Sender {
-    from: Addr,
-    to: Addr,
-    count: u32,
-    started: bool,
-}
-
-impl Machine for Sender {
-    fn hooks(&self) -> Hooks {
-        Hooks::default()
-    }
-    fn handle_packet(&mut self, _: Time, _: At, _: &mut Packet, _: &dyn NodeView) -> Verdict {
-        Verdict::Pass
-    }
-    fn handle_timeout(&mut self, _: Time, _: &dyn NodeView) {
-        self.started = true;
-    }
-    fn poll_timeout(&self) -> Option<Time> {
-        (!self.started).then_some(Time::ZERO)
-    }
-    fn poll_transmit(&mut self, _: Time, _: &dyn NodeView) -> Option<Transmit> {
-        if !self.started || self.count == 0 {
-            return None;
-        }
-        self.count -= 1;
-        let body = Body::Raw {
-            proto: 253, // RFC 3692: for experimentation
-            len: 100,
-        };
-        Some(Transmit::route(Packet::new(self.from, self.to, body)))
-    }
-}
-
-/// Loads `text`, places on node 0 a `Sender` of `count` packets to `to`, and runs it
+/// Loads `text`, places on node 0 a `RawSender` of `count` 100-byte packets to `to`, and runs it
 /// traced.
 fn send_from_first_node(text: &str, to: NodeId, count: u32) -> hetpath_sim::Simulation {
     let mut sim = load(text, "send.toml", None).unwrap_or_else(|e| panic!("{e}"));
     sim.enable_trace();
     let a = NodeId(0);
-    let sender = Sender {
-        from: node_addr(a),
-        to: node_addr(to),
-        count,
-        started: false,
-    };
+    let sender = RawSender::new(node_addr(a), node_addr(to), 100, Some(count));
     sim.add_machine(a, vec![], Box::new(sender));
     assert!(sim.run(&mut |_, _| true));
     sim
