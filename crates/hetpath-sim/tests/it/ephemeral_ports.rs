@@ -3,6 +3,7 @@
 //! 64,512 ports open toward one server at once is an error naming the host: at load for
 //! transfers that never close, otherwise when the run meets it.
 
+use crate::common;
 use hetpath_sim::scenario::load_with;
 use std::fmt::Write;
 
@@ -10,26 +11,7 @@ use std::fmt::Write;
 /// microseconds, over a fast short link, with TIME-WAIT `time_wait`. (Without
 /// `stop_when_done`, which checks every flow after every event.)
 fn many(n: usize, size: Option<&str>, every_us: u64, time_wait: &str, duration: &str) -> String {
-    let mut s = format!(
-        r#"
-[scenario]
-name = "ports"
-duration = "{duration}"
-[tcp]
-time_wait = "{time_wait}"
-[[node]]
-name = "a"
-[[node]]
-name = "b"
-[[link]]
-name = "l"
-a = "a"
-b = "b"
-rate = "10Gbps"
-delay = "10us"
-queue = "100000pkt"
-"#
-    );
+    let mut s = format!("[tcp]\ntime_wait = \"{time_wait}\"\n");
     s.reserve(n * 90);
     for k in 0..n {
         let start = k as u64 * every_us;
@@ -42,7 +24,11 @@ queue = "100000pkt"
             writeln!(s, "size = \"{size}\"").unwrap();
         }
     }
-    s
+    common::two_node(
+        duration,
+        "rate = \"10Gbps\"\ndelay = \"10us\"\nqueue = \"100000pkt\"",
+        &s,
+    )
 }
 
 #[test]
