@@ -22,7 +22,6 @@ import errno
 import itertools
 import os
 import shutil
-import stat
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
@@ -163,32 +162,10 @@ def abandon(staging: Path) -> bool:
 
 
 def holds_runs(staging: Path) -> bool:
-    """Does ``staging``'s results store hold at least one finished run: one whole line
-    that reads as a stored run (a line a kill cut short ends without a newline)?"""
-    import json
+    """Does ``staging``'s results store hold at least one finished run?"""
+    from .store import FILE_NAME, holds_runs  # the store writes through this module
 
-    from .store import FILE_NAME  # the store writes through this module
-
-    try:
-        # Only a regular file is read: a FIFO there would block, and /dev/full (a store
-        # linked to it to fill the disk) never ends.
-        fd = os.open(Path(staging) / FILE_NAME, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            return False
-        with os.fdopen(fd, "rb") as f:
-            for line in f:
-                if not line.endswith(b"\n"):
-                    return False
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(entry, dict) and "key" in entry and "result" in entry:
-                    return True
-    except OSError:
-        return False
-    return False
+    return holds_runs(Path(staging) / FILE_NAME)
 
 
 def _rmtree(path: Path) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, Optional, Sequence
 
@@ -218,6 +219,27 @@ class ResultsStore:
             with naming(self.path):
                 self._file.close()
             self._file = None
+
+
+def holds_runs(path: Path) -> bool:
+    """Does the store at ``path`` hold at least one finished run: one whole line that reads
+    as a stored run (verified or not: a damaged store is kept for the user to look at)?
+    Only a regular file is read: a FIFO there would block, and /dev/full (a store linked
+    to it to fill the disk) never ends."""
+    try:
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return False
+            for _, line in _whole_lines(f):
+                try:
+                    entry = json.loads(line)
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(entry, dict) and "key" in entry and "result" in entry:
+                    return True
+    except OSError:
+        return False
+    return False
 
 
 def _whole_lines(f: BinaryIO) -> Iterator[tuple[int, bytes]]:
