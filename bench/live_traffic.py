@@ -6,7 +6,7 @@ the same clock in every network namespace of the machine, so a sender's start an
 receiver's end can be subtracted.
 
     live_traffic.py sink PORT TIMEOUT_S [--hash]        one TCP connection: {"bytes", "t_first", "t_end", "complete", "sha256"}
-    live_traffic.py send ADDR PORT BYTES [--cc NAME]    {"t0" (before connect), "t_sent", "sha256", "cc", "retransmissions", "final_..."}
+    live_traffic.py send ADDR PORT BYTES [--cc NAME]    {"t0" (before connect), "t_sent", "sha256", "cc", "retransmissions", "final_...", "counters"}
     live_traffic.py rate-sink PORT SECONDS WARMUP_S     {"bytes", "seconds", "mss"} counted after the warm-up
     live_traffic.py blast ADDR PORT SECONDS [--cc NAME] sends as fast as TCP lets it
     live_traffic.py ping ADDR COUNT GAP_S               list of RTTs (s); lost echoes are left out
@@ -25,6 +25,7 @@ import socket
 import struct
 import sys
 import time
+from pathlib import Path
 
 CHUNK = 1 << 16
 
@@ -116,7 +117,28 @@ def send(addr: str, port: int, size: int, cc: str | None) -> dict:
         h.update(chunk)
         left -= len(chunk)
     return {"t0": t0, "t_sent": t_sent, "sha256": h.hexdigest(), "cc": used, "retransmissions": retrans,
-            "final_ssthresh_segments": ssthresh, "final_cwnd_segments": cwnd}
+            "final_ssthresh_segments": ssthresh, "final_cwnd_segments": cwnd, "counters": tcp_counters()}
+
+
+# The namespace's TCP counters (/proc/net/netstat's TcpExt, per network namespace) that say
+# how the kernel recovered: retransmission timeouts, tail loss probes, SACK and
+# non-SACK fast recoveries, and RACK's reordering-window timer.
+COUNTERS = ("TCPTimeouts", "TCPLossProbes", "TCPLossProbeRecovery", "TCPSackRecovery", "TCPRenoRecovery",
+            "TCPSackRecoveryFail", "TCPSpuriousRTOs", "TCPLostRetransmit")
+
+
+def tcp_counters() -> dict[str, int]:
+    """COUNTERS of this process's network namespace; those the kernel lacks are left out.
+    Meaningful per transfer when the namespace carries one connection, as the emulator's do."""
+    try:
+        lines = Path("/proc/net/netstat").read_text().splitlines()
+    except OSError:
+        return {}
+    for names, values in zip(lines[::2], lines[1::2]):
+        if names.startswith("TcpExt:"):
+            row = dict(zip(names.split()[1:], (int(v) for v in values.split()[1:])))
+            return {k: row[k] for k in COUNTERS if k in row}
+    return {}
 
 
 def rate_sink(port: int, seconds: float, warmup: float) -> dict:

@@ -17,7 +17,9 @@ Pacing is off on both faces: this kernel has no fq qdisc, and CUBIC paces only u
 
 Per run and face: goodput (first SYN to the last byte's arrival, as `hetpath run`'s
 ``goodput_bps``); retransmissions (the simulated flow's; the kernel's
-tcpi_total_retrans); the data direction's channel loss rate (lost / transmissions);
+tcpi_total_retrans); retransmission timeouts (the simulated flow's; the kernel's TCPTimeouts
+counter of the sender's namespace, with its other recovery counters kept in --json); the
+data direction's channel loss rate (lost / transmissions);
 loss bursts (channel losses on the data direction no more than 1.5 full-packet times
 apart, so back-to-back losses; the same rule on both faces); queue drops; the largest
 queue the link saw. Per row: mean and 95% CI (Student t) of each, the ratio of the mean
@@ -134,7 +136,7 @@ def simulated(scenario: Path, seed: int, link: str) -> dict:
     tr = r.trace
     lost = tr[(tr["event"] == "link.channel_loss") & (tr["node"] == ab["from"])]["time_s"].tolist()
     return {"goodput_bps": f["goodput_bps"] or 0.0, "complete": f["completion_s"] is not None,
-            "retransmissions": f["retransmissions"], "max_queue": ab["max_queue_pkts"],
+            "retransmissions": f["retransmissions"], "timeouts": f["timeouts"], "max_queue": ab["max_queue_pkts"],
             "loss_times": lost, **_loss_stats(ab, lost, ab["rate_bps"])}
 
 
@@ -147,14 +149,14 @@ def emulated(work: Path, scenario: Path, link: str, seed: int, size: int, cc: st
     ab = (emu.summary or {})["links"][0]
     fates = pd.read_csv(out / "fates.csv")
     lost = fates[(fates["dir"] == "ab") & (fates["outcome"] == "channel")]["left_s"].tolist()
-    # The SYN: Linux's carries 40 bytes of TCP header with its options (the 48-byte packets
-    # before it are the interfaces' IPv6 router solicitations).
+    # The SYN: Linux's carries 40 bytes of TCP header with its options.
     syn = fates[(fates["dir"] == "ab") & (fates["bytes"] == 60)]["entered_s"].min()
     if keep is not None and lost:
         keep.parent.mkdir(parents=True, exist_ok=True)
         keep.write_text((out / "loss-ab.trace").read_text())
     return {"goodput_bps": got["bytes"] * 8 / seconds, "complete": got["complete"] and got["bytes"] == size,
-            "retransmissions": sent["retransmissions"], "max_queue": ab.get("max_queue_pkts"),
+            "retransmissions": sent["retransmissions"], "timeouts": sent["counters"].get("TCPTimeouts", 0),
+            "counters": sent["counters"], "max_queue": ab.get("max_queue_pkts"),
             "syn_s": None if pd.isna(syn) else float(syn),
             "loss_times": lost, **_loss_stats(ab, lost, ab["rate_bps"])}
 
@@ -190,7 +192,7 @@ def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
 def verdict(sim: list[dict], emu: list[dict]) -> dict:
     """The row's statistics and whether it agrees (module docs), and where it misses."""
     row: dict = {}
-    for key in ("goodput_bps", "retransmissions", "loss_rate", "mean_burst", "queue_drops"):
+    for key in ("goodput_bps", "retransmissions", "timeouts", "loss_rate", "mean_burst", "queue_drops"):
         row[key] = {"sim": ci([r[key] for r in sim]), "emu": ci([r[key] for r in emu])}
     g = row["goodput_bps"]
     ratio = g["sim"][0] / g["emu"][0] if g["emu"][0] else float("inf")
@@ -293,13 +295,14 @@ def _print(result: dict) -> None:
 
     print(f"\n{result['mb']:g} MB per transfer, seeds 1..{result['seeds']}; mean ± 95% CI; sim / kernel")
     print("| channel | cc | level | goodput Mbit/s sim | kernel | ratio | retransmissions sim | kernel "
-          "| loss % sim | kernel | mean burst sim | kernel | verdict |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| timeouts sim | kernel | loss % sim | kernel | mean burst sim | kernel | verdict |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in result["rows"]:
         s = row["stats"]
         print(f"| {row['channel']} | {row['cc']} | {row['level']} | {f(s['goodput_bps']['sim'], 1e-6)} "
               f"| {f(s['goodput_bps']['emu'], 1e-6)} | {s['ratio']:.2f} | {f(s['retransmissions']['sim'], 1, 0)} "
-              f"| {f(s['retransmissions']['emu'], 1, 0)} | {f(s['loss_rate']['sim'], 100)} "
+              f"| {f(s['retransmissions']['emu'], 1, 0)} | {f(s['timeouts']['sim'], 1, 1)} "
+              f"| {f(s['timeouts']['emu'], 1, 1)} | {f(s['loss_rate']['sim'], 100)} "
               f"| {f(s['loss_rate']['emu'], 100)} | {f(s['mean_burst']['sim'])} | {f(s['mean_burst']['emu'])} "
               f"| {'agrees' if s['agrees'] else 'misses: ' + ', '.join(s['missed'])} |")
     print(f"load average before {result['load_before'][0]:.2f}, after {result['load_after'][0]:.2f}")

@@ -175,6 +175,11 @@ class Emulation(_LinkCore):
             _ip("netns", "add", self.ns[side])
             self._made.append(self.ns[side])
             _ip("-n", self.ns[side], "link", "set", "lo", "up")
+            # IPv4 only: without this the TUN devices send IPv6 router solicitations,
+            # which would cross the emulated link and take channel draws and trace
+            # indices the scenario's traffic should get.
+            _ip("netns", "exec", self.ns[side], "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1")
         self._launch([binary, "emulate", "--scenario", str(self.scenario), "--link", self.link,
                       "--tun-a", DEVICE["a"], "--tun-b", DEVICE["b"],
                       "--netns-a", f"/run/netns/{self.ns['a']}", "--netns-b", f"/run/netns/{self.ns['b']}",

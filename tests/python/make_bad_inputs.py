@@ -444,6 +444,8 @@ TCP_KEYS: dict[str, tuple[list[str], dict[str, str]]] = {
     "hystart": (ENUM, {}),
     "zero_window": (ENUM, {}),
     "sack_resend": (ENUM, {}),
+    "lost_retransmit": (ENUM, {}),
+    "quick_ack": (ENUM, {}),
     "rto_formula": (ENUM, {}),
     "profile": (ENUM, {}),
     "timestamps": (BOOL, {}),
@@ -490,6 +492,7 @@ CC = 'cc = "newreno"'
 CC_TABLES: list[tuple[str, str, list[str], dict[str, str]]] = [
     ("cubic", "c", FLOAT, {"1e308": "error-or-runs"}),
     ("cubic", "beta", FLOAT + ["1.0", "1.5"], {}),
+    ("cubic", "linux", BOOL, {}),
     ("hybla", "rtt0", DUR, {'"1ns"': "runs", '"18000000000s"': "runs"}),
     ("tcp-radio", "growth", BOOL, {}),
     ("westwood+", "acked", ENUM, {}),

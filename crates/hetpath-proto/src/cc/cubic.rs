@@ -54,11 +54,21 @@ pub struct CubicConfig {
     pub c: f64,
     /// beta_cubic, the multiplicative decrease factor (section 4.6: 0.7); kept to 1e-6.
     pub beta: f64,
+    /// Linux `tcp_cubic.c`'s rules where they differ from the RFC: the Reno-friendly
+    /// estimate always grows by alpha_cubic (`tcp_friendliness`'s `beta_scale`; no switch
+    /// to 1 at cwnd_prior, section 4.3), and the target looks ahead by the minimum RTT
+    /// (`bictcp_update`'s `delay_min`), not the smoothed one, and ssthresh is truncated
+    /// to whole segments.
+    pub linux: bool,
 }
 
 impl Default for CubicConfig {
     fn default() -> CubicConfig {
-        CubicConfig { c: 0.4, beta: 0.7 }
+        CubicConfig {
+            c: 0.4,
+            beta: 0.7,
+            linux: false,
+        }
     }
 }
 
@@ -96,6 +106,7 @@ pub struct Cubic {
     /// alpha_cubic = 3(1-beta)/(1+beta) (section 4.3) = alpha_num / alpha_den.
     alpha_num: u64,
     alpha_den: u64,
+    linux: bool,
     mss: u32,
     cwnd: u64,
     ssthresh: u64,
@@ -123,6 +134,7 @@ impl Cubic {
             beta: beta_num as f64 / BETA_DEN as f64,
             alpha_num: 3 * (BETA_DEN - beta_num),
             alpha_den: BETA_DEN + beta_num,
+            linux: p.linux,
             mss: cfg.mss,
             cwnd: cfg.initial_window,
             ssthresh: cfg.initial_ssthresh,
@@ -172,9 +184,15 @@ impl Cubic {
         (self.c * d * d * d + ep.w_max) * self.mss as f64
     }
 
-    /// ssthresh = max(cwnd * beta_cubic, 2 MSS) (section 4.6).
+    /// ssthresh = max(cwnd * beta_cubic, 2 MSS) (section 4.6). Linux counts the window in
+    /// whole segments and truncates (`cubictcp_recalc_ssthresh`): 7 segments give 4.
     fn reduced(&self) -> u64 {
         let (b, d) = (self.beta_num as u128, BETA_DEN as u128);
+        let mss = self.mss.max(1) as u128;
+        if self.linux {
+            let segs = (self.cwnd as u128 / mss * b / d).max(2);
+            return (segs * mss).min(u64::MAX as u128) as u64;
+        }
         let cwnd = self.cwnd as u128;
         ((cwnd / d * b + cwnd % d * b / d).min(u64::MAX as u128) as u64).max(2 * self.mss as u64)
     }
@@ -220,7 +238,7 @@ impl CongestionControl for Cubic {
         }
         let cwnd = self.cwnd.max(1);
         // Section 4.3, Figure 4: W_est += alpha_cubic * segments_acked / cwnd.
-        let alpha = if ep.w_est >= self.cwnd_prior {
+        let alpha = if ep.w_est >= self.cwnd_prior && !self.linux {
             self.alpha_den
         } else {
             self.alpha_num
@@ -237,10 +255,10 @@ impl CongestionControl for Cubic {
             self.cwnd = self.cwnd.max(ep.w_est);
         } else {
             // Concave (cwnd < W_max) and convex regions, sections 4.4 and 4.5.
-            let rtt = if ack.srtt > Dur::ZERO {
-                ack.srtt
-            } else {
-                ack.min_rtt
+            let rtt = match (self.linux, ack.srtt > Dur::ZERO) {
+                (true, _) if ack.min_rtt > Dur::ZERO => ack.min_rtt,
+                (_, true) => ack.srtt,
+                _ => ack.min_rtt,
             };
             let target = self
                 .w_cubic(&ep, t + rtt.as_secs_f64())
@@ -527,6 +545,54 @@ mod tests {
         assert!((grown - 10.0).abs() <= 0.5, "grew {grown} segments");
         let ep = cc.epoch.as_ref().unwrap();
         assert!(cc.w_cubic(ep, t as f64 * 1e-9) < cc.cwnd() as f64);
+    }
+
+    fn linux(segments: u64) -> Cubic {
+        let cfg = CcConfig {
+            initial_window: segments * M,
+            initial_ssthresh: segments * M,
+            ..cfg()
+        };
+        Cubic::with_config(
+            cfg,
+            CubicConfig {
+                linux: true,
+                ..CubicConfig::default()
+            },
+        )
+    }
+
+    #[test]
+    fn linux_keeps_the_reno_friendly_rate_past_cwnd_prior() {
+        // tcp_friendliness grows the estimate by alpha_cubic per round for good: ten rounds
+        // past cwnd_prior add 10 * 0.53 segments, where the RFC's switch to 1 adds 10.
+        let mut cc = linux(20);
+        cc.on_congestion_event(&loss(0, 20 * M, 10));
+        let mut t = 0;
+        while cc.cwnd() < cc.cwnd_prior {
+            t = round(&mut cc, t, 10);
+        }
+        let from = cc.cwnd();
+        for _ in 0..10 {
+            t = round(&mut cc, t, 10);
+        }
+        let grown = (cc.cwnd() - from) as f64 / M as f64;
+        let alpha = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+        assert!((grown - 10.0 * alpha).abs() <= 0.5, "grew {grown} segments");
+    }
+
+    #[test]
+    fn linux_truncates_ssthresh_to_whole_segments() {
+        // cubictcp_recalc_ssthresh: 7 * 717 / 1024 = 4 segments; the RFC's 4.9 in bytes.
+        let mut cc = linux(7);
+        cc.on_congestion_event(&loss(0, 7 * M, 50));
+        assert_eq!(cc.ssthresh(), 4 * M);
+        let mut rfc = in_avoidance(7);
+        rfc.on_congestion_event(&loss(0, 7 * M, 50));
+        assert_eq!(rfc.ssthresh(), 7 * M * 7 / 10);
+        let mut tiny = linux(2);
+        tiny.on_congestion_event(&loss(0, 2 * M, 50));
+        assert_eq!(tiny.ssthresh(), 2 * M, "never below two segments");
     }
 
     /// Slow start from 4 segments over a 100 ms path whose RTT rises to `late_ms` once the

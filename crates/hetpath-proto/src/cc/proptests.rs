@@ -37,7 +37,17 @@ fn registry() -> Vec<Algorithm> {
                 count_twice: true,
                 filter_stages: 1,
             }],
-            Algorithm::Cubic(_) => vec![Algorithm::Cubic(CubicConfig { c: 40.0, beta: 0.1 })],
+            Algorithm::Cubic(_) => vec![
+                Algorithm::Cubic(CubicConfig {
+                    c: 40.0,
+                    beta: 0.1,
+                    linux: false,
+                }),
+                Algorithm::Cubic(CubicConfig {
+                    linux: true,
+                    ..CubicConfig::default()
+                }),
+            ],
             Algorithm::Mpcp(_) => vec![Algorithm::Mpcp(MpcpConfig { packets: 3 })],
             Algorithm::Satpep(_) => vec![Algorithm::Satpep(SatpepConfig { rate_bps: 1 })],
             Algorithm::Tahoe

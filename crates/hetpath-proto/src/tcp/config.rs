@@ -143,6 +143,40 @@ pub enum Recovery {
     PrrCrb,
 }
 
+/// How a SACK sender learns that a retransmission was lost too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LostRetransmit {
+    /// Only by the retransmission timer (RFC 6675 section 5.1: a retransmitted segment
+    /// is not deemed lost again by IsLost).
+    #[default]
+    Timeout,
+    /// Also once a segment sent after it has been delivered (RFC 8985 section 6.2, RACK,
+    /// Linux's default since 4.18, `net.ipv4.tcp_recovery = 1`), with no reordering
+    /// window. Only this part of RACK is modelled: first transmissions are still deemed
+    /// lost by RFC 6675 IsLost (docs/model-notes.md, "Lost retransmissions").
+    Rack,
+}
+
+/// When a receiver that may delay its ACKs acknowledges at once anyway, beyond what RFC
+/// 5681 section 4.2 requires (out-of-order data, a filled hole).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QuickAck {
+    /// Nothing more: every `delayed_ack.count`-th segment, or the timer.
+    #[default]
+    Off,
+    /// Linux's quick-ACK mode (`tcp_input.c`). The first `min(W / (2 MSS), 16)` data
+    /// segments are acknowledged one by one (`tcp_event_data_recv`'s first-data branch,
+    /// `tcp_incr_quickack`, TCP_MAX_QUICKACKS; W the initial window, 64 KiB rounded down
+    /// to the MSS), and so is every segment that opens the receive window further
+    /// (`tcp_grow_window`: `rcv_ssthresh` grows by max(2 MSS, 2 × the segment) per
+    /// segment of 128 bytes or more, up to the free buffer, and sets `icsk_ack.quick`).
+    /// Each ACK sent spends one (`tcp_dec_quickack_mode`). Not modelled: receive-buffer
+    /// autotuning (`tcp_rcv_space_adjust`), which in the kernel holds the window back
+    /// for part of each round trip, and the re-entry after an idle gap longer than the
+    /// RTO (docs/model-notes.md, "Quick ACKs").
+    Linux,
+}
+
 /// How the active opener acknowledges the SYN-ACK.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HandshakeAck {
@@ -196,6 +230,7 @@ pub struct TcpConfig {
     /// Negotiate and use SACK (RFC 2018) and SACK-based recovery (RFC 6675).
     pub sack: bool,
     pub delayed_ack: Option<DelayedAck>,
+    pub quick_ack: QuickAck,
     /// Appropriate Byte Counting limit L in segments (RFC 3465); `None` counts one MSS
     /// of window growth per ACK.
     pub abc_limit: Option<u32>,
@@ -227,6 +262,7 @@ pub struct TcpConfig {
     pub cwnd_validation: bool,
     pub zero_window: ZeroWindow,
     pub sack_resend: SackResend,
+    pub lost_retransmit: LostRetransmit,
     /// Restart the retransmission timer when the segment at SND.UNA is retransmitted
     /// (Linux `tcp_xmit_retransmit_queue`), not only when new data is acknowledged (RFC
     /// 6298 section 5.3), so that a fast retransmit gets a full RTO to be acknowledged.
@@ -244,6 +280,7 @@ impl TcpConfig {
                 count: 2,
                 timeout: Dur::from_millis(200),
             }),
+            quick_ack: QuickAck::Off,
             abc_limit: Some(2),
             abc_counts: AbcCounts::Acked,
             exit_credit: ExitCredit::None,
@@ -262,6 +299,7 @@ impl TcpConfig {
             cwnd_validation: false,
             zero_window: ZeroWindow::Retransmit,
             sack_resend: SackResend::Head,
+            lost_retransmit: LostRetransmit::Timeout,
             rto_restart_on_resend: false,
         }
     }

@@ -172,7 +172,8 @@ impl Connection {
             remote,
             state,
             sender: Sender::new(cfg, cc.build(cfg.cc_config())),
-            receiver: Receiver::new(cfg.recv_buffer, cfg.delayed_ack, cfg.mss),
+            receiver: Receiver::new(cfg.recv_buffer, cfg.delayed_ack, cfg.mss)
+                .with_quick_ack(cfg.quick_ack),
             cfg,
             syn_sent: 0,
             syn_sent_at: Time::ZERO,

@@ -1,7 +1,7 @@
 //! The receiving half of a TCP endpoint: reassembly, cumulative and selective
 //! acknowledgements, delayed ACKs and the advertised window.
 
-use super::config::DelayedAck;
+use super::config::{DelayedAck, QuickAck};
 use crate::packet::{SackBlock, SackList, MAX_SACK_BLOCKS};
 use crate::time::Time;
 
@@ -34,7 +34,18 @@ pub struct Receiver {
     advertised_edge: u64,
     /// Segments that carried nothing new.
     pub duplicate_segments: u64,
+    quick_ack: QuickAck,
+    /// ACKs still to send at once (Linux `icsk_ack.quick`); `QuickAck::Linux` only.
+    quick: u32,
+    /// How far Linux would have opened the window (`rcv_ssthresh`); `QuickAck::Linux` only.
+    rcv_ssthresh: u64,
+    data_seen: bool,
 }
+
+/// Linux's segment-size threshold for `tcp_grow_window` (`tcp_event_data_recv`).
+const GROW_MIN_SEGMENT: u32 = 128;
+/// TCP_MAX_QUICKACKS.
+const MAX_QUICKACKS: u64 = 16;
 
 impl Receiver {
     pub fn new(buffer: u64, delayed: Option<DelayedAck>, mss: u32) -> Receiver {
@@ -56,7 +67,21 @@ impl Receiver {
             ack_now: false,
             advertised_edge: 0,
             duplicate_segments: 0,
+            quick_ack: QuickAck::Off,
+            quick: 0,
+            rcv_ssthresh: 0,
+            data_seen: false,
         }
+    }
+
+    /// Acknowledges at once where `q` says so (`TcpConfig::quick_ack`).
+    pub fn with_quick_ack(mut self, q: QuickAck) -> Receiver {
+        self.quick_ack = q;
+        // Linux's first window: 64 KiB less what does not fill a segment
+        // (`tcp_select_initial_window`), within the buffer.
+        let mss = self.mss.max(1) as u64;
+        self.rcv_ssthresh = (65_535 / mss * mss).min(self.buffer);
+        self
     }
 
     /// The peer's SYN occupies sequence number 0; data starts at 1.
@@ -127,10 +152,12 @@ impl Receiver {
             self.duplicate_segments += 1;
             self.ack_now = true;
         } else if len > 0 && seq > self.rcv_nxt {
+            self.grow_window(len);
             self.insert_ooo(seq, end.min(window_edge));
             self.remember_sack(seq);
             self.ack_now = true; // out of order: immediate duplicate ACK (RFC 5681 4.2)
         } else if len > 0 {
+            self.note_data(len);
             self.rcv_nxt = end.min(window_edge);
             self.absorb_ooo();
             if had_holes {
@@ -151,10 +178,39 @@ impl Receiver {
         }
     }
 
+    /// In-order data under `QuickAck::Linux`: the first segment starts quick-ACK mode
+    /// (`tcp_event_data_recv`, `tcp_incr_quickack`), and the window may open.
+    fn note_data(&mut self, len: u32) {
+        if self.quick_ack == QuickAck::Off {
+            return;
+        }
+        if !self.data_seen {
+            self.data_seen = true;
+            let quickacks = self.rcv_ssthresh / (2 * len.max(1) as u64);
+            self.quick = quickacks.clamp(2, MAX_QUICKACKS) as u32;
+        }
+        self.grow_window(len);
+    }
+
+    /// Linux `tcp_grow_window`: a segment that opens the window (`rcv_ssthresh`) is
+    /// acknowledged at once.
+    fn grow_window(&mut self, len: u32) {
+        if self.quick_ack == QuickAck::Off || len < GROW_MIN_SEGMENT {
+            return;
+        }
+        let room = self.window().saturating_sub(self.rcv_ssthresh);
+        if room > 0 {
+            let incr = (2 * self.mss as u64).max(2 * len as u64);
+            self.rcv_ssthresh += room.min(incr);
+            self.quick = self.quick.max(1);
+        }
+    }
+
     fn count_for_delayed_ack(&mut self, now: Time) {
         self.unacked_segments += 1;
         match self.delayed {
             None => self.ack_now = true,
+            Some(_) if self.quick > 0 => self.ack_now = true,
             Some(d) if self.unacked_segments >= d.count => self.ack_now = true,
             Some(d) => {
                 if self.ack_deadline.is_none() {
@@ -250,6 +306,10 @@ impl Receiver {
     /// pushed where the list lies. (A list built apart and returned was copied whole,
     /// a load the processor could not forward from the narrower stores that built it.)
     pub fn fill_ack(&mut self, sack: &mut SackList) -> (u64, u64) {
+        if self.unacked_segments > 0 || self.ack_now {
+            // `tcp_dec_quickack_mode`: an ACK of received data spends one.
+            self.quick = self.quick.saturating_sub(1);
+        }
         self.ack_now = false;
         self.unacked_segments = 0;
         self.ack_deadline = None;
@@ -277,6 +337,41 @@ mod tests {
         r.on_syn(true);
         r.on_ack_sent();
         r
+    }
+
+    /// ACKs a receiver with `buffer` bytes and `quick` sends for `n` in-order 1000-byte
+    /// segments (an application that reads at once).
+    fn acks_for(n: u64, buffer: u64, quick: QuickAck) -> usize {
+        let delayed = Some(DelayedAck {
+            count: 2,
+            timeout: Dur::from_millis(40),
+        });
+        let mut r = Receiver::new(buffer, delayed, 1000).with_quick_ack(quick);
+        r.on_syn(true);
+        r.on_ack_sent();
+        let mut acks = 0;
+        for i in 0..n {
+            r.on_segment(Time(i), 1 + i * 1000, 1000, false);
+            if r.ack_pending() {
+                r.on_ack_sent();
+                acks += 1;
+            }
+        }
+        acks
+    }
+
+    #[test]
+    fn linux_acks_every_segment_while_its_window_opens() {
+        // tcp_grow_window: from 65,000 bytes by 2,000 a segment, up to the 1 MB buffer.
+        assert_eq!(acks_for(400, 1 << 20, QuickAck::Linux), 400);
+        assert_eq!(acks_for(400, 1 << 20, QuickAck::Off), 200);
+    }
+
+    #[test]
+    fn linux_acks_the_first_sixteen_segments_then_every_second() {
+        // A window that cannot open (the buffer is the first window): only
+        // tcp_incr_quickack's min(65,000 / 2,000, 16) = 16 quick ACKs, then every second.
+        assert_eq!(acks_for(40, 65_000, QuickAck::Linux), 16 + 12);
     }
 
     #[test]

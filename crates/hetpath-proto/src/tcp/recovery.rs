@@ -2,7 +2,7 @@
 //! retransmit, Reno and NewReno fast recovery (RFC 5681 section 3.2, RFC 6582), Tahoe's
 //! go-back-N, and SACK-based recovery (RFC 6675).
 
-use super::config::{AbcCounts, ExitCredit, SackResend};
+use super::config::{AbcCounts, ExitCredit, LostRetransmit, SackResend};
 use super::prr::Prr;
 use super::sender::{RecoveryMode, Sender};
 use crate::cc::AckSample;
@@ -54,6 +54,9 @@ impl Sender {
         if self.mode == RecoveryMode::Sack && self.in_recovery {
             self.board
                 .mark_lost_by_sack(self.cfg.dupthresh, self.cfg.mss);
+        }
+        if self.mode == RecoveryMode::Sack && self.cfg.lost_retransmit == LostRetransmit::Rack {
+            self.board.mark_lost_retransmissions();
         }
         if let Some((prr, window)) = &mut self.prr {
             // RFC 6937 DeliveredData: the change in SND.UNA plus the change in SACKed bytes.

@@ -27,6 +27,9 @@ impl Segment {
     pub fn len(&self) -> u64 {
         self.end - self.start
     }
+    fn resend_in_flight(&self) -> bool {
+        self.resent && !self.sacked
+    }
     /// Deemed lost and waiting to be resent (what `next_lost` looks for).
     fn awaits_resend(&self) -> bool {
         self.lost && !self.resent && !self.sacked
@@ -66,6 +69,13 @@ pub struct Scoreboard {
     resend_cursor: u64,
     /// Segments lost and not yet resent: `next_lost` has nothing to look for at 0.
     awaiting: usize,
+    /// Retransmissions in flight (resent, not SACKed).
+    resent_in_flight: usize,
+    /// RFC 8985 RACK.xmit_ts: the latest send time of a delivered (SACKed or cumulatively
+    /// acknowledged) segment, among segments sent once, whose delivery is unambiguous.
+    rack_xmit_ts: Time,
+    /// `rack_xmit_ts` when `mark_lost_retransmissions` last looked.
+    rack_scanned: Time,
 }
 
 impl Scoreboard {
@@ -88,9 +98,12 @@ impl Scoreboard {
     fn update(&mut self, i: usize, f: impl FnOnce(&mut Segment)) {
         let s = &mut self.segs[i];
         let (pipe0, sacked0, awaiting0) = (s.pipe(), s.sacked, s.awaits_resend());
+        let in_flight0 = s.resend_in_flight();
         f(s);
         self.pipe = self.pipe - pipe0 + s.pipe();
         self.awaiting = self.awaiting + s.awaits_resend() as usize - awaiting0 as usize;
+        self.resent_in_flight =
+            self.resent_in_flight + s.resend_in_flight() as usize - in_flight0 as usize;
         if s.sacked != sacked0 {
             self.sacked_bytes =
                 self.sacked_bytes + s.len() * s.sacked as u64 - s.len() * sacked0 as u64;
@@ -201,8 +214,11 @@ impl Scoreboard {
             let s = self.segs.pop_front().unwrap();
             self.pipe -= s.pipe();
             self.awaiting -= s.awaits_resend() as usize;
+            self.resent_in_flight -= s.resend_in_flight() as usize;
             if s.sacked {
                 self.sacked_bytes -= s.len();
+            } else if s.retransmissions == 0 {
+                self.rack_xmit_ts = self.rack_xmit_ts.max(s.sent_at);
             }
             karn_ok &= s.retransmissions == 0;
             oldest.get_or_insert(s.sent_at);
@@ -244,7 +260,11 @@ impl Scoreboard {
             if self.segs[i].start >= b.start && !self.segs[i].sacked {
                 newly += self.segs[i].len();
                 self.update(i, |s| s.sacked = true);
-                self.high_sacked = self.high_sacked.max(self.segs[i].end);
+                let s = self.segs[i];
+                self.high_sacked = self.high_sacked.max(s.end);
+                if s.retransmissions == 0 {
+                    self.rack_xmit_ts = self.rack_xmit_ts.max(s.sent_at);
+                }
             }
             i += 1;
         }
@@ -304,6 +324,32 @@ impl Scoreboard {
     pub fn high_sacked(&self) -> u64 {
         self.high_sacked
     }
+
+    /// RFC 8985 section 6.2 (RACK) for retransmissions: a retransmission in flight is
+    /// lost once a segment sent after it has been delivered (with no reordering seen,
+    /// Linux's reordering window is zero in recovery: `tcp_rack_reo_wnd`). Marks such
+    /// segments for resending and returns how many.
+    pub fn mark_lost_retransmissions(&mut self) -> usize {
+        if self.resent_in_flight == 0 || self.rack_xmit_ts <= self.rack_scanned {
+            return 0;
+        }
+        self.rack_scanned = self.rack_xmit_ts;
+        let mut marked = 0;
+        // A retransmission is a hole's: it lies below the highest SACKed segment.
+        let top = self.segs.partition_point(|s| s.start < self.high_sacked);
+        for i in 0..top {
+            let s = self.segs[i];
+            if s.resend_in_flight() && s.sent_at < self.rack_xmit_ts {
+                self.update(i, |s| {
+                    s.lost = true;
+                    s.resent = false;
+                });
+                self.resend_cursor = self.resend_cursor.min(s.start);
+                marked += 1;
+            }
+        }
+        marked
+    }
 }
 
 #[cfg(test)]
@@ -356,6 +402,35 @@ mod tests {
             end: 401,
         }]);
         assert!(b.mark_lost_by_sack(3, 100));
+    }
+
+    #[test]
+    fn a_retransmission_is_lost_once_a_segment_sent_after_it_is_sacked() {
+        // Segments 0-9 sent at t = 0..9; 0 is lost and resent at t = 20.
+        let mut b = board(10);
+        b.on_sack([SackBlock {
+            start: 101,
+            end: 401,
+        }]);
+        assert!(b.mark_lost_by_sack(3, 100));
+        let lost = b.next_lost().unwrap().start;
+        b.on_resent(lost, Time(20));
+        // SACKs of segments sent before the resend say nothing about it.
+        b.on_sack([SackBlock {
+            start: 101,
+            end: 1001,
+        }]);
+        assert_eq!(b.mark_lost_retransmissions(), 0);
+        assert!(b.next_lost().is_none());
+        // Segment 10, first sent at t = 21 after the resend, is SACKed: the resend is lost.
+        b.on_new_segment(1001, 1101, Time(21));
+        b.on_sack([SackBlock {
+            start: 101,
+            end: 1101,
+        }]);
+        assert_eq!(b.mark_lost_retransmissions(), 1);
+        assert_eq!(b.next_lost().map(|s| s.start), Some(1));
+        assert_eq!(b.pipe(), 0, "the lost resend no longer counts in flight");
     }
 
     #[test]

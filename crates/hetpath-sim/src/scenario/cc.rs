@@ -42,12 +42,15 @@ pub enum CcTable {
     Satpep(SatpepSpec),
 }
 
-/// RFC 9438 section 5: C and beta_cubic.
+/// RFC 9438 section 5: C and beta_cubic; and `linux`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CubicSpec {
     pub c: Option<f64>,
     pub beta: Option<f64>,
+    /// Linux tcp_cubic.c's rules instead of the RFC's (default false; the `linux` profile
+    /// sets it; `hetpath_proto::cc::CubicConfig::linux`).
+    pub linux: Option<bool>,
 }
 
 /// Westwood+: `acked` says how a bandwidth sample counts data that duplicate ACKs (SACKs)
@@ -148,6 +151,7 @@ impl CcTable {
             (T::Cubic(a), T::Cubic(b)) => T::Cubic(CubicSpec {
                 c: a.c.or(b.c),
                 beta: a.beta.or(b.beta),
+                linux: a.linux.or(b.linux),
             }),
             (T::Hybla(a), T::Hybla(b)) => T::Hybla(HyblaSpec {
                 rtt0: a.rtt0.or(b.rtt0),
@@ -234,7 +238,11 @@ impl CcTable {
                 if !(beta > 0.0 && beta < 1.0) {
                     return Err(KeyError::new("beta", format!("{beta} is outside (0, 1)")));
                 }
-                Algorithm::Cubic(CubicConfig { c, beta })
+                Algorithm::Cubic(CubicConfig {
+                    c,
+                    beta,
+                    linux: s.linux.unwrap_or(false),
+                })
             }
             CcTable::Hybla(s) => {
                 let rtt0 = s.rtt0.map_or(HyblaConfig::default().rtt0, |d| d.0);
@@ -320,7 +328,11 @@ mod tests {
         );
         assert_eq!(
             parse("cc = { name = \"cubic\", beta = 0.8 }"),
-            Ok(Algorithm::Cubic(CubicConfig { c: 0.4, beta: 0.8 }))
+            Ok(Algorithm::Cubic(CubicConfig {
+                c: 0.4,
+                beta: 0.8,
+                linux: false
+            }))
         );
         assert_eq!(
             parse("[cc]\nname = \"hybla\"\nrtt0 = \"50ms\""),

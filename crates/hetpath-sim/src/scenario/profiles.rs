@@ -52,20 +52,27 @@ pub const PROFILES: &[Profile] = &[
                  120 s (TCP_RTO_MAX), restarted when the first unacknowledged segment is \
                  retransmitted (tcp_xmit_retransmit_queue); SACK recovery resends only what \
                  its scoreboard deems lost, never a retransmission in flight \
-                 (tcp_fastretrans_alert, TCPCB_SACKED_RETRANS); delayed ACK \
-                 40 ms (TCP_DELACK_MIN) after every second segment; a pure ACK answers the \
+                 (tcp_fastretrans_alert, TCPCB_SACKED_RETRANS), and a retransmission is \
+                 deemed lost again once a segment sent after it is SACKed (RACK, \
+                 tcp_recovery = 1, RFC 8985 section 6.2); delayed ACK \
+                 40 ms (TCP_DELACK_MIN) after every second segment, but at once for the \
+                 first 16 segments and while the receive window opens (quick-ACK mode: \
+                 tcp_incr_quickack, tcp_grow_window); a pure ACK answers the \
                  SYN-ACK (tcp_rcv_synsent_state_process); tcp_syn_retries 6, tcp_retries2 15; \
-                 Hybla by tcp_hybla.c's rules (cc key linux = true: growth per ACK, a \
+                 CUBIC by tcp_cubic.c's rules (cc key linux = true: the Reno-friendly \
+                 estimate always grows by 3(1-beta)/(1+beta) per RTT, the target looks ahead \
+                 by the minimum RTT); Hybla by tcp_hybla.c's rules (cc key linux = true: growth per ACK, a \
                  65535-segment clamp, rho from the smallest srtt, Reno's growth outside \
                  TCP_CA_Open, rho segments at establishment)",
         cc: Some("cubic"),
         keys: "iw = 10\ntimestamps = true\nrecovery = \"prr\"\nssthresh_from = \"cwnd\"\n\
                abc = 65535\nabc_counts = \"delivered\"\nhystart = \"classic\"\npacing = true\nlocal_queue = \"wait\"\n\
                cwnd_validation = true\nmin_rto = \"200ms\"\nrto_formula = \"linux\"\nmax_rto = \"120s\"\n\
-               delayed_ack = { count = 2, timeout = \"40ms\" }\nhandshake_ack = \"separate\"\n\
-               syn_retries = 6\ndata_retries = 15\nsack_resend = \"lost\"\nrto_restart_on_resend = true\n",
+               delayed_ack = { count = 2, timeout = \"40ms\" }\nquick_ack = \"linux\"\n\
+               handshake_ack = \"separate\"\nsyn_retries = 6\ndata_retries = 15\nsack_resend = \"lost\"\nrto_restart_on_resend = true\n\
+               lost_retransmit = \"rack\"\n",
         per_cc: &[],
-        cc_keys: &[("hybla", "linux = true\n")],
+        cc_keys: &[("hybla", "linux = true\n"), ("cubic", "linux = true\n")],
     },
     Profile {
         name: "ns3",
@@ -231,6 +238,31 @@ mod tests {
         );
         assert!(!hybla(linux, "{ name = \"hybla\", linux = false }").linux);
         assert!(hybla("", "{ name = \"hybla\", linux = true }").linux);
+    }
+
+    #[test]
+    fn linux_receives_and_recovers_as_the_kernel_does_and_the_rfcs_do_not() {
+        use crate::scenario::cc::CcSpec;
+        use hetpath_proto::cc::Algorithm;
+        use hetpath_proto::tcp::{LostRetransmit, QuickAck};
+        let linux = tcp_config(&by_name("linux").unwrap().spec("cubic")).unwrap();
+        let rfc = tcp_config(&TcpSpec::default()).unwrap();
+        assert_eq!(
+            (linux.quick_ack, linux.lost_retransmit),
+            (QuickAck::Linux, LostRetransmit::Rack)
+        );
+        assert_eq!(
+            (rfc.quick_ack, rfc.lost_retransmit),
+            (QuickAck::Off, LostRetransmit::Timeout)
+        );
+        let cubic = |p: &str| {
+            let keys = by_name(p).unwrap().cc_keys_for("cubic");
+            match CcSpec::Name("cubic".into()).algorithm_under(keys) {
+                Ok(Algorithm::Cubic(c)) => c.linux,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert!(cubic("linux") && !cubic("ns3") && !cubic("rfc"));
     }
 
     #[test]

@@ -453,6 +453,22 @@ pub enum RecoverySpec {
     PrrCrb,
 }
 
+/// `lost_retransmit`: "timeout" or "rack" (`hetpath_proto::tcp::LostRetransmit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LostRetransmitSpec {
+    Timeout,
+    Rack,
+}
+
+/// `quick_ack`: "off" or "linux" (`hetpath_proto::tcp::QuickAck`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QuickAckSpec {
+    Off,
+    Linux,
+}
+
 /// `handshake_ack`: "piggyback" or "separate".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -516,6 +532,7 @@ pub struct TcpSpec {
     pub initial_ssthresh: Option<Ssthresh>,
     pub sack: Option<bool>,
     pub delayed_ack: Option<DelayedAckSpec>,
+    pub quick_ack: Option<QuickAckSpec>,
     pub abc: Option<AbcSpec>,
     pub dupthresh: Option<u32>,
     pub initial_rto: Option<Duration>,
@@ -552,6 +569,7 @@ pub struct TcpSpec {
     pub zero_window: Option<ZeroWindowSpec>,
     pub sack_resend: Option<SackResendSpec>,
     pub rto_restart_on_resend: Option<bool>,
+    pub lost_retransmit: Option<LostRetransmitSpec>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -580,6 +598,7 @@ impl TcpSpec {
             initial_ssthresh: over.initial_ssthresh.or(self.initial_ssthresh),
             sack: over.sack.or(self.sack),
             delayed_ack: over.delayed_ack.or(self.delayed_ack),
+            quick_ack: over.quick_ack.or(self.quick_ack),
             abc: over.abc.or(self.abc),
             dupthresh: over.dupthresh.or(self.dupthresh),
             initial_rto: over.initial_rto.or(self.initial_rto),
@@ -608,6 +627,7 @@ impl TcpSpec {
             zero_window: over.zero_window.or(self.zero_window),
             sack_resend: over.sack_resend.or(self.sack_resend),
             rto_restart_on_resend: over.rto_restart_on_resend.or(self.rto_restart_on_resend),
+            lost_retransmit: over.lost_retransmit.or(self.lost_retransmit),
         }
     }
 }

@@ -6,14 +6,14 @@ use super::error::KeyError;
 use super::profiles::{self, Profile};
 use super::spec::{
     AbcCountsSpec, AbcSpec, DelayedAckSpec, ExitCreditSpec, HandshakeAckSpec, HystartSpec, IlcSpec,
-    LocalQueueSpec, PacingName, PacingSpec, RecoverySpec, RestoreSpec, RtoFormula, SackResendSpec,
-    SsthreshFromSpec, TcpSpec, ZeroWindowSpec,
+    LocalQueueSpec, LostRetransmitSpec, PacingName, PacingSpec, QuickAckSpec, RecoverySpec,
+    RestoreSpec, RtoFormula, SackResendSpec, SsthreshFromSpec, TcpSpec, ZeroWindowSpec,
 };
 use hetpath_proto::cc::{Algorithm, Hystart};
 use hetpath_proto::machine::LocalQueue;
 use hetpath_proto::tcp::{
-    AbcCounts, DelayedAck, ExitCredit, HandshakeAck, Pacing, Recovery, RestoreMode, SackResend,
-    SsthreshFrom, TcpConfig, ZeroWindow,
+    AbcCounts, DelayedAck, ExitCredit, HandshakeAck, LostRetransmit, Pacing, QuickAck, Recovery,
+    RestoreMode, SackResend, SsthreshFrom, TcpConfig, ZeroWindow,
 };
 use hetpath_proto::Dur;
 
@@ -128,6 +128,12 @@ pub fn tcp_config(t: &TcpSpec) -> Result<TcpConfig, KeyError> {
                 timeout: p.timeout.map_or(d.timeout, |x| x.0),
             });
         }
+    }
+    if let Some(q) = t.quick_ack {
+        c.quick_ack = match q {
+            QuickAckSpec::Off => QuickAck::Off,
+            QuickAckSpec::Linux => QuickAck::Linux,
+        };
     }
     match t.abc {
         Some(AbcSpec::Enabled(false)) => c.abc_limit = None,
@@ -295,6 +301,12 @@ fn sender_keys(t: &TcpSpec, c: &mut TcpConfig) -> Result<(), KeyError> {
     }
     if let Some(b) = t.rto_restart_on_resend {
         c.rto_restart_on_resend = b;
+    }
+    if let Some(l) = t.lost_retransmit {
+        c.lost_retransmit = match l {
+            LostRetransmitSpec::Timeout => LostRetransmit::Timeout,
+            LostRetransmitSpec::Rack => LostRetransmit::Rack,
+        };
     }
     Ok(())
 }
