@@ -42,7 +42,7 @@ def test_confidence_interval_uses_student_t() -> None:
 
 
 def _run(goodput: float, loss: float, burst: float) -> dict:
-    return {"goodput_bps": goodput, "retransmissions": 1, "loss_rate": loss, "mean_burst": burst, "queue_drops": 0}
+    return {"goodput_bps": goodput, "retransmissions": 1, "timeouts": 0, "loss_rate": loss, "mean_burst": burst, "queue_drops": 0}
 
 
 def test_a_row_agrees_only_within_ten_percent_with_overlapping_intervals() -> None:
