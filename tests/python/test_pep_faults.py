@@ -247,4 +247,5 @@ def test_the_handshake_replayed_during_a_transfer_disturbs_nothing(tmp_path: Pat
     assert served["error"] is None and got == {"received": size, "sha256": _stream_sha(size), "end": "eof"}
     for m in (ma, mb):
         assert m.get("hetpath_pep_peer_restarts_total", 0) == 0, "a replay counted as a restart of the peer"
+        assert m['hetpath_pep_satellite_datagrams_total{direction="rejected"}'] > 0, "the replay never arrived"
         assert m['hetpath_pep_connections_total{outcome="reset"}'] == 0
