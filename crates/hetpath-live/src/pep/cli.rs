@@ -8,6 +8,7 @@ use super::config::{Config, LogLevel, Mode};
 use super::daemon::Daemon;
 use super::gateway::{Gateway, GatewayConfig};
 use super::gateway_daemon::GatewayDaemon;
+use super::keyrng::KeyRng;
 use super::log::{log, set_level};
 use super::metrics::{self, Metrics};
 use super::seal;
@@ -66,6 +67,11 @@ pub fn main(args: Vec<String>) -> i32 {
             Err(e) => return fail(2, &format!("{file}: gateway.key_file: {e}")),
         },
         None => None,
+    };
+    // The core's randomness (ephemeral keys, boot id, connection ids), from the kernel.
+    let seed = match KeyRng::os_seed() {
+        Ok(s) => s,
+        Err(e) => return fail(1, &format!("/dev/urandom: {e}")),
     };
     set_level(cfg.log);
     // Block SIGINT and SIGTERM before any thread starts, so that only the signalfd sees them.
@@ -158,7 +164,8 @@ pub fn main(args: Vec<String>) -> i32 {
                 role: g.role,
                 psk: key,
                 aead: g.aead,
-                epoch: seal::epoch_now(),
+                seed,
+                rekey_after: g.rekey_after,
                 cc: g.cc.clone(),
                 tcp: g.tcp,
                 buffer: cfg.buffer_bytes,

@@ -105,6 +105,8 @@ pub struct GatewaySection {
     pub max_datagram: usize,
     pub keepalive: Dur,
     pub peer_timeout: Dur,
+    /// How long a session's keys are used before gateway a makes new ones.
+    pub rekey_after: Dur,
     /// B: how long the connect to a server may take before A hears `Refuse`.
     pub connect_timeout: Dur,
     /// The satellite link's IP rate: datagrams never leave faster (`None`: unshaped).
@@ -235,6 +237,7 @@ struct RawGateway {
     connect_timeout_ms: Option<u64>,
     rate_bps: Option<u64>,
     rtt_ms: Option<u64>,
+    rekey_after: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -562,6 +565,13 @@ fn gateway_section(
         }
     };
     let rtt = ms("gateway.rtt_ms", g.rtt_ms, 600, 1, 10_000)?;
+    let rekey_after = duration(
+        "gateway.rekey_after",
+        g.rekey_after.as_deref(),
+        DEFAULT_REKEY_AFTER,
+        REKEY_AFTER_RANGE,
+        bad,
+    )?;
     let (cc, tcp) = satellite_stack(
         g.congestion,
         g.tcp,
@@ -584,8 +594,36 @@ fn gateway_section(
         max_datagram: max_datagram as usize,
         keepalive,
         peer_timeout,
+        rekey_after,
         connect_timeout,
     })
+}
+
+/// `gateway.rekey_after` when not given, and its range.
+pub const DEFAULT_REKEY_AFTER: &str = "2min";
+const REKEY_AFTER_RANGE: (Dur, Dur) = (Dur::from_secs(5), Dur::from_secs(24 * 3600));
+
+/// A duration key with a unit ("2min", "30s"), parsed as a scenario's are.
+fn duration(
+    key: &str,
+    v: Option<&str>,
+    default: &str,
+    (lo, hi): (Dur, Dur),
+    bad: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<Dur, ConfigError> {
+    let s = v.unwrap_or(default);
+    let expect = || {
+        format!(
+            "a duration with a unit (ms, s, min) from 5s to 1440min, such as \"2min\", got '{s}'"
+        )
+    };
+    let Ok(hetpath_sim::units::Duration(d)) = s.parse() else {
+        return Err(bad(key, expect()));
+    };
+    if d < lo || d > hi {
+        return Err(bad(key, expect()));
+    }
+    Ok(d)
 }
 
 /// The satellite leg's controller and TCP settings, resolved as the scenario loader

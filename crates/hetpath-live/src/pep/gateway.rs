@@ -8,7 +8,8 @@
 //! Role A sits near the clients and opens connections; role B near the servers. Each
 //! connection is one hetpath-proto `tcp::Connection` per side, carrying the real bytes
 //! through the byte adapter (`stream.rs`); its segments travel as `Segment` frames
-//! (`tcpseg.rs`) inside datagrams sealed by `seal.rs`.
+//! (`tcpseg.rs`) inside datagrams sealed by `seal.rs` under the keys of a session that a
+//! Noise handshake made (`session.rs`, `handshake.rs`). Connections outlive a re-key.
 //!
 //! - **Open.** A sends `Open` (the client's and the server's addresses) in the same
 //!   datagram as each transmission of its SYN, so TCP's own SYN retries make the open
@@ -21,11 +22,13 @@
 //!   every byte before it was consumed (`peer_finished`): a half-close, each direction
 //!   on its own. A reset, local or remote (a `Reset` frame, TCP's RST, or TCP giving up
 //!   after its retries), ends the connection at once on both sides.
-//! - **Peer restart.** The peer's epoch changing (`seal::Opened::peer_restarted`) means
-//!   its connections are gone: every connection is reset, so no client sees a short
-//!   stream end cleanly. A keepalive datagram every `keepalive` makes a restarted peer
-//!   known even when nothing else flows, and a peer silent for `peer_timeout` resets the
-//!   connections too. A segment for a connection the receiver does not know (it was
+//! - **Peer restart.** A session with a peer of a new boot id (`Sessions::take_restart`)
+//!   means its connections are gone: every connection is reset, so no client sees a
+//!   short stream end cleanly. A keepalive datagram every `keepalive` makes a restarted
+//!   peer known even when nothing else flows (a restarted B cannot open it and asks for
+//!   a handshake), and a peer silent for `peer_timeout` resets the connections too.
+//!   Connection ids are random (and never reused by their opener), so nothing recorded
+//!   from an earlier run names a connection of this one. A segment for a connection the receiver does not know (it was
 //!   reset or forgotten) is answered with `Reset`, as TCP answers with a RST.
 //!
 //! - **Shaping.** With `rate_bps`, datagrams leave no faster than the satellite link
@@ -40,7 +43,8 @@
 use super::frame::{self, ConnId, Frame, RefuseReason};
 pub use super::gateway_types::{Event, GatewayConfig, ResetWhy, Stats};
 use super::monitor::Monitor;
-use super::seal::{self, OpenError, Opener, Role, Sealer};
+use super::seal::{self, OpenError, Role};
+use super::session::{Received, Sessions};
 use super::stream::{RecvBuffer, SendBuffer};
 use super::tcpseg;
 use hetpath_proto::packet::{Addr, Body, Endpoint, TcpFlags, TcpSegment};
@@ -124,10 +128,8 @@ pub enum DatagramError {
 pub struct Gateway {
     cfg: GatewayConfig,
     tcp: TcpConfig,
-    sealer: Sealer,
-    opener: Opener,
+    sessions: Sessions,
     conns: BTreeMap<ConnId, Conn>,
-    next_id: u64,
     /// Connections with work since they were last polled dry, in turn.
     dirty: VecDeque<ConnId>,
     /// Frames that answer the peer (Refuse, Reset), sent before segments.
@@ -158,23 +160,25 @@ const SHAPER_CREDIT: Dur = Dur::from_millis(2);
 
 impl Gateway {
     pub fn new(cfg: GatewayConfig, now: Time) -> Gateway {
-        let sealer = Sealer::new(&cfg.psk, cfg.aead, cfg.role, cfg.epoch);
         let monitor = Monitor::new(&cfg.cc, cfg.monitor_interval);
-        let opener = Opener::new(&cfg.psk, cfg.aead, cfg.role);
+        let sessions = Sessions::new(
+            cfg.role,
+            cfg.psk.clone(),
+            cfg.aead,
+            cfg.rekey_after,
+            cfg.seed,
+        );
         Gateway {
             tcp: cfg.tcp(),
             cfg,
-            sealer,
-            opener,
+            sessions,
             conns: BTreeMap::new(),
-            next_id: 1,
             dirty: VecDeque::new(),
             control: VecDeque::new(),
             ready: VecDeque::new(),
             ready_bytes: 0,
             events: VecDeque::new(),
             refusals: VecDeque::new(),
-            // The first keepalive goes out at once, so the peer learns the epoch.
             last_sent: Time::ZERO,
             last_heard: now,
             next_free: Time::ZERO,
@@ -190,7 +194,14 @@ impl Gateway {
     }
 
     pub fn stats(&self) -> Stats {
-        self.stats
+        let mut st = self.stats;
+        st.sessions = self.sessions.stats();
+        st
+    }
+
+    /// The current session's id, if one is confirmed.
+    pub fn session(&self) -> Option<u64> {
+        self.sessions.current()
     }
 
     /// Connections held (opening, connecting, open, lingering).
@@ -245,8 +256,13 @@ impl Gateway {
             // The peer's silence counts from the first connection that needs it.
             self.last_heard = self.last_heard.max(now);
         }
-        let id = ConnId(self.next_id);
-        self.next_id += 1;
+        // Random, so that no datagram of an earlier run names a connection of this one.
+        let id = loop {
+            let id = ConnId(self.sessions.rng().u64());
+            if id.0 != 0 && !self.conns.contains_key(&id) {
+                break id;
+            }
+        };
         let mut tcp = Connection::connect(self.tcp, &self.cfg.cc, END_A, END_B);
         tcp.set_auto_read(false);
         let c = self.new_conn(Phase::Opening, Some(tcp), client, server);
@@ -415,21 +431,24 @@ impl Gateway {
 
     /// One datagram from the peer. Nothing changes unless it authenticates.
     pub fn handle_datagram(&mut self, now: Time, datagram: &[u8]) -> Result<(), DatagramError> {
-        let opened = match self.opener.open(datagram) {
-            Ok(o) => o,
+        let received = match self.sessions.receive(now, datagram) {
+            Ok(r) => r,
             Err(e) => {
                 self.stats.datagrams_rejected += 1;
                 return Err(e.into());
             }
         };
-        self.last_heard = now;
         self.stats.datagrams_received += 1;
         self.stats.bytes_received += datagram.len() as u64;
-        if opened.peer_restarted {
+        if self.sessions.take_restart() {
             self.stats.peer_restarts += 1;
             self.reset_all(ResetWhy::PeerRestarted, false);
         }
-        let frames = match frame::decode(&opened.plaintext) {
+        let Received::Data(plaintext) = received else {
+            return Ok(());
+        };
+        self.last_heard = now;
+        let frames = match frame::decode(&plaintext) {
             Ok(f) => f,
             Err(e) => {
                 self.stats.datagrams_rejected += 1;
@@ -576,10 +595,14 @@ impl Gateway {
 
     /// The earliest time `handle_timeout` has work (or a keepalive is due).
     pub fn poll_timeout(&self) -> Option<Time> {
-        let mut t = self.last_sent + self.cfg.keepalive;
-        let work = !(self.dirty.is_empty() && self.ready.is_empty() && self.control.is_empty());
-        if self.cfg.rate_bps.is_some() && work {
-            t = t.min(self.next_free);
+        let mut t = self.sessions.poll_timeout().unwrap_or(Time::MAX);
+        // Nothing but handshakes leaves before a session is confirmed.
+        if self.sessions.can_send() {
+            t = t.min(self.last_sent + self.cfg.keepalive);
+            let work = !(self.dirty.is_empty() && self.ready.is_empty() && self.control.is_empty());
+            if self.cfg.rate_bps.is_some() && work {
+                t = t.min(self.next_free);
+            }
         }
         if let Some(d) = self.monitor.as_ref().and_then(Monitor::poll_timeout) {
             t = t.min(d);
@@ -599,6 +622,7 @@ impl Gateway {
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
+        self.sessions.handle_timeout(now);
         if self
             .monitor
             .as_ref()
@@ -653,7 +677,14 @@ impl Gateway {
     /// (Hybla's, above all, whose pacing follows cwnd rather than what is in flight)
     /// waits here instead of overflowing the satellite modem's queue.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Vec<u8>> {
-        if self.cfg.rate_bps.is_some() && now < self.next_free {
+        // Handshake messages first: small, rare, and nothing else leaves without them.
+        if let Some(d) = self.sessions.poll_transmit() {
+            self.tx_bytes += d.len() as u64 + IP_UDP;
+            self.stats.datagrams_sent += 1;
+            self.stats.bytes_sent += d.len() as u64;
+            return Some(d);
+        }
+        if !self.sessions.can_send() || (self.cfg.rate_bps.is_some() && now < self.next_free) {
             return None;
         }
         let budget = self.cfg.max_datagram - seal::OVERHEAD;
@@ -675,12 +706,14 @@ impl Gateway {
             self.ready_bytes -= u.len();
             plain.extend_from_slice(&u);
         }
-        // A keepalive is an empty datagram: its header carries the epoch.
-        if plain.is_empty() && now < self.last_sent + self.cfg.keepalive {
+        // A keepalive is an empty datagram; one goes at once on a session A just began,
+        // so that B confirms it.
+        let started = self.sessions.take_started();
+        if plain.is_empty() && now < self.last_sent + self.cfg.keepalive && !started {
             return None;
         }
         let mut out = Vec::with_capacity(plain.len() + seal::OVERHEAD);
-        self.sealer.seal(&plain, &mut out).ok()?;
+        self.sessions.seal(&plain, &mut out).ok()?;
         self.last_sent = now;
         let wire = out.len() as u64 + IP_UDP;
         if let Some(rate) = self.cfg.rate_bps {

@@ -5,6 +5,7 @@ use super::config::Match;
 use super::frame::{ConnId, RefuseReason};
 use super::gateway::{FRAME_HEADER, TIME_WAIT};
 use super::seal::{self, Aead, Psk, Role};
+use super::session::SessionStats;
 use super::tcpseg;
 use hetpath_proto::cc::Algorithm;
 use hetpath_proto::tcp::TcpConfig;
@@ -17,8 +18,10 @@ pub struct GatewayConfig {
     pub role: Role,
     pub psk: Psk,
     pub aead: Aead,
-    /// This gateway's epoch (`seal::epoch_now` at start): later than any before.
-    pub epoch: u64,
+    /// The seed of the core's randomness (`KeyRng`): the kernel's in the daemon.
+    pub seed: [u8; 32],
+    /// How long a session is used before A makes a new one.
+    pub rekey_after: Dur,
     pub cc: Algorithm,
     /// The satellite leg's TCP settings (pacing included); its MSS, receive buffer and
     /// TIME-WAIT are the gateway's (`tcp()`).
@@ -126,6 +129,8 @@ pub struct Stats {
     /// Payload bytes the application wrote into the leg, and the leg handed out.
     pub app_bytes_in: u64,
     pub app_bytes_out: u64,
+    /// Handshakes, their failures and refusals, stale datagrams.
+    pub sessions: SessionStats,
     /// Segments retransmitted by connections already gone.
     pub(super) retransmissions_closed: u64,
 }

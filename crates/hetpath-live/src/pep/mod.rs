@@ -3,8 +3,9 @@
 //! between a connection's two legs, `SplitPep`'s rules on real sockets), `config` (the
 //! TOML file), `rules` (the nftables TPROXY table, programmed over netlink by `rules::nftnl`, and the policy routing it installs),
 //! `metrics` (counters and their Prometheus text); gateway mode (docs/live.md, "Gateway
-//! mode"): `frame` (what a datagram carries), `seal` (AEAD under a pre-shared key,
-//! epochs), `replay` (the replay window), `tcpseg` (a satellite-leg segment in a frame),
+//! mode"): `frame` (what a datagram carries), `seal` (a session's AEAD),
+//! `handshake` (Noise NNpsk0 through snow), `session` (sessions, re-keys, restarts),
+//! `keyrng` (the core's seeded randomness), `replay` (the replay window), `tcpseg` (a satellite-leg segment in a frame),
 //! `stream` (the byte adapter beside hetpath-proto's byte-counting TCP), `gateway` (the
 //! gateway core). Linux: `sock` (transparent sockets, `TCP_CONGESTION`, `TCP_INFO`),
 //! `daemon` (integrated mode's epoll loop), `gateway_daemon` and `timer` (gateway
@@ -20,6 +21,8 @@ pub mod gateway;
 #[cfg(target_os = "linux")]
 pub mod gateway_daemon;
 pub mod gateway_types;
+pub mod handshake;
+pub mod keyrng;
 pub mod log;
 pub mod metrics;
 pub mod monitor;
@@ -28,6 +31,7 @@ pub mod replay;
 pub mod ring;
 pub mod rules;
 pub mod seal;
+pub mod session;
 #[cfg(target_os = "linux")]
 pub mod sock;
 pub mod stream;

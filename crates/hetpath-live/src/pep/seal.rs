@@ -1,32 +1,30 @@
-//! Gateway mode's datagrams: frames sealed with an AEAD (ChaCha20-Poly1305 or
-//! AES-256-GCM, RustCrypto) under a pre-shared key (docs/live.md, "Gateway mode", "Datagrams").
+//! Gateway mode's data datagrams: frames sealed with an AEAD (ChaCha20-Poly1305 or
+//! AES-256-GCM, RustCrypto) under one session's keys (docs/live.md, "Gateway mode",
+//! "Datagrams").
 //!
 //! ```text
-//! 0        1        2                10               18
-//! +--------+--------+----------------+----------------+-------------------+-----+
-//! | ver=1  | flags  | epoch (u64 BE) | number (u64 BE)| frames, encrypted | tag |
-//! +--------+--------+----------------+----------------+-------------------+-----+
+//! 0        1        2                  10               18
+//! +--------+--------+------------------+----------------+-------------------+-----+
+//! | type=2 | flags  | session (u64 BE) | number (u64 BE)| frames, encrypted | tag |
+//! +--------+--------+------------------+----------------+-------------------+-----+
 //! flags: bit 0 the sender's role (0 gateway A, 1 gateway B), bits 1-2 the AEAD
 //! ```
 //!
-//! The 18-byte header is the AEAD's associated data, so it cannot be altered. Each
-//! sender has an epoch, its start time in microseconds, and numbers its datagrams from 0
-//! within it; the key of an epoch is HKDF-SHA256 of the pre-shared key with the epoch,
-//! role and AEAD, and the nonce is the role and the number. So no (key, nonce) pair is
-//! ever used twice, even across restarts or between the two gateways sharing one key.
-//! The receiver keeps the peer's latest authenticated epoch: an older one is rejected,
-//! a newer one (the peer restarted) replaces it, and within it a `ReplayWindow` accepts
-//! each number once.
+//! A session's keys come from a Noise handshake with fresh ephemerals on both sides
+//! (`handshake.rs`): one key per direction, so the nonce, the datagram number, is never
+//! used twice under a key. The 18-byte header is the AEAD's associated data. The
+//! receiver finds the session by its id and accepts each number once (`ReplayWindow`);
+//! a datagram of a session it does not hold (an earlier run of either gateway, a
+//! retired session) cannot be opened at all. Freshness owes nothing to a clock.
 
 use super::replay::ReplayWindow;
 use aes_gcm::Aes256Gcm;
 use chacha20poly1305::aead::{AeadInPlace, KeyInit};
 use chacha20poly1305::ChaCha20Poly1305;
-use hkdf::Hkdf;
-use sha2::Sha256;
 use std::path::Path;
 
-pub const VERSION: u8 = 1;
+/// The first byte of a data datagram (1 was the epoch format, no longer accepted).
+pub const DATA: u8 = 2;
 pub const HEADER: usize = 18;
 pub const TAG: usize = 16;
 /// Bytes a datagram adds to its frames.
@@ -39,7 +37,7 @@ pub enum Aead {
 }
 
 impl Aead {
-    fn code(self) -> u8 {
+    pub fn code(self) -> u8 {
         match self {
             Aead::ChaCha20Poly1305 => 0,
             Aead::Aes256Gcm => 1,
@@ -63,7 +61,7 @@ pub enum Role {
 }
 
 impl Role {
-    fn bit(self) -> u8 {
+    pub fn bit(self) -> u8 {
         match self {
             Role::A => 0,
             Role::B => 1,
@@ -85,6 +83,10 @@ pub struct Psk([u8; 32]);
 impl Psk {
     pub fn new(bytes: [u8; 32]) -> Psk {
         Psk(bytes)
+    }
+
+    pub fn bytes(&self) -> &[u8; 32] {
+        &self.0
     }
 }
 
@@ -139,24 +141,15 @@ enum Cipher {
 }
 
 impl Cipher {
-    fn derive(psk: &Psk, aead: Aead, role: Role, epoch: u64) -> Cipher {
-        let mut info = *b"hetpath-pep datagram ..........";
-        info[21] = aead.code();
-        info[22] = role.bit();
-        info[23..31].copy_from_slice(&epoch.to_be_bytes());
-        let mut key = [0u8; 32];
-        Hkdf::<Sha256>::new(Some(b"hetpath-pep v1"), &psk.0)
-            .expand(&info, &mut key)
-            .expect("32 bytes is a valid HKDF-SHA256 length");
+    fn new(aead: Aead, key: &[u8; 32]) -> Cipher {
         match aead {
-            Aead::ChaCha20Poly1305 => Cipher::ChaCha(Box::new(ChaCha20Poly1305::new(&key.into()))),
-            Aead::Aes256Gcm => Cipher::Aes(Box::new(Aes256Gcm::new(&key.into()))),
+            Aead::ChaCha20Poly1305 => Cipher::ChaCha(Box::new(ChaCha20Poly1305::new(key.into()))),
+            Aead::Aes256Gcm => Cipher::Aes(Box::new(Aes256Gcm::new(key.into()))),
         }
     }
 
-    fn nonce(role: Role, number: u64) -> [u8; 12] {
+    fn nonce(number: u64) -> [u8; 12] {
         let mut n = [0u8; 12];
-        n[0] = role.bit();
         n[4..].copy_from_slice(&number.to_be_bytes());
         n
     }
@@ -182,40 +175,51 @@ impl Cipher {
     }
 }
 
-fn header(aead: Aead, role: Role, epoch: u64, number: u64) -> [u8; HEADER] {
+fn header(aead: Aead, role: Role, session: u64, number: u64) -> [u8; HEADER] {
     let mut h = [0u8; HEADER];
-    h[0] = VERSION;
+    h[0] = DATA;
     h[1] = role.bit() | (aead.code() << 1);
-    h[2..10].copy_from_slice(&epoch.to_be_bytes());
+    h[2..10].copy_from_slice(&session.to_be_bytes());
     h[10..18].copy_from_slice(&number.to_be_bytes());
     h
 }
 
-/// Seals one gateway's datagrams.
+/// The session a data datagram names, if it is one.
+pub fn session_of(datagram: &[u8]) -> Option<u64> {
+    if datagram.len() < OVERHEAD || datagram[0] != DATA {
+        return None;
+    }
+    Some(u64::from_be_bytes(
+        datagram[2..10].try_into().expect("8 bytes"),
+    ))
+}
+
+/// Seals one gateway's datagrams in one session.
 pub struct Sealer {
     aead: Aead,
     role: Role,
-    epoch: u64,
+    session: u64,
     next: u64,
     cipher: Cipher,
 }
 
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SealError {
-    #[error("this epoch's datagram numbers are used up; restart the gateway")]
+    #[error("no session with the peer yet (handshake under way)")]
+    NoSession,
+    #[error("this session's datagram numbers are used up")]
     Exhausted,
 }
 
 impl Sealer {
-    /// A sender in `epoch`, which must be later than any epoch this key and role sealed
-    /// in before (`epoch_now`).
-    pub fn new(psk: &Psk, aead: Aead, role: Role, epoch: u64) -> Sealer {
+    /// A sender in `session` with this direction's key.
+    pub fn new(key: &[u8; 32], aead: Aead, role: Role, session: u64) -> Sealer {
         Sealer {
             aead,
             role,
-            epoch,
+            session,
             next: 0,
-            cipher: Cipher::derive(psk, aead, role, epoch),
+            cipher: Cipher::new(aead, key),
         }
     }
 
@@ -223,82 +227,70 @@ impl Sealer {
     pub fn seal(&mut self, plaintext: &[u8], out: &mut Vec<u8>) -> Result<(), SealError> {
         let number = self.next;
         self.next = self.next.checked_add(1).ok_or(SealError::Exhausted)?;
-        let h = header(self.aead, self.role, self.epoch, number);
+        let h = header(self.aead, self.role, self.session, number);
         let start = out.len();
         out.extend_from_slice(&h);
         out.extend_from_slice(plaintext);
-        let tag = self.cipher.seal(
-            &Cipher::nonce(self.role, number),
-            &h,
-            &mut out[start + HEADER..],
-        );
+        let tag = self
+            .cipher
+            .seal(&Cipher::nonce(number), &h, &mut out[start + HEADER..]);
         out.extend_from_slice(&tag);
         Ok(())
     }
 }
 
-/// The sender's epoch for a gateway starting now: microseconds since 1970.
-pub fn epoch_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_micros() as u64)
-}
-
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum OpenError {
-    #[error("datagram of {0} bytes is shorter than a header and a tag")]
+    #[error("datagram of {0} bytes is shorter than its header")]
     Short(usize),
-    #[error("unknown version {0}")]
+    #[error("unknown datagram type {0}")]
     Version(u8),
     #[error("sealed by this gateway's own role (both ends configured as the same role?)")]
     OwnRole,
     #[error("sealed with another AEAD than configured")]
     OtherAead,
-    #[error("from an epoch older than the peer's current one")]
-    Stale,
+    #[error("of a session this gateway does not hold (the peer's, or its own, earlier run?)")]
+    UnknownSession,
     #[error("replayed (or too old for the window)")]
     Replay,
     #[error("authentication failed (wrong key, or altered)")]
     Forged,
+    #[error("handshake: {0}")]
+    Handshake(&'static str),
 }
 
-/// A datagram that authenticated.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Opened {
-    /// The decrypted frames' bytes.
-    pub plaintext: Vec<u8>,
-    /// The peer's epoch changed from an earlier one: it restarted, and every connection
-    /// of its old epoch is gone.
-    pub peer_restarted: bool,
-}
-
-/// Opens the peer's datagrams.
+/// Opens the peer's datagrams of one session.
 pub struct Opener {
-    psk: Psk,
     aead: Aead,
     peer: Role,
-    epoch: Option<(u64, Cipher)>,
+    session: u64,
+    cipher: Cipher,
     window: ReplayWindow,
 }
 
 impl Opener {
-    pub fn new(psk: &Psk, aead: Aead, own: Role) -> Opener {
+    /// The peer's direction of `session`, with its key.
+    pub fn new(key: &[u8; 32], aead: Aead, own: Role, session: u64) -> Opener {
         Opener {
-            psk: psk.clone(),
             aead,
             peer: own.peer(),
-            epoch: None,
+            session,
+            cipher: Cipher::new(aead, key),
             window: ReplayWindow::default(),
         }
     }
 
+    pub fn session(&self) -> u64 {
+        self.session
+    }
+
     /// Authenticates and decrypts one datagram; nothing changes unless it authenticates.
-    pub fn open(&mut self, datagram: &[u8]) -> Result<Opened, OpenError> {
+    pub fn open(&mut self, datagram: &[u8]) -> Result<Vec<u8>, OpenError> {
         if datagram.len() < OVERHEAD {
             return Err(OpenError::Short(datagram.len()));
         }
         let (h, rest) = datagram.split_at(HEADER);
-        if h[0] != VERSION {
+        if h[0] != DATA {
             return Err(OpenError::Version(h[0]));
         }
         if h[1] & 1 != self.peer.bit() {
@@ -307,38 +299,23 @@ impl Opener {
         if h[1] >> 1 != self.aead.code() {
             return Err(OpenError::OtherAead);
         }
-        let epoch = u64::from_be_bytes(h[2..10].try_into().expect("8 bytes"));
+        let session = u64::from_be_bytes(h[2..10].try_into().expect("8 bytes"));
+        if session != self.session {
+            return Err(OpenError::UnknownSession);
+        }
         let number = u64::from_be_bytes(h[10..18].try_into().expect("8 bytes"));
-        let current = self.epoch.as_ref().map(|(e, _)| *e);
-        let fresh;
-        let cipher = match &self.epoch {
-            Some((e, _)) if epoch < *e => return Err(OpenError::Stale),
-            Some((e, c)) if epoch == *e => {
-                if !self.window.check(number) {
-                    return Err(OpenError::Replay);
-                }
-                c
-            }
-            _ => {
-                fresh = Cipher::derive(&self.psk, self.aead, self.peer, epoch);
-                &fresh
-            }
-        };
+        if !self.window.check(number) {
+            return Err(OpenError::Replay);
+        }
         let (body, tag) = rest.split_at(rest.len() - TAG);
         let mut plaintext = body.to_vec();
-        if !cipher.open(&Cipher::nonce(self.peer, number), h, &mut plaintext, tag) {
+        if !self
+            .cipher
+            .open(&Cipher::nonce(number), h, &mut plaintext, tag)
+        {
             return Err(OpenError::Forged);
         }
-        let peer_restarted = current.is_some_and(|e| e != epoch);
-        if current != Some(epoch) {
-            let c = Cipher::derive(&self.psk, self.aead, self.peer, epoch);
-            self.epoch = Some((epoch, c));
-            self.window = ReplayWindow::default();
-        }
         self.window.commit(number);
-        Ok(Opened {
-            plaintext,
-            peer_restarted,
-        })
+        Ok(plaintext)
     }
 }
