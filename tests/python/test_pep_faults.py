@@ -101,11 +101,12 @@ def _count(path: Path, out: bool) -> int:
 @needs_netns
 def test_a_request_replayed_at_a_restarted_gateway_b_opens_nothing(tmp_path: Path) -> None:
     log, cap = tmp_path / "requests.jsonl", tmp_path / "a1.jsonl"
-    with FaultNet() as tb, tb.gateway(tmp_path, "a") as ga:
+    with FaultNet() as tb:
         gb = tb.gateway(tmp_path, "b").__enter__()
+        rec = tb.start_recording(cap)  # from before A starts: the tunnel's whole life
+        ga = tb.gateway(tmp_path, "a").__enter__()
         try:
             tb.request_server(log)
-            rec = tb.start_recording(cap)
             first = tb.post("pay mallory 1000")
             time.sleep(0.5)  # the close's last datagrams
             tb.stop_recording(rec)
@@ -118,9 +119,10 @@ def test_a_request_replayed_at_a_restarted_gateway_b_opens_nothing(tmp_path: Pat
             # The restarted tunnel still carries a fresh request.
             fresh = tb.post("fresh after restart", timeout=15)
             after = _logged(log)
+            assert ga.process is not None and ga.process.poll() is None
         finally:
             gb.close(check=False)
-        assert ga.process is not None and ga.process.poll() is None
+            ga.close(check=False)
     accepts = [r for r in replayed if r["event"] == "accept"]
     requests = [r for r in replayed if r["event"] == "request"]
     assert sent > 0
@@ -133,10 +135,10 @@ def test_a_request_replayed_at_a_restarted_gateway_b_opens_nothing(tmp_path: Pat
 def test_b_datagrams_replayed_at_a_restarted_gateway_a_are_not_a_new_connection_answer(tmp_path: Path) -> None:
     log, cap = tmp_path / "requests.jsonl", tmp_path / "a1.jsonl"
     with FaultNet() as tb, tb.gateway(tmp_path, "b"):
+        rec = tb.start_recording(cap)  # from before A starts: the tunnel's whole life
         ga = tb.gateway(tmp_path, "a").__enter__()
         try:
             tb.request_server(log)
-            rec = tb.start_recording(cap)
             first = tb.post("first request")
             time.sleep(0.5)
             tb.stop_recording(rec)
