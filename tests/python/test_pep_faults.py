@@ -6,9 +6,9 @@ test_pep_gateway.py (client -> gateway A == gateway B -> server):
    nothing at the server a second time;
 2. gateway B's datagrams recorded, replayed at a restarted gateway A into a new
    connection, are not taken as that connection's answer;
-3. gateway A restarted with its wall clock stepped back an hour (Debian's faketime;
-   its monotonic clock untouched, as after a boot before NTP) gets the tunnel back
-   within one handshake;
+3. a gateway (A, then B) restarted with its wall clock stepped back an hour (Debian's
+   faketime; its monotonic clock untouched, as after a boot before NTP) gets the
+   tunnel back within one handshake;
 4. the datagrams the gateways exchanged as the tunnel came up (the handshake), replayed
    both ways during a transfer, disturb nothing.
 
@@ -180,8 +180,9 @@ def _faketime_env(offset: str) -> dict[str, str] | None:
 
 
 @needs_netns
-def test_a_gateway_a_restarted_with_its_clock_an_hour_back_gets_the_tunnel_back(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("role", ["a", "b"])
+def test_a_gateway_restarted_with_its_clock_an_hour_back_gets_the_tunnel_back(
+        role: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _faketime_env("-1h")
     if fake is None:
         why = "faketime is not installed (scripts/setup.sh --tests installs Debian's)"
@@ -198,15 +199,17 @@ def test_a_gateway_a_restarted_with_its_clock_an_hour_back_gets_the_tunnel_back(
     assert abs(float(stepped[0]) - time.time() + 3600) < 60, "faketime did not step the wall clock back"
     assert abs(float(stepped[1]) - time.monotonic()) < 60, "faketime moved the monotonic clock"
     log = tmp_path / "requests.jsonl"
-    with FaultNet() as tb, tb.gateway(tmp_path, "b"):
-        ga = tb.gateway(tmp_path, "a").__enter__()
+    with FaultNet() as tb:
+        gws = {}
         try:
+            gws["b"] = tb.gateway(tmp_path, "b").__enter__()
+            gws["a"] = tb.gateway(tmp_path, "a").__enter__()
             tb.request_server(log)
             assert tb.post("before")["response"] == "receipt 1: before"
-            ga.close()
-            monkeypatch.setenv("HETPATH_LIVE", str(wrapper))
-            ga = tb.gateway(tmp_path, "a", log_name="gw-a-1h.log").__enter__()
-            monkeypatch.delenv("HETPATH_LIVE")
+            gws.pop(role).close()
+            with monkeypatch.context() as env:
+                env.setenv("HETPATH_LIVE", str(wrapper))
+                gws[role] = tb.gateway(tmp_path, role, log_name=f"gw-{role}-1h.log").__enter__()
             t0 = time.monotonic()
             deadline, answers = t0 + 6, []
             while time.monotonic() < deadline:
@@ -217,10 +220,11 @@ def test_a_gateway_a_restarted_with_its_clock_an_hour_back_gets_the_tunnel_back(
                 time.sleep(0.2)
             took = time.monotonic() - t0
         finally:
-            ga.close(check=False)
+            for gw in gws.values():
+                gw.close(check=False)
     assert answers and answers[-1]["response"] == "receipt 2: after the step", \
-        f"no answer through the tunnel in {took:.1f} s after A restarted an hour back: {answers}"
-    print(f"the tunnel came back {took:.2f} s after gateway A restarted an hour back")
+        f"no answer through the tunnel in {took:.1f} s after gateway {role.upper()} restarted an hour back: {answers}"
+    print(f"the tunnel came back {took:.2f} s after gateway {role.upper()} restarted an hour back")
 
 
 @needs_netns
