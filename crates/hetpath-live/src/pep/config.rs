@@ -879,6 +879,24 @@ key_file = "psk.key"
             e.starts_with("pep.toml: gateway.peer_timeout_ms: expected"),
             "{e}"
         );
+        for bad in ["\"1s\"", "\"2 fortnights\"", "\"1441min\""] {
+            let e =
+                err(&GATEWAY_A.replace("listen = ", &format!("rekey_after = {bad}\nlisten = ")));
+            assert!(
+                e.starts_with("pep.toml: gateway.rekey_after: expected a duration with a unit"),
+                "{e}"
+            );
+        }
+        let g = Config::parse(
+            &GATEWAY_A.replace("listen = ", "rekey_after = \"30s\"\nlisten = "),
+            "a.toml",
+        )
+        .unwrap()
+        .gateway
+        .unwrap();
+        assert_eq!(g.rekey_after, Dur::from_secs(30));
+        let g = Config::parse(GATEWAY_A, "a.toml").unwrap().gateway.unwrap();
+        assert_eq!(g.rekey_after, Dur::from_secs(120), "the default, 2min");
         let e = err(&(GATEWAY_A.to_string() + "[gateway.tcp]\nmin_rto = \"soon\"\n"));
         assert!(
             e.starts_with("pep.toml: ") && e.contains("soon") && !e.contains('\n'),

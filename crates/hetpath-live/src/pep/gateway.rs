@@ -107,6 +107,10 @@ struct Conn {
     seen_received: u64,
     seen_fin: bool,
     closed_reported: bool,
+    /// This side's initial sequence number on the wire, random, and the peer's, from its
+    /// SYN (`tcpseg::to_wire`); the cores count from 0 inside.
+    isn: u64,
+    peer_isn: Option<u64>,
     /// When its TCP reached CLOSED: it lingers `TIME_WAIT` more, as hetpath-proto's
     /// closed connection still acknowledges a retransmitted FIN (its ACK of ours may
     /// have been lost), and is forgotten after.
@@ -273,7 +277,7 @@ impl Gateway {
     }
 
     fn new_conn(
-        &self,
+        &mut self,
         phase: Phase,
         tcp: Option<Connection>,
         client: SocketAddrV4,
@@ -293,6 +297,8 @@ impl Gateway {
             seen_received: 0,
             seen_fin: false,
             closed_reported: false,
+            isn: tcpseg::random_isn(self.sessions.rng()),
+            peer_isn: None,
             closed_at: None,
             timed_wait: false,
             dirty: false,
@@ -569,6 +575,17 @@ impl Gateway {
             }
             return;
         };
+        if syn {
+            c.peer_isn.get_or_insert(seg.seq);
+        }
+        // Before the peer's SYN nothing of it can be placed (TCP in SYN-SENT drops such a
+        // segment too); one outside this connection's sequence space is dropped.
+        let Some(peer_isn) = c.peer_isn else {
+            return;
+        };
+        if !tcpseg::from_wire(&mut seg, peer_isn, c.isn) {
+            return;
+        }
         if let Phase::Connecting { syn: held, .. } = &mut c.phase {
             if syn {
                 *held = Some(seg);
@@ -818,7 +835,8 @@ impl Gateway {
         let budget = self.cfg.max_datagram - seal::OVERHEAD;
         let room = budget.checked_sub(unit.len() + FRAME_HEADER)?;
         let mut body = Vec::with_capacity(tcpseg::BASE + payload.len() + 64);
-        if !tcpseg::encode(seg, &payload, room, &mut body) {
+        let wire = tcpseg::to_wire(seg, c.isn, c.peer_isn.unwrap_or(0));
+        if !tcpseg::encode(&wire, &payload, room, &mut body) {
             return None;
         }
         Frame::Segment {

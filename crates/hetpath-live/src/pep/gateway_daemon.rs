@@ -15,6 +15,7 @@ use super::frame::{ConnId, RefuseReason};
 use super::gateway::{Event, Gateway};
 use super::log::log;
 use super::metrics::Metrics;
+use super::session::SessionStats;
 use super::sock;
 use super::timer::{monotonic_ns, Timer};
 use hetpath_proto::time::Time;
@@ -43,6 +44,9 @@ const CHUNK: usize = 64 << 10;
 const METRICS_EVERY: Duration = Duration::from_millis(200);
 /// Kernel buffers of the UDP socket: bursts of a window leave at once.
 const UDP_BUFFER: usize = 4 << 20;
+/// Session trouble (handshakes failing, a peer on a stale session) is logged as a
+/// warning at most this often, with the count since the last warning.
+const WARN_EVERY: Duration = Duration::from_secs(10);
 
 /// A local kernel-TCP socket and its connection on the satellite leg.
 struct Local {
@@ -75,6 +79,9 @@ pub struct GatewayDaemon {
     timer: Timer,
     scratch: Vec<u8>,
     peak: u64,
+    /// The session counters as last warned about, and when.
+    warned: SessionStats,
+    warned_at: Option<Instant>,
 }
 
 impl GatewayDaemon {
@@ -106,6 +113,8 @@ impl GatewayDaemon {
             timer: Timer::new()?,
             scratch: vec![0; CHUNK],
             peak: 0,
+            warned: SessionStats::default(),
+            warned_at: None,
         })
     }
 
@@ -611,11 +620,66 @@ impl GatewayDaemon {
         m.sat_bytes_out.store(st.bytes_sent, Relaxed);
         m.sat_bytes_in.store(st.bytes_received, Relaxed);
         m.peer_restarts.store(st.peer_restarts, Relaxed);
+        let ss = st.sessions;
+        m.handshakes.store(ss.handshakes, Relaxed);
+        m.handshake_failures.store(ss.handshake_failures, Relaxed);
+        m.handshakes_replayed.store(ss.handshakes_replayed, Relaxed);
+        m.handshakes_limited.store(ss.handshakes_limited, Relaxed);
+        m.stale_datagrams.store(ss.stale_datagrams, Relaxed);
         let (held, limit) = self.core.buffered();
         self.peak = self.peak.max(held);
         m.buffered.store(held, Relaxed);
         m.buffer_limit.store(limit, Relaxed);
         m.buffered_peak.store(self.peak, Relaxed);
+        self.warn_sessions(ss);
+    }
+
+    /// Warns, at most once per `WARN_EVERY`, of handshakes failing or refused and of
+    /// datagrams of sessions not held since the last warning (they are also counted in
+    /// the metrics); the first session is logged at info.
+    fn warn_sessions(&mut self, ss: SessionStats) {
+        if self.warned_at.is_some_and(|t| t.elapsed() < WARN_EVERY) {
+            return;
+        }
+        let was = self.warned;
+        let failed = ss.handshake_failures - was.handshake_failures;
+        let refused = (ss.handshakes_replayed - was.handshakes_replayed)
+            + (ss.handshakes_limited - was.handshakes_limited);
+        let stale = ss.stale_datagrams - was.stale_datagrams;
+        if was.handshakes == 0 && ss.handshakes > 0 {
+            log(
+                LogLevel::Info,
+                format_args!("session with the peer gateway established"),
+            );
+        }
+        if failed > 0 {
+            log(
+                LogLevel::Warn,
+                format_args!(
+                    "{failed} handshake message(s) failed or went unanswered (peer down, or not the same key_file and aead?)"
+                ),
+            );
+        }
+        if refused > 0 {
+            log(
+                LogLevel::Warn,
+                format_args!(
+                    "{refused} handshake initiation(s) refused (replayed, or over the rate limit)"
+                ),
+            );
+        }
+        if stale > 0 {
+            log(
+                LogLevel::Warn,
+                format_args!(
+                    "{stale} datagram(s) of a session this gateway does not hold (the peer on a stale session after a restart of either, or a replay)"
+                ),
+            );
+        }
+        if failed + refused + stale > 0 {
+            self.warned_at = Some(Instant::now());
+        }
+        self.warned = ss;
     }
 
     /// At exit: the connections still open are reset on both sides (the peer hears it

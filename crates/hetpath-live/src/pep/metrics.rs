@@ -40,14 +40,22 @@ pub struct Metrics {
     /// Segments the satellite leg's connections retransmitted (their `SenderStats`).
     pub sat_retransmissions: AtomicU64,
     /// Datagrams sent to and received from the peer, and received ones rejected
-    /// (forged, replayed, stale epoch, malformed).
+    /// (forged, replayed, of a session not held, malformed).
     pub sat_datagrams_out: AtomicU64,
     pub sat_datagrams_in: AtomicU64,
     pub sat_datagrams_rejected: AtomicU64,
     pub sat_bytes_out: AtomicU64,
     pub sat_bytes_in: AtomicU64,
-    /// Times the peer gateway's epoch changed (it restarted).
+    /// Times the peer gateway restarted (a session with a new boot id).
     pub peer_restarts: AtomicU64,
+    /// Handshakes (`session.rs`): sessions confirmed, messages that failed to
+    /// authenticate or went unanswered, recorded INITs refused, INITs over the rate limit.
+    pub handshakes: AtomicU64,
+    pub handshake_failures: AtomicU64,
+    pub handshakes_replayed: AtomicU64,
+    pub handshakes_limited: AtomicU64,
+    /// Datagrams of a session this gateway does not hold (a peer on a stale session).
+    pub stale_datagrams: AtomicU64,
 }
 
 impl Metrics {
@@ -148,8 +156,25 @@ impl Metrics {
             metric(
                 "peer_restarts_total",
                 "counter",
-                "Times the peer gateway restarted (a new epoch); each reset every connection.",
+                "Times the peer gateway restarted (a session with a new boot id); each reset every connection.",
                 &[("", g(&self.peer_restarts))],
+            );
+            metric(
+                "handshakes_total",
+                "counter",
+                "Noise handshakes by outcome: completed (session confirmed), failed (did not authenticate, or unanswered), replayed (an INIT of a handshake already done), rate_limited.",
+                &[
+                    ("{outcome=\"completed\"}", g(&self.handshakes)),
+                    ("{outcome=\"failed\"}", g(&self.handshake_failures)),
+                    ("{outcome=\"replayed\"}", g(&self.handshakes_replayed)),
+                    ("{outcome=\"rate_limited\"}", g(&self.handshakes_limited)),
+                ],
+            );
+            metric(
+                "stale_session_datagrams_total",
+                "counter",
+                "Datagrams of a session this gateway does not hold: the peer is on a stale session (one of them restarted), or a recording was replayed.",
+                &[("", g(&self.stale_datagrams))],
             );
         }
         metric(

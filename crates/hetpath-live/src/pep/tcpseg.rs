@@ -2,8 +2,9 @@
 //! "Gateway mode"): the header fields hetpath-proto's `Connection` reads, then the
 //! payload. The two gateways are the only parties, the frame is already authenticated
 //! and encrypted, and the connection is named by the frame, so this is not the RFC 9293
-//! wire format: sequence and ACK numbers stay the 64-bit offsets hetpath-proto counts in
-//! (no ISN, no wrap), ports are left out, and options are fixed fields.
+//! wire format: sequence and ACK numbers are 64-bit, hetpath-proto's offsets from each
+//! side's random initial sequence number (`to_wire`, `from_wire`; no wrap), ports are
+//! left out, and options are fixed fields.
 //!
 //! ```text
 //! flags u8 | present u8 | wscale u8 | seq u64 | ack u64 | window u32
@@ -59,6 +60,61 @@ fn header_len(seg: &TcpSegment, sack: usize) -> usize {
             None => 0,
         }
         + sack * SACK_BLOCK
+}
+
+/// Initial sequence numbers lie below this, so that a connection's numbers on the wire
+/// stay far below `MAX_SEQ`.
+const ISN_LIMIT: u64 = 1 << 61;
+
+/// A random initial sequence number for one side of a connection: as RFC 9293 section
+/// 3.4.1 asks of ISNs, so that a segment of another connection or run (whose id it
+/// would also need) does not fall in this one's sequence space.
+pub fn random_isn(rng: &mut super::keyrng::KeyRng) -> u64 {
+    rng.u64() % ISN_LIMIT
+}
+
+/// `seg` as it goes on the wire: its sequence number counted from `own_isn`, its ACK
+/// and SACK edges (the peer's sequence space) from `peer_isn`.
+pub fn to_wire(seg: &TcpSegment, own_isn: u64, peer_isn: u64) -> TcpSegment {
+    let mut w = seg.clone();
+    w.seq = seg.seq + own_isn;
+    if seg.flags.contains(TcpFlags::ACK) {
+        w.ack = seg.ack + peer_isn;
+    }
+    let mut sack = SackList::default();
+    for b in seg.sack.iter() {
+        sack.push(SackBlock {
+            start: b.start + peer_isn,
+            end: b.end + peer_isn,
+        });
+    }
+    w.sack = sack;
+    w
+}
+
+/// The reverse of the peer's `to_wire`: false if a number lies below its ISN (not of
+/// this connection), `seg` then half changed and to be dropped.
+pub fn from_wire(seg: &mut TcpSegment, peer_isn: u64, own_isn: u64) -> bool {
+    let Some(seq) = seg.seq.checked_sub(peer_isn) else {
+        return false;
+    };
+    seg.seq = seq;
+    if seg.flags.contains(TcpFlags::ACK) {
+        let Some(ack) = seg.ack.checked_sub(own_isn) else {
+            return false;
+        };
+        seg.ack = ack;
+    }
+    let mut sack = SackList::default();
+    for b in seg.sack.iter() {
+        let (Some(start), Some(end)) = (b.start.checked_sub(own_isn), b.end.checked_sub(own_isn))
+        else {
+            return false;
+        };
+        sack.push(SackBlock { start, end });
+    }
+    seg.sack = sack;
+    true
 }
 
 /// Appends `seg` and its `payload` (`seg.len` bytes) to `out`, keeping within `room`
@@ -285,5 +341,18 @@ mod tests {
         fn any_bytes_decode_without_panic(b in proptest::collection::vec(any::<u8>(), 0..200)) {
             let _ = decode(&b);
         }
+    }
+
+    #[test]
+    fn the_wire_numbers_are_offset_by_each_sides_isn_and_back() {
+        let seg = sample();
+        let wire = to_wire(&seg, 1000, 5000);
+        assert_eq!((wire.seq, wire.ack), (seg.seq + 1000, 77 + 5000));
+        assert_eq!(wire.sack.iter().next().unwrap().start, 5100);
+        let mut back = wire.clone();
+        assert!(from_wire(&mut back, 1000, 5000));
+        assert_eq!(format!("{back:?}"), format!("{seg:?}"));
+        let mut other = wire;
+        assert!(!from_wire(&mut other, 1 << 40, 5000), "below the ISN");
     }
 }
