@@ -39,6 +39,9 @@ HERE = Path(__file__).parent / "live_helpers"
 TAP, REQUESTS = str(HERE / "udp_tap.py"), str(HERE / "request_log.py")
 TUNNEL_PORT = "4850"
 TRANSFER = "/transfer?to=mallory&amount=1000"
+# The gateways' counters (docs/live.md, "Metrics") the tests read.
+STALE = "hetpath_pep_stale_session_datagrams_total"
+HANDSHAKES = 'hetpath_pep_handshakes_total{{outcome="{}"}}'
 
 
 class FaultNet(GatewayNet):
@@ -119,6 +122,8 @@ def test_a_request_replayed_at_a_restarted_gateway_b_opens_nothing(tmp_path: Pat
             # The restarted tunnel still carries a fresh request.
             fresh = tb.post("fresh after restart", timeout=15)
             after = _logged(log)
+            time.sleep(0.5)  # a metrics refresh
+            mb = tb.metrics("b", 9481)
             assert ga.process is not None and ga.process.poll() is None
         finally:
             gb.close(check=False)
@@ -129,6 +134,7 @@ def test_a_request_replayed_at_a_restarted_gateway_b_opens_nothing(tmp_path: Pat
     assert len(accepts) == 1 and len(requests) == 1, f"the server saw {replayed} after a replay of {sent} datagrams"
     assert fresh["response"] is not None and fresh["response"].endswith("fresh after restart"), fresh
     assert [r["body"] for r in after if r["event"] == "request"] == ["pay mallory 1000", "fresh after restart"]
+    assert mb.get(STALE, 0) > 0, "the restarted B counted no datagram of a session it does not hold"
 
 
 @needs_netns
@@ -156,12 +162,15 @@ def test_b_datagrams_replayed_at_a_restarted_gateway_a_are_not_a_new_connection_
             time.sleep(0.4)
             tb.run("s", ["ip", "route", "del", "blackhole", "10.92.1.0/24"], check=True)
             second = json.loads(cli.communicate(timeout=30)[0])
+            time.sleep(0.5)  # a metrics refresh
+            ma = tb.metrics("a", 9480)
         finally:
             ga.close(check=False)
     assert sent > 0
     assert second["response"] is not None and second["response"].endswith(": second request"), \
         f"the new connection got {second} after a replay of {sent} datagrams of B"
     assert [r["body"] for r in _logged(log) if r["event"] == "request"] == ["first request", "second request"]
+    assert ma.get(STALE, 0) > 0, "the restarted A counted no datagram of a session it does not hold"
 
 
 def _faketime_env(offset: str) -> dict[str, str] | None:
@@ -254,4 +263,6 @@ def test_the_handshake_replayed_during_a_transfer_disturbs_nothing(tmp_path: Pat
     for m in (ma, mb):
         assert m.get("hetpath_pep_peer_restarts_total", 0) == 0, "a replay counted as a restart of the peer"
         assert m['hetpath_pep_satellite_datagrams_total{direction="rejected"}'] > 0, "the replay never arrived"
+        assert m.get(HANDSHAKES.format("completed"), 0) == 1, "not the one session that brought the tunnel up"
         assert m['hetpath_pep_connections_total{outcome="reset"}'] == 0
+    assert mb.get(HANDSHAKES.format("replayed"), 0) > 0, "B did not refuse the recorded handshake as a replay"
