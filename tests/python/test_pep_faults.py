@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -140,9 +141,10 @@ def test_a_request_replayed_at_a_restarted_gateway_b_opens_nothing(tmp_path: Pat
 @needs_netns
 def test_b_datagrams_replayed_at_a_restarted_gateway_a_are_not_a_new_connection_answer(tmp_path: Path) -> None:
     log, cap = tmp_path / "requests.jsonl", tmp_path / "a1.jsonl"
-    with FaultNet() as tb, tb.gateway(tmp_path, "b"):
+    with FaultNet() as tb, tb.gateway(tmp_path, "b") as gb:
         rec = tb.start_recording(cap)  # from before A starts: the tunnel's whole life
         ga = tb.gateway(tmp_path, "a").__enter__()
+        assert gb.process is not None
         try:
             tb.request_server(log)
             first = tb.post("first request")
@@ -150,17 +152,18 @@ def test_b_datagrams_replayed_at_a_restarted_gateway_a_are_not_a_new_connection_
             tb.stop_recording(rec)
             assert first["response"] == "receipt 1: first request", first
             assert _count(cap, out=False) > 0, "nothing recorded from B"
-            ga = tb.restart(ga, tmp_path, "a", "gw-a-2.log")
-            # Hold the server's answer to B's connect (its SYN-ACK has no route back for a
-            # moment; TCP retries after 1 s), so that the recorded answer, replayed now, is
-            # the first the new connection could hear.
-            ip_s = ["ip", "route", "add", "blackhole", "10.92.1.0/24"]
-            tb.run("s", ip_s, check=True)
-            cli = tb.post_background("second request", timeout=15)
-            time.sleep(0.4)
-            sent = tb.replay(cap, "b")
-            time.sleep(0.4)
-            tb.run("s", ["ip", "route", "del", "blackhole", "10.92.1.0/24"], check=True)
+            # B frozen (SIGSTOP) while A restarts and the client opens a new connection:
+            # what A has sent (its handshake, the connection's opening) waits unanswered,
+            # and the recorded answers, replayed now, are the first A hears.
+            os.kill(gb.process.pid, signal.SIGSTOP)
+            try:
+                ga = tb.restart(ga, tmp_path, "a", "gw-a-2.log")
+                cli = tb.post_background("second request", timeout=15)
+                time.sleep(0.4)
+                sent = tb.replay(cap, "b")
+                time.sleep(0.4)
+            finally:
+                os.kill(gb.process.pid, signal.SIGCONT)
             second = json.loads(cli.communicate(timeout=30)[0])
             time.sleep(0.5)  # a metrics refresh
             ma = tb.metrics("a", 9480)
