@@ -10,7 +10,10 @@ test_pep_gateway.py (client -> gateway A == gateway B -> server):
    faketime; its monotonic clock untouched, as after a boot before NTP) gets the
    tunnel back within one handshake;
 4. the datagrams the gateways exchanged as the tunnel came up (the handshake), replayed
-   both ways during a transfer, disturb nothing.
+   both ways during a transfer, disturb nothing;
+5. a flood of A's recorded datagrams, its handshake's first above all, replayed and
+   forged (a bit of the tag flipped), is rejected for little of B's CPU, with a few
+   warnings, and changes no session.
 
 The datagrams are recorded and replayed on the A-B veth (live_helpers/udp_tap.py), the
 requests logged by live_helpers/request_log.py. Bounded in time; the namespaces, and
@@ -60,12 +63,13 @@ class FaultNet(GatewayNet):
         rec.terminate()
         rec.wait(timeout=5)
 
-    def replay(self, path: Path, sender: str, gap: float = 0.002, repeat: int = 1) -> int:
+    def replay(self, path: Path, sender: str, gap: float = 0.002, repeat: int = 1, forge: bool = False) -> int:
         """Sends again the recorded datagrams of gateway `sender` ("a" or "b"), out of its
-        own end of the veth, so that they reach its peer as the originals did."""
+        own end of the veth, so that they reach its peer as the originals did; with
+        `forge`, each with a bit of its authentication tag flipped."""
         iface, direction = ("a1", "out") if sender == "a" else ("b1", "in")
-        res = self.run(sender, [sys.executable, TAP, "replay", iface, str(path), direction, str(gap), str(repeat)],
-                       capture_output=True, text=True, timeout=30)
+        argv = [sys.executable, TAP, "replay", iface, str(path), direction, str(gap), str(repeat)]
+        res = self.run(sender, argv + (["forge"] if forge else []), capture_output=True, text=True, timeout=30)
         assert res.returncode == 0, res.stderr
         return int(json.loads(res.stdout)["sent"])
 
@@ -96,6 +100,12 @@ class FaultNet(GatewayNet):
 
 def _logged(log: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def _cpu_s(gw) -> float:
+    """CPU time (user and system) the daemon of `gw` has used, in seconds."""
+    fields = Path(f"/proc/{gw.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _count(path: Path, out: bool) -> int:
@@ -269,3 +279,38 @@ def test_the_handshake_replayed_during_a_transfer_disturbs_nothing(tmp_path: Pat
         assert m.get(HANDSHAKES.format("completed"), 0) == 1, "not the one session that brought the tunnel up"
         assert m['hetpath_pep_connections_total{outcome="reset"}'] == 0
     assert mb.get(HANDSHAKES.format("replayed"), 0) > 0, "B did not refuse the recorded handshake as a replay"
+
+
+@needs_netns
+def test_a_flood_of_replayed_and_forged_datagrams_costs_little_and_changes_nothing(tmp_path: Path) -> None:
+    cap, log = tmp_path / "a1.jsonl", tmp_path / "requests.jsonl"
+    rejected_key = 'hetpath_pep_satellite_datagrams_total{direction="rejected"}'
+    with FaultNet() as tb, tb.gateway(tmp_path, "b") as gb:
+        rec = tb.start_recording(cap)  # from before A starts: its handshake too
+        with tb.gateway(tmp_path, "a"):
+            tb.request_server(log)
+            assert tb.post("tunnel up")["response"] == "receipt 1: tunnel up"
+            tb.stop_recording(rec)
+            time.sleep(0.5)  # a metrics refresh
+            # The first datagram A sent (its handshake's first message), and all it sent.
+            first = tmp_path / "a1-first.jsonl"
+            first.write_text(next(line for line in cap.read_text().splitlines() if json.loads(line)["out"]) + "\n")
+            before, cpu0 = tb.metrics("b", 9481), _cpu_s(gb)
+            sent = sum(tb.replay(f, "a", gap=0, repeat=n, forge=forge)
+                       for f, n in ((first, 2000), (cap, 200)) for forge in (False, True))
+            time.sleep(0.5)
+            cpu = _cpu_s(gb) - cpu0
+            after_flood = tb.post("after the flood")
+            time.sleep(0.5)
+            mb, ma = tb.metrics("b", 9481), tb.metrics("a", 9480)
+    rejected = mb[rejected_key] - before[rejected_key]
+    print(f"B rejected {rejected:.0f} of {sent} flooded datagrams for {cpu:.3f} s of CPU")
+    assert after_flood["response"] == "receipt 2: after the flood", after_flood
+    # The kernel drops what B's socket buffer cannot hold; what B read, it rejected.
+    assert rejected >= sent / 4, f"B rejected {rejected} of {sent}"
+    assert cpu <= 0.05 + 50e-6 * rejected, f"{cpu:.3f} s of CPU for {rejected:.0f} rejected datagrams"
+    for m in (ma, mb):
+        assert m.get(HANDSHAKES.format("completed"), 0) == 1, "not the one session that brought the tunnel up"
+        assert m.get("hetpath_pep_peer_restarts_total", 0) == 0
+    warnings = [line for line in (tmp_path / "gw-b.log").read_text().splitlines() if ": warn" in line]
+    assert len(warnings) <= 4, f"B logged {len(warnings)} warnings for one flood"

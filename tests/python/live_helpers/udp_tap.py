@@ -6,10 +6,12 @@ can do on the satellite leg.
         -> every IPv4/UDP frame to or from PORT that crosses IFACE, one JSON line each in
            FILE: {"out": sent by this namespace, "frame": the Ethernet frame in hex}.
            Prints "ready" once capturing; stops after SECONDS or at SIGTERM/SIGINT.
-    udp_tap.py replay IFACE FILE DIRECTION GAP_S [REPEAT]
+    udp_tap.py replay IFACE FILE DIRECTION GAP_S [REPEAT [forge]]
         -> sends again, out of IFACE, the recorded frames of DIRECTION ("out": those this
-           namespace sent, "in": those it received), in their order, GAP_S apart, the
-           whole list REPEAT times (1); JSON {"sent"}.
+           namespace sent, "in": those it received), in their order, GAP_S apart (0: as
+           fast as the socket takes them), the whole list REPEAT times (1); with
+           "forge", each datagram's last byte (its authentication tag's) flipped, a
+           copy the key holder never sealed; JSON {"sent"}.
 
 A replayed frame is the recorded one with its UDP checksum cleared (0: none, RFC 768):
 a frame the kernel sent over a veth may hold a partial checksum its offload never
@@ -66,7 +68,7 @@ def record(iface: str, port: int, path: str, seconds: float) -> None:
             out.flush()
 
 
-def replay(iface: str, path: str, direction: str, gap: float, repeat: int) -> dict:
+def replay(iface: str, path: str, direction: str, gap: float, repeat: int, forge: bool) -> dict:
     want = direction == "out"
     frames = []
     with open(path) as f:
@@ -77,6 +79,8 @@ def replay(iface: str, path: str, direction: str, gap: float, repeat: int) -> di
                 ports = _udp_ports(bytes(frame))
                 if ports is not None:
                     frame[ports[2] + 6:ports[2] + 8] = b"\0\0"
+                    if forge:  # the IP datagram's last byte: a frame may carry padding after it
+                        frame[ETH_HEADER + struct.unpack("!H", frame[ETH_HEADER + 2:ETH_HEADER + 4])[0] - 1] ^= 0x01
                     frames.append(bytes(frame))
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     s.bind((iface, 0))
@@ -85,7 +89,8 @@ def replay(iface: str, path: str, direction: str, gap: float, repeat: int) -> di
         for frame in frames:
             s.send(frame)
             sent += 1
-            time.sleep(gap)
+            if gap > 0:
+                time.sleep(gap)
     return {"sent": sent}
 
 
@@ -94,7 +99,8 @@ def main(argv: list) -> None:
     if cmd == "record":
         record(args[0], int(args[1]), args[2], float(args[3]))
     elif cmd == "replay":
-        out = replay(args[0], args[1], args[2], float(args[3]), int(args[4]) if len(args) > 4 else 1)
+        repeat = int(args[4]) if len(args) > 4 else 1
+        out = replay(args[0], args[1], args[2], float(args[3]), repeat, args[5:6] == ["forge"])
         print(json.dumps(out), flush=True)
     else:
         raise SystemExit(f"unknown command {cmd}")
