@@ -568,9 +568,11 @@ impl Gateway {
         seg.dst_port = own.port;
         let syn = seg.flags.contains(TcpFlags::SYN);
         let Some(c) = self.conns.get_mut(&conn) else {
-            // Unknown: reset, or gone. A SYN without its Open is answered by the Open's
-            // retransmission; a RST needs no answer.
-            if !syn && !seg.flags.contains(TcpFlags::RST) {
+            // Unknown: reset, or gone. A bare SYN without its Open is answered by the
+            // Open's retransmission; a RST needs no answer. A SYN-ACK is answered: a
+            // connection b opened for a delayed `Open` of one a has forgotten.
+            let bare_syn = syn && !seg.flags.contains(TcpFlags::ACK);
+            if !bare_syn && !seg.flags.contains(TcpFlags::RST) {
                 self.control.push_back(Frame::Reset { conn });
             }
             return;

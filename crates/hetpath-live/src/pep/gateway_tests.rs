@@ -991,3 +991,39 @@ fn handshake_flood_cost() {
     }
     eprintln!("{:?}", sim.b.stats().sessions);
 }
+
+/// A datagram withheld by the path and delivered after its connection finished and B
+/// forgot it (a delay within the session's lifetime, which no window refuses): B opens
+/// the server connection again, but A answers B's SYN-ACK with `Reset` at once, so it
+/// does not linger until B's retries run out.
+#[test]
+fn a_withheld_open_delivered_late_is_reset_at_once() {
+    let mut sim = Sim::new(29, Link::CLEAN, 65_536, 1472);
+    sim.run_until(Dur::from_millis(500), |_| false);
+    sim.cut = true;
+    let from = sim.recorded.len();
+    let id = sim.open(App {
+        up: b"GET /".to_vec(),
+        down: b"ok".to_vec(),
+        ..App::default()
+    });
+    sim.step();
+    sim.cut = false;
+    let withheld = recorded(&sim, true, from);
+    assert!(!withheld.is_empty());
+    assert!(sim.run_until(Dur::from_secs(10), |s| finished(&s.apps[&id])));
+    sim.run_until(TIME_WAIT + Dur::from_secs(5), |_| false);
+    assert!(!sim.b.contains(id), "B forgot the connection");
+    sim.apps.get_mut(&id).unwrap().connected = false;
+    for d in &withheld {
+        sim.b.handle_datagram(sim.now, d).ok();
+    }
+    let at = sim.now;
+    assert!(sim.run_until(Dur::from_secs(10), |s| s.apps[&id].reset_b.is_some()));
+    assert!(
+        sim.now.since(at) < Dur::from_secs(1),
+        "{:?}",
+        sim.now.since(at)
+    );
+    assert!(!sim.b.contains(id));
+}
