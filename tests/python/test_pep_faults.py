@@ -88,6 +88,12 @@ class FaultNet(GatewayNet):
         return self.popen("c", [sys.executable, REQUESTS, "post", SERVER, "5001", TRANSFER, body, str(timeout)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
+    def udp_drops(self, side: str) -> int:
+        """Datagrams the kernel of `side` dropped for a full socket buffer (RcvbufErrors)."""
+        res = self.run(side, ["cat", "/proc/net/snmp"], capture_output=True, text=True, check=True)
+        names, values = [line.split() for line in res.stdout.splitlines() if line.startswith("Udp:")]
+        return int(values[names.index("RcvbufErrors")])
+
     def restart(self, gw, tmp_path: Path, role: str, name: str, kill: bool = False):
         """Stops gateway `role` (SIGKILL with `kill`: a crash, nothing cleaned up; else
         SIGTERM) and starts it again, logging to `name`."""
@@ -295,20 +301,20 @@ def test_a_flood_of_replayed_and_forged_datagrams_costs_little_and_changes_nothi
             # The first datagram A sent (its handshake's first message), and all it sent.
             first = tmp_path / "a1-first.jsonl"
             first.write_text(next(line for line in cap.read_text().splitlines() if json.loads(line)["out"]) + "\n")
-            before, cpu0 = tb.metrics("b", 9481), _cpu_s(gb)
+            before, cpu0, drops0 = tb.metrics("b", 9481), _cpu_s(gb), tb.udp_drops("b")
             sent = sum(tb.replay(f, "a", gap=0, repeat=n, forge=forge)
                        for f, n in ((first, 2000), (cap, 200)) for forge in (False, True))
             time.sleep(0.5)
-            cpu = _cpu_s(gb) - cpu0
+            cpu, drops = _cpu_s(gb) - cpu0, tb.udp_drops("b") - drops0
             after_flood = tb.post("after the flood")
             time.sleep(0.5)
             mb, ma = tb.metrics("b", 9481), tb.metrics("a", 9480)
     rejected = mb[rejected_key] - before[rejected_key]
-    print(f"B rejected {rejected:.0f} of {sent} flooded datagrams for {cpu:.3f} s of CPU")
+    print(f"B rejected {rejected:.0f} of {sent} flooded datagrams ({drops} dropped by the kernel) for {cpu:.3f} s of CPU")
     assert after_flood["response"] == "receipt 2: after the flood", after_flood
-    # The kernel drops what B's socket buffer cannot hold; what B read, it rejected.
-    assert rejected >= sent / 4, f"B rejected {rejected} of {sent}"
-    assert cpu <= 0.05 + 50e-6 * rejected, f"{cpu:.3f} s of CPU for {rejected:.0f} rejected datagrams"
+    # What B read, it rejected; the kernel dropped what B's socket buffer could not hold.
+    assert rejected + drops >= sent and rejected >= sent / 10, f"B rejected {rejected}, the kernel dropped {drops}, of {sent}"
+    assert cpu <= 0.1 + 50e-6 * rejected, f"{cpu:.3f} s of CPU for {rejected:.0f} rejected datagrams"
     for m in (ma, mb):
         assert m.get(HANDSHAKES.format("completed"), 0) == 1, "not the one session that brought the tunnel up"
         assert m.get("hetpath_pep_peer_restarts_total", 0) == 0
