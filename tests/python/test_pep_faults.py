@@ -1,5 +1,5 @@
 """Faults on the gateway tunnel, as an on-path attacker and a bad clock cause them
-(docs/live.md, the gateways' threat model), in the four namespaces of
+(docs/live.md, "Threat model"), in the four namespaces of
 test_pep_gateway.py (client -> gateway A == gateway B -> server):
 
 1. datagrams recorded from a short request, replayed at a restarted gateway B, open
