@@ -1,6 +1,6 @@
 """Faults on the gateway tunnel, as an on-path attacker and a bad clock cause them
-(docs/live.md, "Threat model"), in the four namespaces of
-test_pep_gateway.py (client -> gateway A == gateway B -> server):
+(docs/live.md, "Threat model"), in the four namespaces of test_pep_gateway.py
+(client -> gateway A == gateway B -> server):
 
 1. datagrams recorded from a short request, replayed at a restarted gateway B, open
    nothing at the server a second time;
@@ -20,6 +20,7 @@ requests logged by live_helpers/request_log.py. Bounded in time; the namespaces,
 the processes started in them, go when a test ends, also when it fails. Skipped, with
 the reason, where root, namespaces or the binary are missing; test 3 also where
 faketime is (scripts/setup.sh installs it), but under CI a missing faketime fails.
+Tests 1-3 fail on the wall-clock epochs the handshake replaced.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from pathlib import Path
 import pytest
 
 from helpers import live_binary
+from hetpath.pep import Pep
 from hetpath.testbed import wait_listening
 from test_pep_gateway import SERVER, STREAM, GatewayNet, _stream_sha, needs_netns
 
@@ -45,12 +47,31 @@ TUNNEL_PORT = "4850"
 TRANSFER = "/transfer?to=mallory&amount=1000"
 # The gateways' counters (docs/live.md, "Metrics") the tests read.
 STALE = "hetpath_pep_stale_session_datagrams_total"
+REJECTED = 'hetpath_pep_satellite_datagrams_total{direction="rejected"}'
 HANDSHAKES = 'hetpath_pep_handshakes_total{{outcome="{}"}}'
 
 
 class FaultNet(GatewayNet):
     """GatewayNet with a recorder on the A-B veth (seen from A: "out" is A's datagrams,
-    "in" is B's) and the logging server."""
+    "in" is B's) and the logging server; the gateways it starts are stopped when it
+    closes, before the namespaces go."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._peps: list[Pep] = []
+
+    def start(self, tmp_path: Path, role: str, log_name: str = "") -> Pep:
+        pep = self.gateway(tmp_path, role, log_name=log_name).__enter__()
+        self._peps.append(pep)
+        return pep
+
+    def close(self) -> None:
+        for pep in self._peps:
+            if pep.process is not None:
+                os.kill(pep.process.pid, signal.SIGCONT)  # one a test left stopped
+            pep.close(check=False)
+        self._peps.clear()
+        super().close()
 
     def start_recording(self, path: Path, seconds: float = 20) -> subprocess.Popen:
         rec = self.popen("a", [sys.executable, TAP, "record", "a1", TUNNEL_PORT, str(path), str(seconds)],
@@ -94,22 +115,23 @@ class FaultNet(GatewayNet):
         names, values = [line.split() for line in res.stdout.splitlines() if line.startswith("Udp:")]
         return int(values[names.index("RcvbufErrors")])
 
-    def restart(self, gw, tmp_path: Path, role: str, name: str, kill: bool = False):
+    def restart(self, gw: Pep, tmp_path: Path, role: str, name: str, kill: bool = False) -> Pep:
         """Stops gateway `role` (SIGKILL with `kill`: a crash, nothing cleaned up; else
         SIGTERM) and starts it again, logging to `name`."""
         if kill:
             assert gw.process is not None
-            os.killpg(gw.process.pid, 9)
+            os.killpg(gw.process.pid, signal.SIGKILL)
         gw.close(check=False)
-        return self.gateway(tmp_path, role, log_name=name).__enter__()
+        return self.start(tmp_path, role, log_name=name)
 
 
 def _logged(log: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
-def _cpu_s(gw) -> float:
+def _cpu_s(gw: Pep) -> float:
     """CPU time (user and system) the daemon of `gw` has used, in seconds."""
+    assert gw.process is not None
     fields = Path(f"/proc/{gw.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
@@ -122,29 +144,25 @@ def _count(path: Path, out: bool) -> int:
 def test_a_request_replayed_at_a_restarted_gateway_b_opens_nothing(tmp_path: Path) -> None:
     log, cap = tmp_path / "requests.jsonl", tmp_path / "a1.jsonl"
     with FaultNet() as tb:
-        gb = tb.gateway(tmp_path, "b").__enter__()
+        gb = tb.start(tmp_path, "b")
         rec = tb.start_recording(cap)  # from before A starts: the tunnel's whole life
-        ga = tb.gateway(tmp_path, "a").__enter__()
-        try:
-            tb.request_server(log)
-            first = tb.post("pay mallory 1000")
-            time.sleep(0.5)  # the close's last datagrams
-            tb.stop_recording(rec)
-            assert first["response"] == "receipt 1: pay mallory 1000", first
-            assert _count(cap, out=True) > 0, "nothing recorded from A"
-            gb = tb.restart(gb, tmp_path, "b", "gw-b-2.log", kill=True)
-            sent = tb.replay(cap, "a", gap=0.02)
-            time.sleep(1.5)  # what a replay would open, opened
-            replayed = _logged(log)
-            # The restarted tunnel still carries a fresh request.
-            fresh = tb.post("fresh after restart", timeout=15)
-            after = _logged(log)
-            time.sleep(0.5)  # a metrics refresh
-            mb = tb.metrics("b", 9481)
-            assert ga.process is not None and ga.process.poll() is None
-        finally:
-            gb.close(check=False)
-            ga.close(check=False)
+        ga = tb.start(tmp_path, "a")
+        tb.request_server(log)
+        first = tb.post("pay mallory 1000")
+        time.sleep(0.5)  # the close's last datagrams
+        tb.stop_recording(rec)
+        assert first["response"] == "receipt 1: pay mallory 1000", first
+        assert _count(cap, out=True) > 0, "nothing recorded from A"
+        gb = tb.restart(gb, tmp_path, "b", "gw-b-2.log", kill=True)
+        sent = tb.replay(cap, "a", gap=0.02)
+        time.sleep(1.5)  # what a replay would open, opened
+        replayed = _logged(log)
+        # The restarted tunnel still carries a fresh request.
+        fresh = tb.post("fresh after restart", timeout=15)
+        after = _logged(log)
+        time.sleep(0.5)  # a metrics refresh
+        mb = tb.metrics("b", 9481)
+        assert ga.process is not None and ga.process.poll() is None
     accepts = [r for r in replayed if r["event"] == "accept"]
     requests = [r for r in replayed if r["event"] == "request"]
     assert sent > 0
@@ -157,34 +175,31 @@ def test_a_request_replayed_at_a_restarted_gateway_b_opens_nothing(tmp_path: Pat
 @needs_netns
 def test_b_datagrams_replayed_at_a_restarted_gateway_a_are_not_a_new_connection_answer(tmp_path: Path) -> None:
     log, cap = tmp_path / "requests.jsonl", tmp_path / "a1.jsonl"
-    with FaultNet() as tb, tb.gateway(tmp_path, "b") as gb:
+    with FaultNet() as tb:
+        gb = tb.start(tmp_path, "b")
         rec = tb.start_recording(cap)  # from before A starts: the tunnel's whole life
-        ga = tb.gateway(tmp_path, "a").__enter__()
+        ga = tb.start(tmp_path, "a")
         assert gb.process is not None
-        try:
-            tb.request_server(log)
-            first = tb.post("first request")
-            time.sleep(0.5)
-            tb.stop_recording(rec)
-            assert first["response"] == "receipt 1: first request", first
-            assert _count(cap, out=False) > 0, "nothing recorded from B"
-            # B frozen (SIGSTOP) while A restarts and the client opens a new connection:
-            # what A has sent (its handshake, the connection's opening) waits unanswered,
-            # and the recorded answers, replayed now, are the first A hears.
-            os.kill(gb.process.pid, signal.SIGSTOP)
-            try:
-                ga = tb.restart(ga, tmp_path, "a", "gw-a-2.log")
-                cli = tb.post_background("second request", timeout=15)
-                time.sleep(0.4)
-                sent = tb.replay(cap, "b")
-                time.sleep(0.4)
-            finally:
-                os.kill(gb.process.pid, signal.SIGCONT)
-            second = json.loads(cli.communicate(timeout=30)[0])
-            time.sleep(0.5)  # a metrics refresh
-            ma = tb.metrics("a", 9480)
-        finally:
-            ga.close(check=False)
+        tb.request_server(log)
+        first = tb.post("first request")
+        time.sleep(0.5)
+        tb.stop_recording(rec)
+        assert first["response"] == "receipt 1: first request", first
+        assert _count(cap, out=False) > 0, "nothing recorded from B"
+        # B stopped (SIGSTOP; FaultNet.close continues it if this fails) while A restarts
+        # and the client opens a new connection: what A sent (its handshake, the
+        # connection's opening) waits unanswered, and the recorded answers, replayed
+        # now, are the first A hears.
+        os.kill(gb.process.pid, signal.SIGSTOP)
+        ga = tb.restart(ga, tmp_path, "a", "gw-a-2.log")
+        cli = tb.post_background("second request", timeout=15)
+        time.sleep(0.4)
+        sent = tb.replay(cap, "b")
+        time.sleep(0.4)
+        os.kill(gb.process.pid, signal.SIGCONT)
+        second = json.loads(cli.communicate(timeout=30)[0])
+        time.sleep(0.5)  # a metrics refresh
+        ma = tb.metrics("a", 9480)
     assert sent > 0
     assert second["response"] is not None and second["response"].endswith(": second request"), \
         f"the new connection got {second} after a replay of {sent} datagrams of B"
@@ -228,28 +243,23 @@ def test_a_gateway_restarted_with_its_clock_an_hour_back_gets_the_tunnel_back(
     assert abs(float(stepped[1]) - time.monotonic()) < 60, "faketime moved the monotonic clock"
     log = tmp_path / "requests.jsonl"
     with FaultNet() as tb:
-        gws = {}
-        try:
-            gws["b"] = tb.gateway(tmp_path, "b").__enter__()
-            gws["a"] = tb.gateway(tmp_path, "a").__enter__()
-            tb.request_server(log)
-            assert tb.post("before")["response"] == "receipt 1: before"
-            gws.pop(role).close()
-            with monkeypatch.context() as env:
-                env.setenv("HETPATH_LIVE", str(wrapper))
-                gws[role] = tb.gateway(tmp_path, role, log_name=f"gw-{role}-1h.log").__enter__()
-            t0 = time.monotonic()
-            deadline, answers = t0 + 6, []
-            while time.monotonic() < deadline:
-                got = tb.post("after the step", timeout=max(0.5, deadline - time.monotonic()))
-                answers.append(got)
-                if got["response"] is not None:
-                    break
-                time.sleep(0.2)
-            took = time.monotonic() - t0
-        finally:
-            for gw in gws.values():
-                gw.close(check=False)
+        gws = {"b": tb.start(tmp_path, "b")}
+        gws["a"] = tb.start(tmp_path, "a")
+        tb.request_server(log)
+        assert tb.post("before")["response"] == "receipt 1: before"
+        gws[role].close()
+        with monkeypatch.context() as env:
+            env.setenv("HETPATH_LIVE", str(wrapper))
+            tb.start(tmp_path, role, log_name=f"gw-{role}-1h.log")
+        t0 = time.monotonic()
+        deadline, answers = t0 + 6, []
+        while time.monotonic() < deadline:
+            got = tb.post("after the step", timeout=max(0.5, deadline - time.monotonic()))
+            answers.append(got)
+            if got["response"] is not None:
+                break
+            time.sleep(0.2)
+        took = time.monotonic() - t0
     assert answers and answers[-1]["response"] == "receipt 2: after the step", \
         f"no answer through the tunnel in {took:.1f} s after gateway {role.upper()} restarted an hour back: {answers}"
     print(f"the tunnel came back {took:.2f} s after gateway {role.upper()} restarted an hour back")
@@ -259,29 +269,29 @@ def test_a_gateway_restarted_with_its_clock_an_hour_back_gets_the_tunnel_back(
 def test_the_handshake_replayed_during_a_transfer_disturbs_nothing(tmp_path: Path) -> None:
     size, cap = 8 << 20, tmp_path / "a1.jsonl"
     log = tmp_path / "requests.jsonl"
-    with FaultNet() as tb, tb.gateway(tmp_path, "b"):
-        # Recorded from before A starts: the datagrams that bring the tunnel up.
-        rec = tb.start_recording(cap)
-        with tb.gateway(tmp_path, "a"):
-            tb.request_server(log)
-            assert tb.post("tunnel up")["response"] == "receipt 1: tunnel up"
-            tb.stop_recording(rec)
-            assert _count(cap, out=True) > 0 and _count(cap, out=False) > 0
-            srv = tb.background("s", STREAM, "stream-server", "5002", str(size), str(4 << 20), "30")
-            wait_listening(tb, "s", 5002)
-            cli = tb.background("c", STREAM, "stream-client", SERVER, "5002", "30")
-            time.sleep(0.5)
-            assert cli.poll() is None, "the transfer ended before the replay"
-            sent = tb.replay(cap, "a", repeat=2) + tb.replay(cap, "b", repeat=2)
-            got = json.loads(cli.communicate(timeout=30)[0])
-            served = json.loads(srv.communicate(timeout=30)[0])
-            time.sleep(0.5)  # a metrics refresh
-            ma, mb = tb.metrics("a", 9480), tb.metrics("b", 9481)
+    with FaultNet() as tb:
+        tb.start(tmp_path, "b")
+        rec = tb.start_recording(cap)  # from before A starts: the datagrams that bring the tunnel up
+        tb.start(tmp_path, "a")
+        tb.request_server(log)
+        assert tb.post("tunnel up")["response"] == "receipt 1: tunnel up"
+        tb.stop_recording(rec)
+        assert _count(cap, out=True) > 0 and _count(cap, out=False) > 0
+        srv = tb.background("s", STREAM, "stream-server", "5002", str(size), str(4 << 20), "30")
+        wait_listening(tb, "s", 5002)
+        cli = tb.background("c", STREAM, "stream-client", SERVER, "5002", "30")
+        time.sleep(0.5)
+        assert cli.poll() is None, "the transfer ended before the replay"
+        sent = tb.replay(cap, "a", repeat=2) + tb.replay(cap, "b", repeat=2)
+        got = json.loads(cli.communicate(timeout=30)[0])
+        served = json.loads(srv.communicate(timeout=30)[0])
+        time.sleep(0.5)  # a metrics refresh
+        ma, mb = tb.metrics("a", 9480), tb.metrics("b", 9481)
     assert sent > 0
     assert served["error"] is None and got == {"received": size, "sha256": _stream_sha(size), "end": "eof"}
     for m in (ma, mb):
         assert m.get("hetpath_pep_peer_restarts_total", 0) == 0, "a replay counted as a restart of the peer"
-        assert m['hetpath_pep_satellite_datagrams_total{direction="rejected"}'] > 0, "the replay never arrived"
+        assert m[REJECTED] > 0, "the replay never arrived"
         assert m.get(HANDSHAKES.format("completed"), 0) == 1, "not the one session that brought the tunnel up"
         assert m['hetpath_pep_connections_total{outcome="reset"}'] == 0
     assert mb.get(HANDSHAKES.format("replayed"), 0) > 0, "B did not refuse the recorded handshake as a replay"
@@ -290,26 +300,26 @@ def test_the_handshake_replayed_during_a_transfer_disturbs_nothing(tmp_path: Pat
 @needs_netns
 def test_a_flood_of_replayed_and_forged_datagrams_costs_little_and_changes_nothing(tmp_path: Path) -> None:
     cap, log = tmp_path / "a1.jsonl", tmp_path / "requests.jsonl"
-    rejected_key = 'hetpath_pep_satellite_datagrams_total{direction="rejected"}'
-    with FaultNet() as tb, tb.gateway(tmp_path, "b") as gb:
+    with FaultNet() as tb:
+        gb = tb.start(tmp_path, "b")
         rec = tb.start_recording(cap)  # from before A starts: its handshake too
-        with tb.gateway(tmp_path, "a"):
-            tb.request_server(log)
-            assert tb.post("tunnel up")["response"] == "receipt 1: tunnel up"
-            tb.stop_recording(rec)
-            time.sleep(0.5)  # a metrics refresh
-            # The first datagram A sent (its handshake's first message), and all it sent.
-            first = tmp_path / "a1-first.jsonl"
-            first.write_text(next(line for line in cap.read_text().splitlines() if json.loads(line)["out"]) + "\n")
-            before, cpu0, drops0 = tb.metrics("b", 9481), _cpu_s(gb), tb.udp_drops("b")
-            sent = sum(tb.replay(f, "a", gap=0, repeat=n, forge=forge)
-                       for f, n in ((first, 2000), (cap, 200)) for forge in (False, True))
-            time.sleep(0.5)
-            cpu, drops = _cpu_s(gb) - cpu0, tb.udp_drops("b") - drops0
-            after_flood = tb.post("after the flood")
-            time.sleep(0.5)
-            mb, ma = tb.metrics("b", 9481), tb.metrics("a", 9480)
-    rejected = mb[rejected_key] - before[rejected_key]
+        tb.start(tmp_path, "a")
+        tb.request_server(log)
+        assert tb.post("tunnel up")["response"] == "receipt 1: tunnel up"
+        tb.stop_recording(rec)
+        time.sleep(0.5)  # a metrics refresh
+        # The first datagram A sent (its handshake's first message), and all it sent.
+        first = tmp_path / "a1-first.jsonl"
+        first.write_text(next(line for line in cap.read_text().splitlines() if json.loads(line)["out"]) + "\n")
+        before, cpu0, drops0 = tb.metrics("b", 9481), _cpu_s(gb), tb.udp_drops("b")
+        sent = sum(tb.replay(f, "a", gap=0, repeat=n, forge=forge)
+                   for f, n in ((first, 2000), (cap, 200)) for forge in (False, True))
+        time.sleep(0.5)
+        cpu, drops = _cpu_s(gb) - cpu0, tb.udp_drops("b") - drops0
+        after_flood = tb.post("after the flood")
+        time.sleep(0.5)
+        mb, ma = tb.metrics("b", 9481), tb.metrics("a", 9480)
+    rejected = mb[REJECTED] - before[REJECTED]
     print(f"B rejected {rejected:.0f} of {sent} flooded datagrams ({drops} dropped by the kernel) for {cpu:.3f} s of CPU")
     assert after_flood["response"] == "receipt 2: after the flood", after_flood
     # What B read, it rejected; the kernel dropped what B's socket buffer could not hold.
