@@ -76,7 +76,10 @@ class FaultNet(GatewayNet):
     def start_recording(self, path: Path, seconds: float = 20) -> subprocess.Popen:
         rec = self.popen("a", [sys.executable, TAP, "record", "a1", TUNNEL_PORT, str(path), str(seconds)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert rec.stdout is not None and rec.stdout.readline().strip() == "ready", rec.stderr
+        assert rec.stdout is not None and rec.stderr is not None
+        if rec.stdout.readline().strip() != "ready":
+            rec.wait(timeout=5)
+            raise AssertionError(f"the recorder did not start: {rec.stderr.read()}")
         return rec
 
     @staticmethod
