@@ -27,7 +27,10 @@ link). Variants (``--variants``):
   ``--gateway-config-a/-b FILE`` give the two configurations (``{CLIENT_NET}``,
   ``{SERVER_NET}``, ``{GW_A}``, ``{GW_B}`` and ``{KEY_FILE}`` are replaced); without
   them, ``gateway_configs`` below writes its defaults (paced Hybla, shaped to 10 Mbit/s,
-  after contrib/pep/pep-gateway-{a,b}.toml as gateway mode was being built).
+  after contrib/pep/pep-gateway-{a,b}.toml as gateway mode was being built). The
+  transfer starts once gwA's first session with gwB is confirmed (a Noise handshake,
+  about one satellite round trip after both start; its wait is recorded as
+  ``session_s``), as a tunnel that is already up would carry it.
 - ``pepsal``: PEPsal (built from source by bench/build_pepsal.sh; ``--pepsal BIN``) in
   gwA with the same TPROXY interception (an nft table this bench installs there). Its
   legs use the namespace's default congestion control, which a new namespace inherits
@@ -195,6 +198,7 @@ def start_pepsal(tb: Testbed, binary: str, work: Path) -> None:
 def one_run(work: Path, scenario: Path, variant: str, size: int, timeout: float, args: argparse.Namespace,
             seed: int) -> dict:
     out = work / f"out-{variant}-{time.monotonic_ns()}"
+    session_s = None
     cc = "bbr" if variant == "bbr" else "cubic"
     with Testbed(scenario, "sat", out=out, seed=seed) as tb:
         default_cc = tb.run("gwA", ["sysctl", "-n", "net.ipv4.tcp_congestion_control"], capture_output=True,
@@ -205,6 +209,7 @@ def one_run(work: Path, scenario: Path, variant: str, size: int, timeout: float,
             a, b = gateway_configs(work, args.gateway_config_a, args.gateway_config_b)
             _pep(tb, b, "gwB", work)
             _pep(tb, a, "gwA", work)
+            session_s = _wait_session(tb)
         elif variant == "pepsal":
             start_pepsal(tb, args.pepsal, work)
         sink = tb.popen("server", [sys.executable, TRAFFIC, "sink", str(PORT), str(timeout), "--hash"],
@@ -230,8 +235,31 @@ def one_run(work: Path, scenario: Path, variant: str, size: int, timeout: float,
     ok = got["complete"] and got["bytes"] == size and got["sha256"] == sent["sha256"]
     return {"complete": bool(ok), "bytes": got["bytes"], "seconds": elapsed, "goodput_bps": got["bytes"] * 8 / elapsed,
             "cc": sent["cc"], "intact": got["sha256"] == sent["sha256"], "peer": got["peer"], "split": split,
-            "default_cc": default_cc,
+            "default_cc": default_cc, "session_s": session_s,
             "link": (tb.summary or {}).get("links")}
+
+
+def _metrics(tb: Testbed, ns: str) -> str:
+    code = "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:9470/', timeout=5).read().decode())"
+    return tb.run(ns, [sys.executable, "-c", code], capture_output=True, text=True, timeout=30).stdout
+
+
+def _wait_session(tb: Testbed, limit: float = 20.0) -> Optional[float]:
+    """Gateway mode: seconds until gwA's first session with gwB is confirmed (its Noise
+    handshake, one satellite round trip after both started), so that the transfer is
+    timed on a running tunnel, as it is on one that needs no handshake; None for a
+    daemon without handshakes (no such metric) or none within `limit`. The first
+    connection of a new run waits that long once (docs/live.md, "Datagrams")."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit:
+        text = _metrics(tb, "gwA")
+        if "hetpath_pep_handshakes_total" not in text and "hetpath_pep_connections_total" in text:
+            return None
+        done = [x for x in text.splitlines() if x.startswith('hetpath_pep_handshakes_total{outcome="completed"}')]
+        if done and int(done[0].split()[-1]) > 0:
+            return time.monotonic() - t0
+        time.sleep(0.05)
+    return None
 
 
 def _split_evidence(tb: Testbed, variant: str) -> Optional[str]:
