@@ -5,8 +5,8 @@
 //!
 //! ```text
 //! -> psk, e        INIT:     type=3 | flags | tag (8) | e (32) | {boot, number} (16+16)
-//! <- e, ee         RESPONSE: type=4 | flags | tag (8) | e (32) | {boot} (8+16)
-//!                  REQUEST:  type=5 | flags | 8 zero bytes (B asks A to initiate)
+//! <- e, ee         RESPONSE: type=4 | flags | tag (8) | e (32) | {boot} (8+16) | mac (16)
+//!                  REQUEST:  type=5 | flags | 8 zero bytes | mac (16) (B asks A to initiate)
 //! ```
 //!
 //! The 10-byte head (type, flags, the initiation's random tag) is the Noise prologue,
@@ -18,9 +18,16 @@
 //! responder's key and freshness to the initiator (it answers the initiator's own
 //! ephemeral). `boot` is the sender's random id for its run: a different one means the
 //! peer restarted. `number` counts A's handshakes within a run.
+//!
+//! Reading a RESPONSE costs A a Diffie-Hellman (about 90 µs), and anyone on the path
+//! sees the tag it must bear, so B's messages end with a MAC under a key derived from
+//! the PSK (as WireGuard's `mac1` is keyed by what the receiver is known by): a forged
+//! RESPONSE or REQUEST is refused for one HMAC-SHA256.
 
 use super::keyrng::KeyRng;
 use super::seal::{Aead, OpenError, Psk, Role};
+use hkdf::Hkdf;
+use sha2::Sha256;
 use snow::resolvers::{CryptoResolver, DefaultResolver, FallbackResolver};
 use snow::types::{Cipher, Dh, Hash, Random};
 
@@ -30,8 +37,10 @@ pub const REQUEST: u8 = 5;
 /// Type, flags, tag.
 const HEAD: usize = 10;
 pub const INIT_LEN: usize = HEAD + 32 + 16 + 16;
-pub const RESPONSE_LEN: usize = HEAD + 32 + 8 + 16;
-pub const REQUEST_LEN: usize = HEAD;
+/// B's messages' MAC.
+const MAC: usize = 16;
+pub const RESPONSE_LEN: usize = HEAD + 32 + 8 + 16 + MAC;
+pub const REQUEST_LEN: usize = HEAD + MAC;
 
 /// A session's keys, one per direction, and its id (the handshake hash's first bytes,
 /// the same on both sides and new with every pair of ephemerals).
@@ -112,6 +121,27 @@ fn keys(hs: &mut snow::HandshakeState, initiator: bool) -> Keys {
     }
 }
 
+/// HMAC-SHA256 (HKDF-Extract is HMAC with the salt as key) of `bytes` under a key
+/// derived from the PSK, cut to 16 bytes.
+fn mac(psk: &Psk, bytes: &[u8]) -> [u8; MAC] {
+    let mut key = [0u8; 32];
+    Hkdf::<Sha256>::new(Some(b"hetpath-pep mac"), psk.bytes())
+        .expand(b"b's handshake messages", &mut key)
+        .expect("32 bytes is a valid HKDF-SHA256 length");
+    let (prk, _) = Hkdf::<Sha256>::extract(Some(&key), bytes);
+    prk[..MAC].try_into().expect("16 bytes")
+}
+
+/// Whether `d` ends with the MAC of the rest; in constant time.
+fn mac_ok(psk: &Psk, d: &[u8]) -> bool {
+    let (body, got) = d.split_at(d.len() - MAC);
+    mac(psk, body)
+        .iter()
+        .zip(got)
+        .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+        == 0
+}
+
 fn be(b: &[u8]) -> u64 {
     u64::from_be_bytes(b.try_into().expect("8 bytes"))
 }
@@ -167,11 +197,14 @@ impl Initiation {
         if be(&d[2..HEAD]) != self.tag {
             return Err(OpenError::Handshake("a response to no handshake in flight"));
         }
+        if !mac_ok(psk, d) {
+            return Err(OpenError::Forged);
+        }
         let mut init = [0u8; INIT_LEN];
         let (mut hs, _) = Self::write(psk, aead, self.tag, self.seed, self.hello, &mut init);
         let mut payload = [0u8; RESPONSE_LEN];
         let n = hs
-            .read_message(&d[HEAD..], &mut payload)
+            .read_message(&d[HEAD..RESPONSE_LEN - MAC], &mut payload)
             .map_err(|_| OpenError::Forged)?;
         if n != 8 || !hs.is_handshake_finished() {
             return Err(OpenError::Handshake("response payload"));
@@ -210,26 +243,32 @@ impl Inbound {
     }
 
     /// The RESPONSE (B's ephemeral and the DH: the costly part) and the session's keys.
-    pub fn reply(mut self, aead: Aead, boot: u64) -> (Keys, Vec<u8>) {
+    pub fn reply(mut self, psk: &Psk, aead: Aead, boot: u64) -> (Keys, Vec<u8>) {
         let mut out = vec![0u8; RESPONSE_LEN];
         out[..HEAD].copy_from_slice(&head(RESPONSE, Role::B, aead, self.tag));
         let n = self
             .hs
-            .write_message(&boot.to_be_bytes(), &mut out[HEAD..])
+            .write_message(&boot.to_be_bytes(), &mut out[HEAD..RESPONSE_LEN - MAC])
             .expect("RESPONSE fits its buffer");
-        debug_assert_eq!(HEAD + n, RESPONSE_LEN);
+        debug_assert_eq!(HEAD + n + MAC, RESPONSE_LEN);
+        let m = mac(psk, &out[..RESPONSE_LEN - MAC]);
+        out[RESPONSE_LEN - MAC..].copy_from_slice(&m);
         (keys(&mut self.hs, false), out)
     }
 }
 
-/// B's unauthenticated hint that it holds no session A uses: A may initiate.
-pub fn request(aead: Aead) -> Vec<u8> {
-    head(REQUEST, Role::B, aead, 0).to_vec()
+/// B's hint that it holds no session A uses: A may initiate. Its MAC shows it came from
+/// a holder of the PSK, though not when: a recording may be replayed.
+pub fn request(psk: &Psk, aead: Aead) -> Vec<u8> {
+    let mut d = head(REQUEST, Role::B, aead, 0).to_vec();
+    let m = mac(psk, &d);
+    d.extend_from_slice(&m);
+    d
 }
 
-/// Whether `d` is a REQUEST from B with this AEAD.
-pub fn is_request(aead: Aead, d: &[u8]) -> bool {
-    d.len() == REQUEST_LEN && d[0] == REQUEST && d[1] == flags(Role::B, aead)
+/// Whether `d` is a REQUEST from B with this AEAD and PSK.
+pub fn is_request(psk: &Psk, aead: Aead, d: &[u8]) -> bool {
+    d.len() == REQUEST_LEN && d[0] == REQUEST && d[1] == flags(Role::B, aead) && mac_ok(psk, d)
 }
 
 #[cfg(test)]
@@ -249,7 +288,7 @@ mod tests {
             let init = Initiation::new(&psk, aead, &mut ra, hello);
             let inbound = Inbound::read(&psk, aead, rb.fork(), &init.message).unwrap();
             assert_eq!(inbound.hello, hello);
-            let (kb, resp) = inbound.reply(aead, 22);
+            let (kb, resp) = inbound.reply(&psk, aead, 22);
             let (ka, boot_b) = init.finish(&psk, aead, &resp).unwrap();
             assert_eq!(boot_b, 22);
             assert_eq!(ka.session, kb.session);
@@ -272,7 +311,7 @@ mod tests {
         }
         let (_, resp) = Inbound::read(&psk, aead, [0; 32], &init.message)
             .unwrap()
-            .reply(aead, 5);
+            .reply(&psk, aead, 5);
         for i in 0..RESPONSE_LEN {
             let mut m = resp.clone();
             m[i] ^= 1;
@@ -285,6 +324,18 @@ mod tests {
     }
 
     #[test]
+    fn a_request_needs_the_psk() {
+        let (psk, aead) = (Psk::new([3; 32]), Aead::ChaCha20Poly1305);
+        let r = request(&psk, aead);
+        assert!(is_request(&psk, aead, &r));
+        assert!(!is_request(&Psk::new([4; 32]), aead, &r));
+        assert!(!is_request(&psk, Aead::Aes256Gcm, &r));
+        let mut forged = r.clone();
+        forged[REQUEST_LEN - 1] ^= 1;
+        assert!(!is_request(&psk, aead, &forged));
+    }
+
+    #[test]
     fn a_response_answers_only_its_own_initiation() {
         let aead = Aead::ChaCha20Poly1305;
         let psk = Psk::new([3; 32]);
@@ -293,7 +344,7 @@ mod tests {
         let second = Initiation::new(&psk, aead, &mut r, Hello { boot: 1, number: 2 });
         let (_, resp) = Inbound::read(&psk, aead, [9; 32], &first.message)
             .unwrap()
-            .reply(aead, 5);
+            .reply(&psk, aead, 5);
         assert!(second.finish(&psk, aead, &resp).is_err());
     }
 }

@@ -3,7 +3,8 @@
 //! time an argument, randomness from the core's seeded `KeyRng`.
 //!
 //! - **A initiates** (`handshake.rs`): at start, every `rekey_after`, and when B asks
-//!   (a REQUEST, unauthenticated, so acted on at most once per `REQUEST_EVERY`). Its
+//!   (a REQUEST: MAC'd under the PSK but replayable, so acted on at most once per
+//!   `REQUEST_EVERY`). Its
 //!   INIT is sent again, identical, every `HANDSHAKE_RETRY` until answered. B's
 //!   RESPONSE confirms the session to A, which seals with it at once.
 //! - **B confirms late.** A valid INIT may be a recording, so B answers it but keeps
@@ -239,7 +240,8 @@ impl Sessions {
     fn request(&mut self, now: Time) {
         if self.last_request.is_none_or(|r| now >= r + REQUEST_EVERY) {
             self.last_request = Some(now);
-            self.outbox.push_back(handshake::request(self.aead));
+            self.outbox
+                .push_back(handshake::request(&self.psk, self.aead));
         }
     }
 
@@ -253,7 +255,7 @@ impl Sessions {
             (DATA, _) => self.data(now, d).map(Received::Data),
             (INIT, Role::B) => self.on_init(now, d).map(|()| Received::Handshake),
             (RESPONSE, Role::A) => self.on_response(now, d).map(|()| Received::Handshake),
-            (REQUEST, Role::A) if handshake::is_request(self.aead, d) => {
+            (REQUEST, Role::A) if handshake::is_request(&self.psk, self.aead, d) => {
                 self.on_request(now);
                 Ok(Received::Handshake)
             }
@@ -340,7 +342,7 @@ impl Sessions {
             self.stats.handshakes_limited += 1;
             return Err(OpenError::Handshake("over the handshake rate limit"));
         }
-        let (keys, response) = inbound.reply(self.aead, self.boot);
+        let (keys, response) = inbound.reply(&self.psk, self.aead, self.boot);
         if self.pending.len() == PENDING_KEPT {
             self.pending.pop_front();
         }
@@ -385,7 +387,7 @@ impl Sessions {
         Ok(())
     }
 
-    /// A: B asks for a handshake (it holds no session A uses). Unauthenticated, so it
+    /// A: B asks for a handshake (it holds no session A uses). It may be a replay, so it
     /// only brings the next handshake forward, to no sooner than `REQUEST_EVERY` after
     /// the current session began.
     fn on_request(&mut self, now: Time) {
