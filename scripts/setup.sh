@@ -12,7 +12,8 @@
 #                              generation without LTO or a profile), which cargo test
 #                              reuses, so the test command builds the crates once; plus
 #                              pytest, pytest-randomly and ruff (the `test` extra), and
-#                              nftables where it can be installed (the PEP's live tests).
+#                              nftables and faketime where they can be installed (the
+#                              PEP's live tests).
 #
 # Needs: python3 (>= 3.9) with the venv module, and a Rust toolchain (rustup).
 # Env: PYTHON=/path/to/python3 to choose the interpreter; HETPATH_PGO=0 to build the
@@ -30,7 +31,7 @@ tests=0
 case "${1:-}" in
     "") ;;
     --tests) tests=1 ;;
-    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup.sh: error: unknown option '$1'; expected --tests or nothing (see --help)" >&2; exit 2 ;;
 esac
 
@@ -87,6 +88,13 @@ if [ "$tests" = 1 ]; then
             say "installing nftables (nft) for the PEP's namespace tests"
             DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables >/dev/null \
                 || say "could not install nftables: the tests that need nft will say so"
+        fi
+        # The gateway fault tests restart a gateway with its wall clock stepped back
+        # (tests/python/test_pep_faults.py): Debian's faketime, installed the same way.
+        if ! command -v faketime >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+            say "installing faketime for the gateway fault tests"
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null \
+                || say "could not install faketime: the clock-step test will say so"
         fi
     fi
     say "checking the installation"
