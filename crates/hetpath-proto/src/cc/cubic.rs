@@ -534,17 +534,23 @@ mod tests {
             5.0 * alpha
         );
         // Once W_est reaches cwnd_prior, alpha becomes 1: one MSS per round.
-        while cc.cwnd() < cc.cwnd_prior {
-            t = round(&mut cc, t, 10);
-        }
-        let from = cc.cwnd();
-        for _ in 0..10 {
-            t = round(&mut cc, t, 10);
-        }
-        let grown = (cc.cwnd() - from) as f64 / M as f64;
+        let (grown, t) = ten_rounds_past_cwnd_prior(&mut cc, t);
         assert!((grown - 10.0).abs() <= 0.5, "grew {grown} segments");
         let ep = cc.epoch.as_ref().unwrap();
         assert!(cc.w_cubic(ep, t as f64 * 1e-9) < cc.cwnd() as f64);
+    }
+
+    /// Rounds of 10 ms from `t` until cwnd regains cwnd_prior, then ten more: the
+    /// segments those ten added, and the time after them.
+    fn ten_rounds_past_cwnd_prior(cc: &mut Cubic, mut t: u64) -> (f64, u64) {
+        while cc.cwnd() < cc.cwnd_prior {
+            t = round(cc, t, 10);
+        }
+        let from = cc.cwnd();
+        for _ in 0..10 {
+            t = round(cc, t, 10);
+        }
+        ((cc.cwnd() - from) as f64 / M as f64, t)
     }
 
     fn linux(segments: u64) -> Cubic {
@@ -568,15 +574,7 @@ mod tests {
         // past cwnd_prior add 10 * 0.53 segments, where the RFC's switch to 1 adds 10.
         let mut cc = linux(20);
         cc.on_congestion_event(&loss(0, 20 * M, 10));
-        let mut t = 0;
-        while cc.cwnd() < cc.cwnd_prior {
-            t = round(&mut cc, t, 10);
-        }
-        let from = cc.cwnd();
-        for _ in 0..10 {
-            t = round(&mut cc, t, 10);
-        }
-        let grown = (cc.cwnd() - from) as f64 / M as f64;
+        let (grown, _) = ten_rounds_past_cwnd_prior(&mut cc, 0);
         let alpha = 3.0 * (1.0 - BETA) / (1.0 + BETA);
         assert!((grown - 10.0 * alpha).abs() <= 0.5, "grew {grown} segments");
     }
