@@ -4,6 +4,13 @@
 //! server leg in the client's name; each readiness event pumps that connection's `Relay`.
 //! A pump that stops at its budget is pumped again before the next wait. The loop ends at
 //! SIGINT or SIGTERM (a signalfd), resetting the connections it still holds.
+//!
+//! No silent truncation: both sockets of a relayed connection carry `SO_LINGER` {on, 0}
+//! from the moment they exist, so that if the process dies (`kill -9`, a crash, the OOM
+//! killer) the kernel closes them with a RST and neither end mistakes a cut stream for a
+//! whole one. A leg's linger is cleared just before its FIN is passed on (the orderly
+//! path), so a FIN still follows every byte written before it (an abortive close
+//! discards what is queued: RFC 9293 section 3.10.5, ABORT).
 
 use super::config::{Config, LogLevel};
 use super::log::log;
@@ -38,7 +45,10 @@ impl Leg for Sock<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.0.write(buf)
     }
+    /// Disarms the abortive close first: the FIN ends the data, so a close (or the
+    /// process's death) from here on must not discard what is still queued.
     fn shutdown_write(&mut self) -> io::Result<()> {
+        sock::clear_abort(&*self.0);
         self.0.shutdown(Shutdown::Write)
     }
     fn abort(&mut self) {
@@ -143,10 +153,11 @@ impl Daemon {
 
     fn admit(&mut self, client: TcpStream, peer: SocketAddr) {
         let m = &self.metrics;
+        // Armed at once: refused now, or killed later, the client sees a RST.
+        sock::set_abort(&client);
         // With TPROXY the accepted socket's local address is where the client was going.
         let (SocketAddr::V4(peer), Ok(SocketAddr::V4(dst))) = (peer, client.local_addr()) else {
             m.rejected_unmatched.fetch_add(1, Relaxed);
-            sock::set_abort(&client);
             return;
         };
         if !self.cfg.matching.allows(*peer.ip(), *dst.ip(), dst.port()) {
@@ -155,7 +166,6 @@ impl Daemon {
                 format_args!("refused {peer} -> {dst}: not in [match]"),
             );
             m.rejected_unmatched.fetch_add(1, Relaxed);
-            sock::set_abort(&client);
             return;
         }
         if self.conns.len() >= self.cfg.max_connections {
@@ -167,7 +177,6 @@ impl Daemon {
                 ),
             );
             m.rejected_cap.fetch_add(1, Relaxed);
-            sock::set_abort(&client);
             return;
         }
         let _ = client.set_nodelay(true);
@@ -181,14 +190,16 @@ impl Daemon {
             self.cfg.server_congestion.as_deref(),
             self.cfg.socket_buffer_bytes,
         ) {
-            Ok(s) => s,
+            Ok(s) => {
+                sock::set_abort(&s);
+                s
+            }
             Err(e) => {
                 log(
                     LogLevel::Warn,
                     format_args!("{peer} -> {dst}: cannot open the server leg: {e}"),
                 );
                 m.connect_failed.fetch_add(1, Relaxed);
-                sock::set_abort(&client);
                 return;
             }
         };
@@ -212,7 +223,6 @@ impl Daemon {
                 LogLevel::Warn,
                 format_args!("{peer} -> {dst}: cannot poll: {e}"),
             );
-            sock::set_abort(&conn.client);
             return;
         }
         m.buffer_limit
@@ -330,5 +340,73 @@ impl Daemon {
             sock::set_abort(&c.server);
             self.close(key, false);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{Ipv4Addr, TcpListener as StdListener, TcpStream as StdStream};
+
+    /// A connected pair on loopback: the daemon's nonblocking end, armed as `admit` arms
+    /// it, and a blocking peer that has not read yet.
+    fn armed_pair() -> (TcpStream, StdStream) {
+        let l = StdListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let peer = StdStream::connect(l.local_addr().unwrap()).unwrap();
+        let (ours, _) = l.accept().unwrap();
+        ours.set_nonblocking(true).unwrap();
+        let ours = TcpStream::from_std(ours);
+        sock::set_abort(&ours);
+        (ours, peer)
+    }
+
+    /// Writes until the kernel takes no more, so that bytes are still queued at close.
+    fn fill(s: &mut TcpStream) -> usize {
+        let chunk = [7u8; 1 << 16];
+        let mut n = 0;
+        loop {
+            match s.write(&chunk) {
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return n,
+                Err(e) => panic!("write: {e}"),
+            }
+        }
+    }
+
+    /// Reads to the end: the bytes, and whether the end was a FIN (`Ok`) or an error.
+    fn drain(mut s: StdStream) -> (usize, io::Result<()>) {
+        let mut buf = [0u8; 1 << 16];
+        let mut n = 0;
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => return (n, Ok(())),
+                Ok(k) => n += k,
+                Err(e) => return (n, Err(e)),
+            }
+        }
+    }
+
+    #[test]
+    fn a_leg_closed_while_armed_resets_its_peer() {
+        let (mut ours, peer) = armed_pair();
+        let sent = fill(&mut ours);
+        drop(ours); // what the kernel does to the daemon's sockets when it dies
+        let (got, end) = drain(peer);
+        assert!(got < sent, "the peer got {got} of {sent} bytes");
+        assert_eq!(end.unwrap_err().kind(), io::ErrorKind::ConnectionReset);
+    }
+
+    #[test]
+    fn a_leg_closed_after_its_fin_delivers_everything_queued() {
+        let (mut ours, peer) = armed_pair();
+        let sent = fill(&mut ours);
+        Sock(&mut ours).shutdown_write().unwrap();
+        drop(ours);
+        let (got, end) = drain(peer);
+        assert!(
+            end.is_ok(),
+            "the peer saw {end:?} after {got} of {sent} bytes"
+        );
+        assert_eq!(got, sent);
     }
 }

@@ -590,6 +590,9 @@ impl GatewayDaemon {
         }
         if !s.shut && self.core.peer_finished(s.conn) {
             s.shut = true;
+            // The FIN ends the data: from here a close (or the process's death) must
+            // deliver what is queued, not reset it.
+            sock::clear_abort(&s.stream);
             if let Err(e) = s.stream.shutdown(Shutdown::Write) {
                 log(LogLevel::Debug, format_args!("{}: shutdown: {e}", s.name));
                 let conn = s.conn;
