@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shlex
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -81,7 +82,10 @@ def emulate_command(file: Path, link: str, seed: Optional[int], out_dir: Optiona
                    err=True)
         for c in b_cmds:
             emu.popen("b", ["sh", "-c", c])
-        return emu.run("a", argv).returncode
+        status = emu.run("a", argv).returncode
+        if status == -signal.SIGINT:  # Ctrl-C reached the command alone (its group had the terminal)
+            raise KeyboardInterrupt
+        return status
 
     _run_core(out, lambda staging: Emulation(file, link, seed=seed, out=staging, pcap=not no_pcap), run_a, argv)
 
