@@ -9,6 +9,7 @@ Namespace tests skip with the reason where root, TUN or the binary are missing.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -207,3 +208,36 @@ def test_from_a_terminal_the_command_is_its_own_foreground_group_and_ctrl_c_keep
     assert foreground == group, "the command's group does not have the terminal"
     assert os.waitstatus_to_exitcode(status) == 130, text
     assert (out / "summary.json").is_file()
+
+
+@pytest.mark.skipif(shutil.which("ethtool") is None, reason="the ethtool program is not installed")
+def test_packet_mode_turns_tso_off_as_ethtool_sees_it_and_back_after(tmp_path: Path) -> None:
+    """Every TCP segmentation offload, not only the four the legacy ETHTOOL_STSO knows
+    (a newer kernel has tx-tcp-accecn-segmentation, which left `ethtool -k` saying
+    `tcp-segmentation-offload: on`)."""
+    ns = f"hphyg-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True)
+
+    def tso(dev: str) -> str:
+        res = subprocess.run(["ip", "netns", "exec", ns, "ethtool", "-k", dev], check=True, capture_output=True,
+                             text=True)
+        return next(line.split(":", 1)[1].split()[0] for line in res.stdout.splitlines()
+                    if line.startswith("tcp-segmentation-offload:"))
+
+    try:
+        for a, b in (("v1", "w1"), ("v2", "w2")):
+            subprocess.run(["ip", "-n", ns, "link", "add", a, "type", "veth", "peer", "name", b], check=True,
+                           capture_output=True)
+            for dev in (a, b):
+                subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True, capture_output=True)
+        before = tso("v1"), tso("v2")
+        assert before == ("on", "on"), "a veth starts with TSO on"
+        out = tmp_path / "out"
+        out.mkdir()
+        with live.Bridge(scenario(tmp_path), "sat", "v1", "v2", netns_a=ns, netns_b=ns, out=out, pcap=False) as b:
+            during = tso("v1"), tso("v2")
+        assert during == ("off", "off")
+        assert (tso("v1"), tso("v2")) == before, "put back when the core stops"
+        assert b.summary is not None and b.summary["offloads_stuck"] == [[], []]
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
