@@ -212,30 +212,10 @@ class Emulation(_LinkCore):
         self._children.append(p)
         return p
 
-    def run(self, side: str, argv: Sequence[str], *, input: Any = None, timeout: Optional[float] = None,
-            check: bool = False, capture_output: bool = False, **kw: Any) -> subprocess.CompletedProcess:
-        """Runs ``argv`` inside side ``side``'s namespace to completion, as
-        :func:`subprocess.run` does, in a process group of its own (the terminal's
-        foreground group meanwhile, when this process has the terminal, so Ctrl-C and job
-        control reach it as from a shell); what the group left running when it ends, times
-        out or this process is interrupted, is ended with it."""
+    def run(self, side: str, argv: Sequence[str], **kw: Any) -> subprocess.CompletedProcess:
+        """Runs ``argv`` inside side ``side``'s namespace to completion (:func:`run_in_group`)."""
         kw.setdefault("env", self.env())
-        if capture_output:
-            kw["stdout"] = kw["stderr"] = subprocess.PIPE
-        if input is not None:
-            kw["stdin"] = subprocess.PIPE
-        tty = _foreground_tty() if "stdin" not in kw else None
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns[side], *argv], preexec_fn=_own_group(tty), **kw)
-        with p:
-            try:
-                out, err = p.communicate(input, timeout=timeout)
-            finally:
-                stop_group(p)
-                if tty is not None:
-                    _give_terminal(tty, os.getpgrp())
-        if check and p.returncode:
-            raise subprocess.CalledProcessError(p.returncode, p.args, out, err)
-        return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+        return run_in_group(["ip", "netns", "exec", self.ns[side], *argv], **kw)
 
     # -- tearing down ---------------------------------------------------------------
 
@@ -254,6 +234,30 @@ class Emulation(_LinkCore):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         self._made.clear()
         self._finish(failure)
+
+
+def run_in_group(argv: Sequence[str], *, input: Any = None, timeout: Optional[float] = None, check: bool = False,
+                 capture_output: bool = False, **kw: Any) -> subprocess.CompletedProcess:
+    """Runs ``argv`` to completion, as :func:`subprocess.run` does, in a process group of
+    its own (the terminal's foreground group meanwhile, when this process has the
+    terminal, so Ctrl-C and job control reach it as from a shell); what the group left
+    running when it ends, times out or this process is interrupted, is ended with it."""
+    if capture_output:
+        kw["stdout"] = kw["stderr"] = subprocess.PIPE
+    if input is not None:
+        kw["stdin"] = subprocess.PIPE
+    tty = _foreground_tty() if "stdin" not in kw else None
+    p = subprocess.Popen(list(argv), preexec_fn=_own_group(tty), **kw)
+    with p:
+        try:
+            out, err = p.communicate(input, timeout=timeout)
+        finally:
+            stop_group(p)
+            if tty is not None:
+                _give_terminal(tty, os.getpgrp())
+    if check and p.returncode:
+        raise subprocess.CalledProcessError(p.returncode, p.args, out, err)
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
 
 def remove_stale() -> list[str]:

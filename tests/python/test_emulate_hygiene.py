@@ -210,13 +210,42 @@ def test_from_a_terminal_the_command_is_its_own_foreground_group_and_ctrl_c_keep
     assert (out / "summary.json").is_file()
 
 
+def veth_pairs(ns: str) -> None:
+    """Namespace ``ns`` with two veth pairs, v1-w1 and v2-w2, up (packet mode bridges v1, v2)."""
+    subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True)
+    for a, b in (("v1", "w1"), ("v2", "w2")):
+        subprocess.run(["ip", "-n", ns, "link", "add", a, "type", "veth", "peer", "name", b], check=True,
+                       capture_output=True)
+        for dev in (a, b):
+            subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True, capture_output=True)
+
+
+def test_packet_modes_command_is_ended_as_a_group_too(tmp_path: Path) -> None:
+    marker = f"hyg-{uuid.uuid4().hex}"
+    ns = f"hphyg-{os.getpid()}-p"
+    try:
+        veth_pairs(ns)
+        res = subprocess.run(emulate_argv(str(scenario(tmp_path)), "--link", "sat", "--out", str(tmp_path / "out"),
+                                          "--no-pcap", "--if-a", "v1", "--if-b", "v2", "--netns-a", ns,
+                                          "--netns-b", ns, "--", "sh", "-c",
+                                          f"{sys.executable} -c 'import time; time.sleep(600)' {marker} & sleep 0.5"),
+                             capture_output=True, text=True, timeout=40)
+        assert res.returncode == 0, res.stderr
+        time.sleep(0.2)
+        assert running(marker) == [], "what the command left in the background outlived emulate"
+    except subprocess.TimeoutExpired:
+        pytest.fail("emulate's stdout never reached EOF: a child it started still holds it")
+    finally:
+        kill_all(marker)
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
 @pytest.mark.skipif(shutil.which("ethtool") is None, reason="the ethtool program is not installed")
 def test_packet_mode_turns_tso_off_as_ethtool_sees_it_and_back_after(tmp_path: Path) -> None:
     """Every TCP segmentation offload, not only the four the legacy ETHTOOL_STSO knows
     (a newer kernel has tx-tcp-accecn-segmentation, which left `ethtool -k` saying
     `tcp-segmentation-offload: on`)."""
     ns = f"hphyg-{os.getpid()}"
-    subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True)
 
     def tso(dev: str) -> str:
         res = subprocess.run(["ip", "netns", "exec", ns, "ethtool", "-k", dev], check=True, capture_output=True,
@@ -225,11 +254,7 @@ def test_packet_mode_turns_tso_off_as_ethtool_sees_it_and_back_after(tmp_path: P
                     if line.startswith("tcp-segmentation-offload:"))
 
     try:
-        for a, b in (("v1", "w1"), ("v2", "w2")):
-            subprocess.run(["ip", "-n", ns, "link", "add", a, "type", "veth", "peer", "name", b], check=True,
-                           capture_output=True)
-            for dev in (a, b):
-                subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True, capture_output=True)
+        veth_pairs(ns)
         before = tso("v1"), tso("v2")
         assert before == ("on", "on"), "a veth starts with TSO on"
         out = tmp_path / "out"

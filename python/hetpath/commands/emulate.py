@@ -19,7 +19,6 @@ import importlib.util
 import os
 import shlex
 import signal
-import subprocess
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -27,7 +26,7 @@ from typing import Any, Callable, Optional
 import click
 
 from .. import _bridge, _toml, outdir
-from ..live import ADDR_A, ADDR_B, Bridge, Emulation
+from ..live import ADDR_A, ADDR_B, Bridge, Emulation, run_in_group
 from ._io import note_printer, safe_dirname, scenario_name
 from .run import _check_seed
 
@@ -100,7 +99,10 @@ def _packet_mode(file: Path, link: str, seed: Optional[int], out: Path, no_pcap:
         click.echo(f"hetpath: link '{link}' bridging {where['a']} (a) and {where['b']} (b)"
                    + ("" if cmd else "; Ctrl-C stops it"), err=True)
         if cmd:
-            return subprocess.run(list(cmd), env=bridge.env()).returncode
+            status = run_in_group(list(cmd), env=bridge.env()).returncode
+            if status == -signal.SIGINT:  # Ctrl-C reached the command alone (its group had the terminal)
+                raise KeyboardInterrupt
+            return status
         while bridge.running():
             time.sleep(0.2)
         return 0
