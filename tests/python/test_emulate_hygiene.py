@@ -131,15 +131,18 @@ def test_after_kill_9_the_next_start_removes_what_emulate_left(tmp_path: Path) -
         first.wait()
         assert (tmp_path / ".out.partial").is_dir()
 
-        res = subprocess.run(emulate_argv(str(sc), "--link", "sat", "--out", str(out), "--no-pcap", "--", "true"),
+        # The next start, with another --out.
+        other = tmp_path / "other"
+        res = subprocess.run(emulate_argv(str(sc), "--link", "sat", "--out", str(other), "--no-pcap", "--", "true"),
                              capture_output=True, text=True, timeout=40)
         assert res.returncode == 0, res.stderr
         assert namespaces_of(first.pid) == [], "the killed emulate's namespaces are still there"
         time.sleep(0.2)
         assert running(f"{marker}-a") == [] and running(f"{marker}-b") == [], \
             "the killed emulate's commands still run"
-        assert not (tmp_path / ".out.partial").exists()
-        assert (out / "summary.json").is_file()
+        assert not (tmp_path / ".out.partial").exists(), "the killed emulate's staging directory is still there"
+        assert not (tmp_path / ".out.lock").exists()
+        assert (other / "summary.json").is_file()
     finally:
         if first.poll() is None:
             first.kill()
