@@ -2,9 +2,10 @@
 
 :class:`Emulation` makes two namespaces (``hp-<pid>-a`` and ``hp-<pid>-b``), starts the
 ``hetpath-live`` link core with one TUN device in each (``hpa`` and ``hpb``, addresses
-:data:`ADDR_A` and :data:`ADDR_B` on a /24), runs commands on either side, and on exit
-stops the core (which then writes its files) and deletes both namespaces, whatever
-happened. The link's behaviour is the simulator's own (docs/live.md); this module only
+:data:`ADDR_A` and :data:`ADDR_B` on a /24), runs commands on either side, each in a
+process group of its own, and on exit ends those groups, stops the core (which then
+writes its files) and deletes both namespaces, whatever happened. The namespaces carry
+the owner's pid, so a start removes those a killed owner left (:func:`remove_stale`). The link's behaviour is the simulator's own (docs/live.md); this module only
 sets up and tears down. Linux, as root.
 
 :class:`Bridge` is packet mode: the same core as a bump in the wire between two existing
@@ -17,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -33,6 +35,10 @@ ADDR_B = "10.77.0.2"
 DEVICE = {"a": "hpa", "b": "hpb"}
 #: How long the core may take to load the scenario and open its devices.
 READY_TIMEOUT_S = 20.0
+#: How long a command's process group has, after SIGTERM, before it is sent SIGKILL.
+GROUP_GRACE_S = 2.0
+#: An Emulation's namespace: ``hp-<owner pid>[-<n>]-<side>``.
+_OWNED_NS = re.compile(r"hp-(\d+)(?:-\d+)?-[ab]")
 _counter = itertools.count()
 
 
@@ -171,6 +177,7 @@ class Emulation(_LinkCore):
         return self
 
     def _start(self, binary: str) -> None:
+        remove_stale()
         for side in "ab":
             _ip("netns", "add", self.ns[side])
             self._made.append(self.ns[side])
@@ -197,17 +204,18 @@ class Emulation(_LinkCore):
                 "HETPATH_NS_A": self.ns["a"], "HETPATH_NS_B": self.ns["b"]}
 
     def popen(self, side: str, argv: Sequence[str], **kw: Any) -> subprocess.Popen:
-        """Starts ``argv`` inside side ``side``'s namespace; stopped by :meth:`close`, which
-        closes its pipes (read them before)."""
+        """Starts ``argv`` inside side ``side``'s namespace, in a session (process group) of
+        its own; :meth:`close` ends the whole group, and closes its pipes (read them before)."""
         kw.setdefault("env", self.env())
+        kw["start_new_session"] = True
         p = subprocess.Popen(["ip", "netns", "exec", self.ns[side], *argv], **kw)
         self._children.append(p)
         return p
 
     def run(self, side: str, argv: Sequence[str], **kw: Any) -> subprocess.CompletedProcess:
-        """Runs ``argv`` inside side ``side``'s namespace to completion."""
+        """Runs ``argv`` inside side ``side``'s namespace to completion (:func:`run_in_group`)."""
         kw.setdefault("env", self.env())
-        return subprocess.run(["ip", "netns", "exec", self.ns[side], *argv], **kw)
+        return run_in_group(["ip", "netns", "exec", self.ns[side], *argv], **kw)
 
     # -- tearing down ---------------------------------------------------------------
 
@@ -219,13 +227,106 @@ class Emulation(_LinkCore):
         Safe to call twice; every step runs even if an earlier one failed."""
         for p in self._children:
             with p:  # and its pipes closed
-                stop(p)
+                stop_group(p)
         self._children.clear()
         failure = self._stop_core()
         for ns in reversed(self._made):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         self._made.clear()
         self._finish(failure)
+
+
+def run_in_group(argv: Sequence[str], *, input: Any = None, timeout: Optional[float] = None, check: bool = False,
+                 capture_output: bool = False, **kw: Any) -> subprocess.CompletedProcess:
+    """Runs ``argv`` to completion, as :func:`subprocess.run` does, in a process group of
+    its own (the terminal's foreground group meanwhile, when this process has the
+    terminal, so Ctrl-C and job control reach it as from a shell); what the group left
+    running when it ends, times out or this process is interrupted, is ended with it."""
+    if capture_output:
+        kw["stdout"] = kw["stderr"] = subprocess.PIPE
+    if input is not None:
+        kw["stdin"] = subprocess.PIPE
+    tty = _foreground_tty() if "stdin" not in kw else None
+    p = subprocess.Popen(list(argv), preexec_fn=_own_group(tty), **kw)
+    with p:
+        try:
+            out, err = p.communicate(input, timeout=timeout)
+        finally:
+            stop_group(p)
+            if tty is not None:
+                _give_terminal(tty, os.getpgrp())
+    if check and p.returncode:
+        raise subprocess.CalledProcessError(p.returncode, p.args, out, err)
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+def remove_stale() -> list[str]:
+    """Deletes the Emulation namespaces whose owner (the pid in the name) is gone, as a
+    ``kill -9`` leaves them, after killing what still runs in them (the commands it
+    started); returns their names. A namespace of a living process is left alone."""
+    try:
+        names = sorted(os.listdir("/run/netns"))
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        owner = _OWNED_NS.fullmatch(name)
+        if owner is None or _alive(int(owner.group(1))):
+            continue
+        pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout.split()
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        if subprocess.run(["ip", "netns", "del", name], capture_output=True).returncode == 0:
+            removed.append(name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _foreground_tty() -> Optional[int]:
+    """Standard input's descriptor if it is a terminal whose foreground process group is
+    this process's (a command run from a shell), else None."""
+    try:
+        if os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp():
+            return 0
+    except OSError:
+        pass
+    return None
+
+
+def _give_terminal(fd: int, pgrp: int) -> None:
+    """Makes ``pgrp`` the foreground group of terminal ``fd`` (SIGTTOU ignored meanwhile:
+    a background group that does this is otherwise stopped)."""
+    old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    try:
+        os.tcsetpgrp(fd, pgrp)
+    except OSError:
+        pass
+    finally:
+        signal.signal(signal.SIGTTOU, old)
+
+
+def _own_group(tty: Optional[int]) -> Callable[[], None]:
+    """A child's ``preexec_fn``: a process group of its own, given terminal ``tty``'s
+    foreground if not None."""
+
+    def setup() -> None:
+        os.setpgid(0, 0)
+        if tty is not None:
+            _give_terminal(tty, os.getpgrp())
+
+    return setup
 
 
 def netns_path(name: str) -> str:
@@ -320,6 +421,51 @@ def core_error(what: str, code: int, stderr: str) -> HetpathError:
     if code == 2:
         return ScenarioError(text)
     return LiveError(f"{what} failed (exit {code}): {text or 'no message'}")
+
+
+def stop_group(p: subprocess.Popen, grace: float = GROUP_GRACE_S) -> None:
+    """Ends the process group `p` leads (a group this module made for it: its pid is the
+    group's id): SIGTERM to the group, SIGKILL to what is left of it after `grace`
+    seconds; then reaps `p`. Its children that made groups of their own are theirs."""
+    if not _signal_group(p.pid, signal.SIGTERM):
+        p.wait()
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        p.poll()
+        if not _group_runs(p.pid):
+            break
+        time.sleep(0.02)
+    else:
+        _signal_group(p.pid, signal.SIGKILL)
+    p.wait()
+
+
+def _group_runs(pgid: int) -> bool:
+    """Whether a process of group `pgid` still runs: a zombie counts for kill(2), but an
+    orphan's waits for init to reap it, and waiting out the grace for it would be wasted."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        state, _ppid, pgrp = stat.rsplit(")", 1)[1].split()[:3]
+        if int(pgrp) == pgid and state not in ("Z", "X"):
+            return True
+    return False
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Sends `sig` to process group `pgid`; whether the group still exists."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def stop(p: subprocess.Popen, timeout: float = 5.0) -> None:

@@ -15,18 +15,20 @@ See docs/live.md.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shlex
-import subprocess
+import signal
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import click
 
-from .. import _bridge, _toml, outdir
-from ..live import ADDR_A, ADDR_B, Bridge, Emulation
+from .. import _bridge, _toml, outdir, outlock
+from ..errors import OutputError
+from ..live import ADDR_A, ADDR_B, Bridge, Emulation, run_in_group
 from ._io import note_printer, safe_dirname, scenario_name
 from .run import _check_seed
 
@@ -81,7 +83,10 @@ def emulate_command(file: Path, link: str, seed: Optional[int], out_dir: Optiona
                    err=True)
         for c in b_cmds:
             emu.popen("b", ["sh", "-c", c])
-        return emu.run("a", argv).returncode
+        status = emu.run("a", argv).returncode
+        if status == -signal.SIGINT:  # Ctrl-C reached the command alone (its group had the terminal)
+            raise KeyboardInterrupt
+        return status
 
     _run_core(out, lambda staging: Emulation(file, link, seed=seed, out=staging, pcap=not no_pcap), run_a, argv)
 
@@ -96,7 +101,10 @@ def _packet_mode(file: Path, link: str, seed: Optional[int], out: Path, no_pcap:
         click.echo(f"hetpath: link '{link}' bridging {where['a']} (a) and {where['b']} (b)"
                    + ("" if cmd else "; Ctrl-C stops it"), err=True)
         if cmd:
-            return subprocess.run(list(cmd), env=bridge.env()).returncode
+            status = run_in_group(list(cmd), env=bridge.env()).returncode
+            if status == -signal.SIGINT:  # Ctrl-C reached the command alone (its group had the terminal)
+                raise KeyboardInterrupt
+            return status
         while bridge.running():
             time.sleep(0.2)
         return 0
@@ -110,7 +118,9 @@ def _run_core(out: Path, core: Callable[[Path], Any], body: Callable[[Any], int]
     then moves its files from the staging directory to ``out`` (hetpath.outdir), reports,
     and exits with ``body``'s status. Ctrl-C is how an open-ended command (ping, a shell)
     ends: the run's files are complete once the core stops, so they are kept."""
+    _remove_stale_staging()
     staging = outdir.prepare(out, note=note_printer(False))
+    mark = _mark_staging(staging)
     status, interrupted = 0, False
     try:
         with core(staging) as running:
@@ -123,12 +133,51 @@ def _run_core(out: Path, core: Callable[[Path], Any], body: Callable[[Any], int]
     except BaseException:
         outdir.discard(staging)
         raise
+    finally:
+        if mark is not None:
+            mark.unlink(missing_ok=True)
     _report(running.summary, out)
     if interrupted:
         raise KeyboardInterrupt
     if status:
         click.echo(f"hetpath: {shlex.join(argv)} exited with status {status}", err=True)
         raise SystemExit(status if 0 < status < 256 else 1)
+
+
+#: Where a running emulate names its staging directory (a file named by its pid), so
+#: that a start removes the one an emulate killed with SIGKILL left, whatever its --out.
+STAGING_MARKS = Path("/run/hetpath-emulate")
+
+
+def _mark_staging(staging: Path) -> Optional[Path]:
+    """Records ``staging`` under this process's pid; the mark, or None if it cannot be made."""
+    mark = STAGING_MARKS / str(os.getpid())
+    try:
+        STAGING_MARKS.mkdir(mode=0o700, exist_ok=True)
+        mark.write_text(str(staging.resolve()))
+    except OSError:
+        return None
+    return mark
+
+
+def _remove_stale_staging() -> None:
+    """Removes the staging directories of emulates that are gone (their pid no longer
+    runs), each under its output's lock (hetpath.outdir: one another command holds is
+    left alone), and their marks."""
+    try:
+        marks = [m for m in STAGING_MARKS.iterdir() if m.name.isdigit()]
+    except OSError:
+        return
+    for mark in marks:
+        if outlock.alive(int(mark.name)):
+            continue
+        with contextlib.suppress(OSError):
+            staging = Path(mark.read_text().strip())
+            if staging.name.startswith(".") and staging.name.endswith(".partial") and staging.is_dir():
+                target = staging.parent / staging.name[1:-len(".partial")]
+                with contextlib.suppress(OutputError):
+                    outdir.discard(outdir.prepare(target))  # takes the lock, then removes it all
+        mark.unlink(missing_ok=True)
 
 
 #: The series the core writes as CSV: their text columns, and their float columns whose

@@ -3,6 +3,7 @@
 //! `packet`), the event loop (`event_loop`: epoll, an absolute timerfd, signals), and the
 //! kernel connections' sampler (`sock_diag`, `flow_sampler`).
 
+mod ethtool_features;
 pub mod event_loop;
 pub mod flow_sampler;
 pub mod packet;

@@ -28,6 +28,7 @@
 //! it, wherever the process goes afterwards (as `tun.rs` does for TUN devices).
 
 use super::check;
+use super::ethtool_features;
 use super::port::Port;
 use std::cell::Cell;
 use std::fmt;
@@ -125,6 +126,8 @@ pub struct PacketPort {
     mtu: usize,
     oversize: Cell<u64>,
     saved: Vec<Saved>,
+    /// The TSO features turned off by name (those the legacy command does not reach).
+    saved_features: ethtool_features::SavedFeatures,
     /// Offloads the driver would not turn off (`ethtool -k` names).
     stuck: Vec<&'static str>,
 }
@@ -147,6 +150,16 @@ fn ethtool(fd: RawFd, name: &str, cmd: u32, data: u32) -> io::Result<u32> {
     // SAFETY: `r` is a valid ifreq pointing at `v`, both outliving the call.
     check(unsafe { libc::ioctl(fd, SIOCETHTOOL as _, &mut r) })?;
     Ok(v.data)
+}
+
+/// `SIOCETHTOOL` on interface `name` with the command structure at `data`.
+pub(super) fn ethtool_ptr(fd: RawFd, name: &str, data: *mut libc::c_void) -> io::Result<()> {
+    let mut r = ifreq(name);
+    r.u.data = data;
+    // SAFETY: `r` is a valid ifreq; the caller's `data` is a command structure as large
+    // as the kernel reads and writes for its command, alive for the call.
+    check(unsafe { libc::ioctl(fd, SIOCETHTOOL as _, &mut r) })?;
+    Ok(())
 }
 
 fn setsockopt<T>(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: &T) -> io::Result<()> {
@@ -256,6 +269,7 @@ impl PacketPort {
             mtu,
             oversize: Cell::new(0),
             saved: Vec::new(),
+            saved_features: Default::default(),
             stuck: Vec::new(),
         };
         port.offloads_off();
@@ -322,6 +336,20 @@ impl PacketPort {
                 Err(_) => self.stuck.push(what),
             }
         }
+        // The TSO flags the legacy command leaves on (a newer kernel's): by name.
+        match ethtool_features::off(raw, &self.name, ethtool_features::is_tso) {
+            Ok((saved, stuck)) => {
+                self.saved_features = saved;
+                if stuck && !self.stuck.contains(&"tso") {
+                    self.stuck.push("tso");
+                }
+            }
+            Err(_) => {
+                if !self.stuck.contains(&"tso") {
+                    self.stuck.push("tso");
+                }
+            }
+        }
         if let Ok(flags) = ethtool(raw, &self.name, ETHTOOL_GFLAGS, 0) {
             if flags & ETH_FLAG_LRO != 0 {
                 match ethtool(raw, &self.name, ETHTOOL_SFLAGS, flags & !ETH_FLAG_LRO) {
@@ -359,6 +387,7 @@ impl Drop for PacketPort {
     /// Puts the offloads back as they were (the socket's namespace is the interface's,
     /// so this works from anywhere); failures are ignored.
     fn drop(&mut self) {
+        ethtool_features::restore(self.fd.as_raw_fd(), &self.name, &self.saved_features);
         for s in self.saved.iter().rev() {
             let _ = ethtool(self.fd.as_raw_fd(), &self.name, s.set, s.value);
         }
