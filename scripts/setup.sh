@@ -12,8 +12,8 @@
 #                              generation without LTO or a profile), which cargo test
 #                              reuses, so the test command builds the crates once; plus
 #                              pytest, pytest-randomly and ruff (the `test` extra), and
-#                              nftables and faketime where they can be installed (the
-#                              PEP's live tests).
+#                              nftables, faketime and ethtool where they can be
+#                              installed (the live tests).
 #
 # Needs: python3 (>= 3.9) with the venv module, and a Rust toolchain (rustup).
 # Env: PYTHON=/path/to/python3 to choose the interpreter; HETPATH_PGO=0 to build the
@@ -95,6 +95,12 @@ if [ "$tests" = 1 ]; then
             say "installing faketime for the gateway fault tests"
             DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null \
                 || say "could not install faketime: the clock-step test will say so"
+        fi
+        # Packet mode's offload test reads `ethtool -k` (tests/python/test_emulate_hygiene.py).
+        if ! command -v ethtool >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+            say "installing ethtool for the emulator's offload test"
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ethtool >/dev/null \
+                || say "could not install ethtool: the offload test will say so"
         fi
     fi
     say "checking the installation"
