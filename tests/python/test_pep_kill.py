@@ -23,16 +23,16 @@ from test_pep_gateway import SERVER as GW_SERVER
 from test_pep_gateway import GatewayNet
 from test_pep_gateway import needs_netns as needs_gateway_netns
 
-PROBE = str(Path(__file__).parent / "live_helpers" / "pep_kill_probe.py")
+PROBE = str(Path(__file__).parent / "live_helpers" / "gateway_probe.py")
 SIZE = 40 << 20
 RATE = 8 << 20  # bytes/s: a 5 s download, killed after about 1 s
 
 
 def _start(tb, port: int, server: str, size: int, rate: int):
-    srv = tb.popen("s", [sys.executable, PROBE, "server", str(port), str(size), str(rate), "30"],
+    srv = tb.popen("s", [sys.executable, PROBE, "stream-server", str(port), str(size), str(rate), "30"],
                    stdout=-1, stderr=-1, text=True)
     wait_listening(tb, "s", port)
-    cli = tb.popen("c", [sys.executable, PROBE, "fetch", server, str(port), "30"], stdout=-1, stderr=-1, text=True)
+    cli = tb.popen("c", [sys.executable, PROBE, "stream-client", server, str(port), "30"], stdout=-1, stderr=-1, text=True)
     return srv, cli
 
 
@@ -60,7 +60,7 @@ def test_a_killed_integrated_pep_resets_the_client(tmp_path: Path) -> None:
             got, served = _kill_mid_download(tb, pep, 5001, SERVER)
         finally:
             pep.close(check=False)
-    assert 0 < got["bytes"] < SIZE
+    assert 0 < got["received"] < SIZE
     assert got["end"] == "ConnectionResetError", f"the client saw {got}"
     assert served["error"] is not None, f"the server saw {served}"
 
@@ -70,7 +70,7 @@ def test_a_completed_download_through_the_integrated_pep_ends_with_a_fin(tmp_pat
     with PepNet() as tb, tb.pep(tmp_path):
         srv, cli = _start(tb, 5001, SERVER, 16 << 20, 1 << 40)
         got, served = _result(cli), _result(srv)
-    assert got == {"bytes": 16 << 20, "sha256": served["sha256"], "end": "eof"}
+    assert got == {"received": 16 << 20, "sha256": served["sha256"], "end": "eof"}
     assert served["error"] is None
 
 
@@ -82,5 +82,5 @@ def test_a_killed_gateway_a_resets_the_client(tmp_path: Path) -> None:
             got, _ = _kill_mid_download(tb, ga, 5001, GW_SERVER)
         finally:
             ga.close(check=False)
-    assert 0 < got["bytes"] < SIZE
+    assert 0 < got["received"] < SIZE
     assert got["end"] == "ConnectionResetError", f"the client saw {got}"

@@ -2,7 +2,8 @@
 
     gateway_probe.py stream-server PORT BYTES RATE_BPS TIMEOUT_S
         -> accepts one connection, sends BYTES (seeded) at about RATE_BPS, closes;
-           JSON {"peer", "sent", "error"} (error: what ended the sending early)
+           JSON {"peer", "sent", "sha256", "error"} (sha256 of what it sent; error: what
+           ended the sending early)
     gateway_probe.py stream-client ADDR PORT TIMEOUT_S
         -> JSON {"received", "sha256", "end"}: end is "eof" (a clean FIN) or the
            exception's name (ConnectionResetError for a RST)
@@ -24,11 +25,12 @@ def stream_server(port: int, size: int, rate: float, timeout: float) -> dict:
     s.settimeout(timeout)
     c, peer = s.accept()
     c.settimeout(timeout)
-    rng = random.Random(1)
+    rng, h = random.Random(1), hashlib.sha256()
     sent, start, error = 0, time.monotonic(), None
     try:
         while sent < size:
             chunk = rng.randbytes(min(65536, size - sent))
+            h.update(chunk)
             c.sendall(chunk)
             sent += len(chunk)
             ahead = sent / rate - (time.monotonic() - start)
@@ -39,7 +41,7 @@ def stream_server(port: int, size: int, rate: float, timeout: float) -> dict:
     except OSError as e:
         error = type(e).__name__
     c.close()
-    return {"peer": list(peer), "sent": sent, "error": error}
+    return {"peer": list(peer), "sent": sent, "sha256": h.hexdigest(), "error": error}
 
 
 def stream_client(addr: str, port: int, timeout: float) -> dict:
