@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from . import outlock
 from .errors import HetpathError, ScenarioError
 
 ADDR_A = "10.77.0.1"
@@ -271,7 +272,7 @@ def remove_stale() -> list[str]:
     removed = []
     for name in names:
         owner = _OWNED_NS.fullmatch(name)
-        if owner is None or _alive(int(owner.group(1))):
+        if owner is None or outlock.alive(int(owner.group(1))):
             continue
         pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout.split()
         for pid in pids:
@@ -282,16 +283,6 @@ def remove_stale() -> list[str]:
         if subprocess.run(["ip", "netns", "del", name], capture_output=True).returncode == 0:
             removed.append(name)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _foreground_tty() -> Optional[int]:

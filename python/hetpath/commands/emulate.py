@@ -83,10 +83,7 @@ def emulate_command(file: Path, link: str, seed: Optional[int], out_dir: Optiona
                    err=True)
         for c in b_cmds:
             emu.popen("b", ["sh", "-c", c])
-        status = emu.run("a", argv).returncode
-        if status == -signal.SIGINT:  # Ctrl-C reached the command alone (its group had the terminal)
-            raise KeyboardInterrupt
-        return status
+        return _status(emu.run("a", argv).returncode)
 
     _run_core(out, lambda staging: Emulation(file, link, seed=seed, out=staging, pcap=not no_pcap), run_a, argv)
 
@@ -101,10 +98,7 @@ def _packet_mode(file: Path, link: str, seed: Optional[int], out: Path, no_pcap:
         click.echo(f"hetpath: link '{link}' bridging {where['a']} (a) and {where['b']} (b)"
                    + ("" if cmd else "; Ctrl-C stops it"), err=True)
         if cmd:
-            status = run_in_group(list(cmd), env=bridge.env()).returncode
-            if status == -signal.SIGINT:  # Ctrl-C reached the command alone (its group had the terminal)
-                raise KeyboardInterrupt
-            return status
+            return _status(run_in_group(list(cmd), env=bridge.env()).returncode)
         while bridge.running():
             time.sleep(0.2)
         return 0
@@ -120,7 +114,7 @@ def _run_core(out: Path, core: Callable[[Path], Any], body: Callable[[Any], int]
     ends: the run's files are complete once the core stops, so they are kept."""
     _remove_stale_staging()
     staging = outdir.prepare(out, note=note_printer(False))
-    mark = _mark_staging(staging)
+    mark = _mark_output(out)
     status, interrupted = 0, False
     try:
         with core(staging) as running:
@@ -144,17 +138,26 @@ def _run_core(out: Path, core: Callable[[Path], Any], body: Callable[[Any], int]
         raise SystemExit(status if 0 < status < 256 else 1)
 
 
-#: Where a running emulate names its staging directory (a file named by its pid), so
-#: that a start removes the one an emulate killed with SIGKILL left, whatever its --out.
+def _status(code: int) -> int:
+    """The command's exit status; its death by SIGINT (Ctrl-C reached the command alone,
+    its group having the terminal) is this command's interruption."""
+    if code == -signal.SIGINT:
+        raise KeyboardInterrupt
+    return code
+
+
+#: Where a running emulate names its output directory (a file named by its pid), so that
+#: a start removes the staging directory an emulate killed with SIGKILL left, whatever
+#: its --out.
 STAGING_MARKS = Path("/run/hetpath-emulate")
 
 
-def _mark_staging(staging: Path) -> Optional[Path]:
-    """Records ``staging`` under this process's pid; the mark, or None if it cannot be made."""
+def _mark_output(out: Path) -> Optional[Path]:
+    """Records ``out`` under this process's pid; the mark, or None if it cannot be made."""
     mark = STAGING_MARKS / str(os.getpid())
     try:
         STAGING_MARKS.mkdir(mode=0o700, exist_ok=True)
-        mark.write_text(str(staging.resolve()))
+        mark.write_text(str(out.resolve()))
     except OSError:
         return None
     return mark
@@ -172,9 +175,8 @@ def _remove_stale_staging() -> None:
         if outlock.alive(int(mark.name)):
             continue
         with contextlib.suppress(OSError):
-            staging = Path(mark.read_text().strip())
-            if staging.name.startswith(".") and staging.name.endswith(".partial") and staging.is_dir():
-                target = staging.parent / staging.name[1:-len(".partial")]
+            target = Path(mark.read_text().strip())
+            if outdir.staging_path(target).is_dir():
                 with contextlib.suppress(OutputError):
                     outdir.discard(outdir.prepare(target))  # takes the lock, then removes it all
         mark.unlink(missing_ok=True)
