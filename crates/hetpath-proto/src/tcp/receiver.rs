@@ -39,7 +39,6 @@ pub struct Receiver {
     quick: u32,
     /// How far Linux would have opened the window (`rcv_ssthresh`); `QuickAck::Linux` only.
     rcv_ssthresh: u64,
-    data_seen: bool,
 }
 
 /// Linux's segment-size threshold for `tcp_grow_window` (`tcp_event_data_recv`).
@@ -70,7 +69,6 @@ impl Receiver {
             quick_ack: QuickAck::Off,
             quick: 0,
             rcv_ssthresh: 0,
-            data_seen: false,
         }
     }
 
@@ -184,8 +182,8 @@ impl Receiver {
         if self.quick_ack == QuickAck::Off {
             return;
         }
-        if !self.data_seen {
-            self.data_seen = true;
+        if self.rcv_nxt == 1 {
+            // The first data (RCV.NXT still just past the SYN).
             let quickacks = self.rcv_ssthresh / (2 * len.max(1) as u64);
             self.quick = quickacks.clamp(2, MAX_QUICKACKS) as u32;
         }
