@@ -139,6 +139,19 @@ def _cpu_s(gw: Pep) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _recorded_request(tb: FaultNet, tmp_path: Path, cap: Path, log: Path, body: str):  # type: ignore[no-untyped-def]
+    """Gateways B then A, the tunnel recorded into `cap` from before A starts (its whole
+    life), the logging server, and one request `body` through it: (A, B, its answer)."""
+    gb = tb.start(tmp_path, "b")
+    rec = tb.start_recording(cap)
+    ga = tb.start(tmp_path, "a")
+    tb.request_server(log)
+    first = tb.post(body)
+    time.sleep(0.5)  # the close's last datagrams
+    tb.stop_recording(rec)
+    return ga, gb, first
+
+
 def _count(path: Path, out: bool) -> int:
     return sum(json.loads(line)["out"] == out for line in path.read_text().splitlines())
 
@@ -147,13 +160,7 @@ def _count(path: Path, out: bool) -> int:
 def test_a_request_replayed_at_a_restarted_gateway_b_opens_nothing(tmp_path: Path) -> None:
     log, cap = tmp_path / "requests.jsonl", tmp_path / "a1.jsonl"
     with FaultNet() as tb:
-        gb = tb.start(tmp_path, "b")
-        rec = tb.start_recording(cap)  # from before A starts: the tunnel's whole life
-        ga = tb.start(tmp_path, "a")
-        tb.request_server(log)
-        first = tb.post("pay mallory 1000")
-        time.sleep(0.5)  # the close's last datagrams
-        tb.stop_recording(rec)
+        ga, gb, first = _recorded_request(tb, tmp_path, cap, log, "pay mallory 1000")
         assert first["response"] == "receipt 1: pay mallory 1000", first
         assert _count(cap, out=True) > 0, "nothing recorded from A"
         gb = tb.restart(gb, tmp_path, "b", "gw-b-2.log", kill=True)
@@ -179,14 +186,8 @@ def test_a_request_replayed_at_a_restarted_gateway_b_opens_nothing(tmp_path: Pat
 def test_b_datagrams_replayed_at_a_restarted_gateway_a_are_not_a_new_connection_answer(tmp_path: Path) -> None:
     log, cap = tmp_path / "requests.jsonl", tmp_path / "a1.jsonl"
     with FaultNet() as tb:
-        gb = tb.start(tmp_path, "b")
-        rec = tb.start_recording(cap)  # from before A starts: the tunnel's whole life
-        ga = tb.start(tmp_path, "a")
+        ga, gb, first = _recorded_request(tb, tmp_path, cap, log, "first request")
         assert gb.process is not None
-        tb.request_server(log)
-        first = tb.post("first request")
-        time.sleep(0.5)
-        tb.stop_recording(rec)
         assert first["response"] == "receipt 1: first request", first
         assert _count(cap, out=False) > 0, "nothing recorded from B"
         # B stopped (SIGSTOP; FaultNet.close continues it if this fails) while A restarts
