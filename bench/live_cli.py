@@ -1,12 +1,14 @@
 """What the live benches (live_emulator.py, live_pep.py, live_crosscheck.py,
 sim_vs_kernel.py) share as commands: hetpath's errors as one line on stderr, exit 2 for
-bad input, 1 for a failure; how a bench ends (the load after, its table, its JSON); and
+bad input, 1 for a failure, 130/143 when interrupted by SIGINT/SIGTERM (after the
+namespaces and processes the run made are gone: a SIGTERM unwinds like Ctrl-C); how a bench ends (the load after, its table, its JSON); and
 one kernel TCP transfer across an emulated link (:func:`kernel_transfer`)."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -18,8 +20,15 @@ def run(main: Callable[[], int]) -> None:
     from hetpath.errors import HetpathError, ScenarioError
 
     prog = Path(sys.argv[0]).name
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         code = main()
+    except Terminated:
+        print(f"{prog}: terminated; the run's namespaces and processes are removed", file=sys.stderr)
+        code = 128 + signal.SIGTERM
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted; the run's namespaces and processes are removed", file=sys.stderr)
+        code = 128 + signal.SIGINT
     except ScenarioError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         code = 2
@@ -27,6 +36,18 @@ def run(main: Callable[[], int]) -> None:
         print(f"{prog}: error: {e}", file=sys.stderr)
         code = 1
     sys.exit(code)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the bench is so that its ``with`` blocks (testbeds,
+    emulations, PEPs) clean up, as they do for Ctrl-C; Python's default would end the
+    process at once and leave them behind."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    # Once: a second SIGTERM must not cut the clean-up the first one started.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Terminated()
 
 
 def finish(result: dict, print_table: Callable[[dict], None], json_path: Optional[Path]) -> int:

@@ -38,8 +38,9 @@ DEVICE = {"a": "hpa", "b": "hpb"}
 READY_TIMEOUT_S = 20.0
 #: How long a command's process group has, after SIGTERM, before it is sent SIGKILL.
 GROUP_GRACE_S = 2.0
-#: An Emulation's namespace: ``hp-<owner pid>[-<n>]-<side>``.
-_OWNED_NS = re.compile(r"hp-(\d+)(?:-\d+)?-[ab]")
+#: Namespaces owned by a process, named with its pid: an Emulation's ``hp-<pid>[-<n>]-a|b``
+#: and a ``testbed.Testbed``'s ``hpt-<pid>-<n>-c|s``.
+_OWNED_NS = re.compile(r"hp-(\d+)(?:-\d+)?-[ab]|hpt-(\d+)-\d+-[cs]")
 _counter = itertools.count()
 
 
@@ -262,9 +263,9 @@ def run_in_group(argv: Sequence[str], *, input: Any = None, timeout: Optional[fl
 
 
 def remove_stale() -> list[str]:
-    """Deletes the Emulation namespaces whose owner (the pid in the name) is gone, as a
-    ``kill -9`` leaves them, after killing what still runs in them (the commands it
-    started); returns their names. A namespace of a living process is left alone."""
+    """Deletes the Emulation and Testbed namespaces whose owner (the pid in the name) is
+    gone, as a ``kill -9`` leaves them, after killing what still runs in them (the
+    commands it started); returns their names. A namespace of a living process is left alone."""
     try:
         names = sorted(os.listdir("/run/netns"))
     except OSError:
@@ -272,7 +273,7 @@ def remove_stale() -> list[str]:
     removed = []
     for name in names:
         owner = _OWNED_NS.fullmatch(name)
-        if owner is None or outlock.alive(int(owner.group(1))):
+        if owner is None or outlock.alive(int(owner.group(1) or owner.group(2))):
             continue
         pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout.split()
         for pid in pids:
