@@ -14,6 +14,7 @@ use super::config::{Config, LogLevel};
 use super::frame::{ConnId, RefuseReason};
 use super::gateway::{Event, Gateway};
 use super::log::log;
+use super::matching::Verdict;
 use super::metrics::Metrics;
 use super::session::SessionStats;
 use super::sock;
@@ -402,12 +403,17 @@ impl GatewayDaemon {
             m.rejected_unmatched.fetch_add(1, Relaxed);
             return;
         };
-        if !self.cfg.matching.allows(*peer.ip(), *dst.ip(), dst.port()) {
-            log(
-                LogLevel::Warn,
-                format_args!("refused {peer} -> {dst}: not in [match]"),
-            );
+        let verdict = self.cfg.matching.verdict(*peer.ip(), *dst.ip(), dst.port());
+        if verdict != Verdict::Relay {
+            let denied = matches!(verdict, Verdict::Denied(_));
+            let level = if denied {
+                LogLevel::Info
+            } else {
+                LogLevel::Warn
+            };
+            log(level, format_args!("refused {peer} -> {dst}: {verdict}"));
             m.rejected_unmatched.fetch_add(1, Relaxed);
+            m.denied.fetch_add(u64::from(denied), Relaxed);
             return;
         }
         let Some(conn) = self.core.open(self.now(), peer, dst) else {
