@@ -19,10 +19,12 @@ import json
 import shutil
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from hetpath import live, testbed
 from hetpath.pep import Pep
 from hetpath.testbed import wait_listening
 from test_pep import CLIENT, SERVER, PepNet
@@ -185,3 +187,17 @@ def test_gateway_a_routes_its_exception_and_b_refuses_what_it_denies(tmp_path: P
     # A opened 5002 and 5001 over the pair, never 5003; B refused 5002.
     assert ma['hetpath_pep_connections_total{outcome="accepted"}'] == 1
     assert ma['hetpath_pep_connections_total{outcome="connect_failed"}'] == 1
+
+
+def test_the_contrib_examples_use_the_testbeds_addresses() -> None:
+    """contrib/pep's examples run on docs/live.md's testbed as they are: its client LAN,
+    its server LAN, and the emulated link's two ends as the gateways' UDP addresses."""
+    contrib = Path(__file__).resolve().parents[2] / "contrib" / "pep"
+    configs = {name: tomllib.loads((contrib / name).read_text()) for name in
+               ("pep.toml", "pep-gateway-a.toml", "pep-gateway-b.toml")}
+    for name, c in configs.items():
+        assert c["match"]["sources"] == [testbed.CLIENT_NET], name
+    for role, own, peer in [("a", live.ADDR_A, live.ADDR_B), ("b", live.ADDR_B, live.ADDR_A)]:
+        c = configs[f"pep-gateway-{role}.toml"]
+        assert c["match"]["destinations"] == [testbed.SERVER_NET]
+        assert (c["gateway"]["listen"], c["gateway"]["peer"]) == (f"{own}:4850", f"{peer}:4850")
