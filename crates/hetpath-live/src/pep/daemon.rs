@@ -14,7 +14,6 @@
 
 use super::config::{Config, LogLevel};
 use super::log::log;
-use super::matching::Verdict;
 use super::metrics::Metrics;
 use super::relay::{Leg, Moved, Relay, Side, Status};
 use super::sock;
@@ -161,17 +160,7 @@ impl Daemon {
             m.rejected_unmatched.fetch_add(1, Relaxed);
             return;
         };
-        let verdict = self.cfg.matching.verdict(*peer.ip(), *dst.ip(), dst.port());
-        if verdict != Verdict::Relay {
-            let denied = matches!(verdict, Verdict::Denied(_));
-            let level = if denied {
-                LogLevel::Info
-            } else {
-                LogLevel::Warn
-            };
-            log(level, format_args!("refused {peer} -> {dst}: {verdict}"));
-            m.rejected_unmatched.fetch_add(1, Relaxed);
-            m.denied.fetch_add(u64::from(denied), Relaxed);
+        if !self.cfg.matching.admit(m, peer, dst) {
             return;
         }
         if self.conns.len() >= self.cfg.max_connections {

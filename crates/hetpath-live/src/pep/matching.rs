@@ -6,10 +6,13 @@
 //! nft rules (`rules.rs`) and the daemon's re-check of each accepted connection
 //! (`Match::verdict`) read the same lists, so they agree.
 
-use super::config::ConfigError;
+use super::config::{ConfigError, LogLevel};
+use super::log::log;
+use super::metrics::Metrics;
 use serde::Deserialize;
 use std::fmt;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::sync::atomic::Ordering::Relaxed;
 
 /// An IPv4 subnet, `10.1.0.0/24`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,6 +159,26 @@ impl Match {
     /// Whether a connection is relayed.
     pub fn allows(&self, src: Ipv4Addr, dst: Ipv4Addr, port: u16) -> bool {
         self.verdict(src, dst, port) == Verdict::Relay
+    }
+
+    /// The daemons' check of a connection their listener accepted (both modes): true
+    /// to relay it; otherwise it is logged and counted in `rejected_unmatched` (and in
+    /// `denied` for a deny entry, logged at info: a policy, not a fault).
+    pub fn admit(&self, metrics: &Metrics, peer: SocketAddrV4, dst: SocketAddrV4) -> bool {
+        let verdict = self.verdict(*peer.ip(), *dst.ip(), dst.port());
+        if verdict == Verdict::Relay {
+            return true;
+        }
+        let denied = matches!(verdict, Verdict::Denied(_));
+        let level = if denied {
+            LogLevel::Info
+        } else {
+            LogLevel::Warn
+        };
+        log(level, format_args!("refused {peer} -> {dst}: {verdict}"));
+        metrics.rejected_unmatched.fetch_add(1, Relaxed);
+        metrics.denied.fetch_add(u64::from(denied), Relaxed);
+        false
     }
 }
 

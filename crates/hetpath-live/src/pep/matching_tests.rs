@@ -135,3 +135,17 @@ fn entry_errors_name_the_entry_and_the_key() {
     // An exception or deny entry may name the listener's port: it intercepts nothing.
     assert_eq!(parse("[[match.deny]]\nports = [7070]\n").deny.len(), 1);
 }
+
+#[test]
+fn admission_counts_every_refusal_and_deny_entries_apart() {
+    let m = parse("[[match.deny]]\nports = [5001]\n[[match.except]]\nports = [8000]\n");
+    let metrics = Metrics::default();
+    let at = |s: &str| -> SocketAddrV4 { s.parse().unwrap() };
+    assert!(m.admit(&metrics, at("10.1.0.9:4000"), at("10.2.0.1:8050")));
+    assert!(!m.admit(&metrics, at("10.1.0.9:4001"), at("10.2.0.1:5001")));
+    assert!(!m.admit(&metrics, at("10.1.0.9:4002"), at("10.2.0.1:8000")));
+    assert!(!m.admit(&metrics, at("10.1.1.9:4003"), at("10.2.0.1:8050")));
+    assert_eq!(metrics.rejected_unmatched.load(Relaxed), 3);
+    assert_eq!(metrics.denied.load(Relaxed), 1);
+    assert!(metrics.render().contains("\nhetpath_pep_denied_total 1\n"));
+}
