@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from . import outlock
+from . import netns_cc, outlock
 from .errors import HetpathError, ScenarioError
 
 ADDR_A = "10.77.0.1"
@@ -152,8 +152,11 @@ class Emulation(_LinkCore):
     """Two namespaces joined by one emulated scenario link; a context manager."""
 
     def __init__(self, scenario: Path, link: str, *, seed: Optional[int] = None,
-                 out: Path, pcap: bool = True, realtime: bool = True) -> None:
+                 out: Path, pcap: bool = True, realtime: bool = True, congestion: Optional[str] = None) -> None:
         self.scenario, self.link, self.seed = Path(scenario), link, seed
+        #: Asked for (``netns_cc.apply``: None is cubic where the host allows it), then in
+        #: effect once started, with a note when it is not what was meant.
+        self.congestion, self.congestion_note = congestion, None
         self.out, self.pcap, self.realtime = Path(out), pcap, realtime
         n = next(_counter)
         tag = f"{os.getpid()}" if n == 0 else f"{os.getpid()}-{n}"
@@ -189,6 +192,7 @@ class Emulation(_LinkCore):
             # indices the scenario's traffic should get.
             _ip("netns", "exec", self.ns[side], "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
                 "net.ipv6.conf.default.disable_ipv6=1")
+        self.congestion, self.congestion_note = netns_cc.apply(list(self.ns.values()), self.congestion)
         self._launch([binary, "emulate", "--scenario", str(self.scenario), "--link", self.link,
                       "--tun-a", DEVICE["a"], "--tun-b", DEVICE["b"],
                       "--netns-a", f"/run/netns/{self.ns['a']}", "--netns-b", f"/run/netns/{self.ns['b']}",

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from . import netns_cc
 from .live import ADDR_A, ADDR_B, DEVICE, Emulation, LiveError, stop
 
 CLIENT, GW_A_LAN = "10.78.1.2", "10.78.1.1"
@@ -59,8 +60,9 @@ class Testbed:
     __test__ = False
 
     def __init__(self, scenario: Path, link: str, *, out: Path, seed: Optional[int] = None,
-                 pcap: bool = False, realtime: bool = True) -> None:
-        self.emulation = Emulation(scenario, link, seed=seed, out=out, pcap=pcap, realtime=realtime)
+                 pcap: bool = False, realtime: bool = True, congestion: Optional[str] = None) -> None:
+        self.emulation = Emulation(scenario, link, seed=seed, out=out, pcap=pcap, realtime=realtime,
+                                   congestion=congestion)
         tag = f"{os.getpid()}-{next(_counter)}"
         self.ns = {"client": f"hpt-{tag}-c", "gwA": self.emulation.ns["a"],
                    "gwB": self.emulation.ns["b"], "server": f"hpt-{tag}-s"}
@@ -92,6 +94,8 @@ class Testbed:
             _ip("netns", "add", ns[role])
             self._made.append(ns[role])
             _ip("-n", ns[role], "link", "set", "lo", "up")
+        # The client and server default to the gateways' controller (hetpath.netns_cc).
+        netns_cc.apply([ns["client"], ns["server"]], self.emulation.congestion)
         # Device names are per namespace, so fixed names cannot clash between testbeds.
         _ip("link", "add", "lan0", "netns", ns["client"], "type", "veth", "peer", "name", "lan0", "netns", ns["gwA"])
         _ip("link", "add", "lan0", "netns", ns["server"], "type", "veth", "peer", "name", "lan0", "netns", ns["gwB"])

@@ -52,10 +52,13 @@ from .run import _check_seed
 @click.option("--netns-a", "netns_a", default=None, metavar="NS",
               help="Packet mode: --if-a's network namespace (a name in /run/netns, or a path).")
 @click.option("--netns-b", "netns_b", default=None, metavar="NS", help="Packet mode: --if-b's network namespace.")
+@click.option("--congestion", default=None, metavar="NAME",
+              help="The namespaces' default TCP congestion control (default cubic, Linux's, where the host "
+                   "allows it; 'host' keeps the host's).")
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def emulate_command(file: Path, link: str, seed: Optional[int], out_dir: Optional[Path], no_pcap: bool,
                     b_cmds: tuple[str, ...], if_a: Optional[str], if_b: Optional[str], netns_a: Optional[str],
-                    netns_b: Optional[str], cmd: tuple[str, ...]) -> None:
+                    netns_b: Optional[str], congestion: Optional[str], cmd: tuple[str, ...]) -> None:
     """Join two network namespaces by link NAME of scenario FILE, with the simulator's own
     queue, rate, delay, channel and outages, and run CMD (after --) in side a's namespace
     ($HETPATH_ADDR_A = 10.77.0.1; the far side is $HETPATH_ADDR_B = 10.77.0.2), or a shell.
@@ -69,6 +72,8 @@ def emulate_command(file: Path, link: str, seed: Optional[int], out_dir: Optiona
         raise click.UsageError("--b runs a command in TUN mode's side b; packet mode has no sides of its own")
     if not packet and (netns_a or netns_b):
         raise click.UsageError("--netns-a/--netns-b go with --if-a/--if-b (packet mode)")
+    if packet and congestion:
+        raise click.UsageError("--congestion sets TUN mode's namespaces; packet mode makes none")
     text = _toml.read_file(file)
     _bridge.validate_text(text, str(file))
     out = out_dir or Path("out") / f"{safe_dirname(scenario_name(text, file))}-emulate"
@@ -81,11 +86,14 @@ def emulate_command(file: Path, link: str, seed: Optional[int], out_dir: Optiona
     def run_a(emu: Emulation) -> int:
         click.echo(f"hetpath: link '{link}' up between {emu.ns['a']} ({ADDR_A}) and {emu.ns['b']} ({ADDR_B})",
                    err=True)
+        click.echo(f"hetpath: TCP congestion control in both: {emu.congestion}"
+                   + (f" ({emu.congestion_note})" if emu.congestion_note else ""), err=True)
         for c in b_cmds:
             emu.popen("b", ["sh", "-c", c])
         return _status(emu.run("a", argv).returncode)
 
-    _run_core(out, lambda staging: Emulation(file, link, seed=seed, out=staging, pcap=not no_pcap), run_a, argv)
+    _run_core(out, lambda staging: Emulation(file, link, seed=seed, out=staging, pcap=not no_pcap,
+                                             congestion=congestion), run_a, argv)
 
 
 def _packet_mode(file: Path, link: str, seed: Optional[int], out: Path, no_pcap: bool, if_a: str, if_b: str,

@@ -2,6 +2,8 @@
 //! relays, where it reports. Errors name the file, the key and what was expected, on
 //! one line (docs/architecture.md, convention 9); unknown keys are errors.
 
+use super::matching::RawMatch;
+pub use super::matching::{Match, Ports, Subnet};
 use super::seal::{Aead, Role};
 use hetpath_proto::cc::{Algorithm, SatpepConfig};
 use hetpath_proto::tcp::{Pacing, TcpConfig};
@@ -10,72 +12,8 @@ use hetpath_sim::scenario::cc::CcSpec;
 use hetpath_sim::scenario::profiles;
 use hetpath_sim::scenario::spec::TcpSpec;
 use serde::Deserialize;
-use std::fmt;
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::net::{SocketAddr, SocketAddrV4};
 use std::path::{Path, PathBuf};
-
-/// An IPv4 subnet, `10.1.0.0/24`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Subnet {
-    pub addr: Ipv4Addr,
-    pub prefix: u8,
-}
-
-impl Subnet {
-    fn mask(&self) -> u32 {
-        if self.prefix == 0 {
-            0
-        } else {
-            u32::MAX << (32 - self.prefix)
-        }
-    }
-
-    pub fn contains(&self, ip: Ipv4Addr) -> bool {
-        u32::from(ip) & self.mask() == u32::from(self.addr) & self.mask()
-    }
-
-    /// `a.b.c.d/n`, or a bare address (a /32).
-    pub fn parse(s: &str) -> Option<Subnet> {
-        let (a, p) = s.split_once('/').unwrap_or((s, "32"));
-        let addr: Ipv4Addr = a.trim().parse().ok()?;
-        let prefix: u8 = p.trim().parse().ok()?;
-        (prefix <= 32).then_some(Subnet { addr, prefix })
-    }
-}
-
-impl fmt::Display for Subnet {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}/{}",
-            Ipv4Addr::from(u32::from(self.addr) & self.mask()),
-            self.prefix
-        )
-    }
-}
-
-/// An inclusive port range (one port when both ends agree).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ports {
-    pub lo: u16,
-    pub hi: u16,
-}
-
-impl Ports {
-    pub fn contains(&self, p: u16) -> bool {
-        (self.lo..=self.hi).contains(&p)
-    }
-}
-
-impl fmt::Display for Ports {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.lo == self.hi {
-            write!(f, "{}", self.lo)
-        } else {
-            write!(f, "{}-{}", self.lo, self.hi)
-        }
-    }
-}
 
 /// How the server leg is carried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,24 +59,6 @@ pub const DEFAULT_PROFILE: &str = "linux";
 /// Controllers that need the satellite link's rate (`rate_bps`): RAPPEP's, fed by a
 /// traffic monitor of the link (`monitor.rs`), and satpep, paced at it.
 const NEEDS_RATE: [&str; 3] = ["xcp-pep", "mpcp-pep", "satpep"];
-
-/// What is proxied: TCP from `sources` to `destinations` on `ports`; nothing else.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Match {
-    pub sources: Vec<Subnet>,
-    pub destinations: Vec<Subnet>,
-    pub ports: Vec<Ports>,
-}
-
-impl Match {
-    /// The same test as the nft rule, repeated on each accepted connection so that a
-    /// connection reaching the listener some other way is never relayed.
-    pub fn allows(&self, src: Ipv4Addr, dst: Ipv4Addr, port: u16) -> bool {
-        self.sources.iter().any(|s| s.contains(src))
-            && self.destinations.iter().any(|s| s.contains(dst))
-            && self.ports.iter().any(|p| p.contains(port))
-    }
-}
 
 /// The nftables table and the policy route that deliver intercepted packets locally.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -238,21 +158,6 @@ struct RawGateway {
     rate_bps: Option<u64>,
     rtt_ms: Option<u64>,
     rekey_after: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawMatch {
-    sources: Vec<String>,
-    destinations: Option<Vec<String>>,
-    ports: Vec<RawPort>,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum RawPort {
-    One(i64),
-    Range(String),
 }
 
 #[derive(Deserialize)]
@@ -375,57 +280,7 @@ impl Config {
             "debug" => LogLevel::Debug,
             l => return Err(bad("log", format!("error, warn, info or debug, got '{l}'"))),
         };
-        let subnets = |key: &str, list: &[String]| -> Result<Vec<Subnet>, ConfigError> {
-            if list.is_empty() {
-                return Err(bad(key, "at least one IPv4 subnet".into()));
-            }
-            list.iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    Subnet::parse(s).ok_or_else(|| {
-                        bad(
-                            &format!("{key}[{i}]"),
-                            format!("an IPv4 subnet such as 10.1.0.0/24, got '{s}'"),
-                        )
-                    })
-                })
-                .collect()
-        };
-        let sources = subnets("match.sources", &raw.matching.sources)?;
-        let destinations = match &raw.matching.destinations {
-            None => vec![Subnet {
-                addr: Ipv4Addr::UNSPECIFIED,
-                prefix: 0,
-            }],
-            Some(d) => subnets("match.destinations", d)?,
-        };
-        if raw.matching.ports.is_empty() {
-            return Err(bad("match.ports", "at least one port or range".into()));
-        }
-        let mut ports = Vec::new();
-        for (i, p) in raw.matching.ports.iter().enumerate() {
-            let key = format!("match.ports[{i}]");
-            let range = match p {
-                RawPort::One(n) => u16::try_from(*n)
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .map(|n| Ports { lo: n, hi: n }),
-                RawPort::Range(s) => parse_range(s),
-            };
-            let range = range.ok_or_else(|| {
-                bad(
-                    &key,
-                    "a port (1 to 65535) or a range such as \"8000-8100\"".into(),
-                )
-            })?;
-            if listen_port != 0 && range.contains(listen_port) {
-                return Err(bad(
-                    &key,
-                    format!("ports that exclude listen_port {listen_port}"),
-                ));
-            }
-            ports.push(range);
-        }
+        let matching = Match::parse(&raw.matching, listen_port, &bad)?;
         let nft = raw.nft.unwrap_or(RawNft {
             table: None,
             mark: None,
@@ -464,11 +319,7 @@ impl Config {
             server_congestion,
             client_congestion,
             log,
-            matching: Match {
-                sources,
-                destinations,
-                ports,
-            },
+            matching,
             nft: Nft {
                 table,
                 mark,
@@ -714,13 +565,6 @@ fn satellite_stack(
         })),
     };
     Ok((cc, tcp))
-}
-
-fn parse_range(s: &str) -> Option<Ports> {
-    let (a, b) = s.split_once('-').unwrap_or((s, s));
-    let lo: u16 = a.trim().parse().ok()?;
-    let hi: u16 = b.trim().parse().ok()?;
-    (lo > 0 && lo <= hi).then_some(Ports { lo, hi })
 }
 
 /// toml's messages span lines (a caret under the source); the first and last lines carry

@@ -160,12 +160,7 @@ impl Daemon {
             m.rejected_unmatched.fetch_add(1, Relaxed);
             return;
         };
-        if !self.cfg.matching.allows(*peer.ip(), *dst.ip(), dst.port()) {
-            log(
-                LogLevel::Warn,
-                format_args!("refused {peer} -> {dst}: not in [match]"),
-            );
-            m.rejected_unmatched.fetch_add(1, Relaxed);
+        if !self.cfg.matching.admit(m, peer, dst) {
             return;
         }
         if self.conns.len() >= self.cfg.max_connections {

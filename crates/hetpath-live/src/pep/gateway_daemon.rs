@@ -402,12 +402,7 @@ impl GatewayDaemon {
             m.rejected_unmatched.fetch_add(1, Relaxed);
             return;
         };
-        if !self.cfg.matching.allows(*peer.ip(), *dst.ip(), dst.port()) {
-            log(
-                LogLevel::Warn,
-                format_args!("refused {peer} -> {dst}: not in [match]"),
-            );
-            m.rejected_unmatched.fetch_add(1, Relaxed);
+        if !self.cfg.matching.admit(m, peer, dst) {
             return;
         }
         let Some(conn) = self.core.open(self.now(), peer, dst) else {

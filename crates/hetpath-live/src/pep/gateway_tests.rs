@@ -461,6 +461,7 @@ fn b_refuses_what_its_match_does_not_allow() {
         sources: vec![Subnet::parse("10.1.0.0/24").unwrap()],
         destinations: vec![Subnet::parse("10.2.0.0/24").unwrap()],
         ports: vec![Ports { lo: 80, hi: 80 }],
+        ..Match::default()
     });
     sim.b = Gateway::new(cfg, Time::ZERO);
     let id = sim.open(App::default());

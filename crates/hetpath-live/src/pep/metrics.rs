@@ -56,6 +56,8 @@ pub struct Metrics {
     pub handshakes_limited: AtomicU64,
     /// Datagrams of a session this gateway does not hold (a peer on a stale session).
     pub stale_datagrams: AtomicU64,
+    /// Of `rejected_unmatched`, connections a `match.deny` entry refused.
+    pub denied: AtomicU64,
 }
 
 impl Metrics {
@@ -194,6 +196,12 @@ impl Metrics {
             "gauge",
             "The most the relay buffers of the open connections can hold.",
             &[("", g(&self.buffer_limit))],
+        );
+        metric(
+            "denied_total",
+            "counter",
+            "Connections a match.deny entry refused with a reset (also counted as rejected_unmatched).",
+            &[("", g(&self.denied))],
         );
         s
     }

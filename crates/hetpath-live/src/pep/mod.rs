@@ -1,7 +1,7 @@
 //! `hetpath-live pep`: a transparent split-connection PEP daemon (docs/live.md, "The
 //! PEP"). Sans IO: `ring` (a connection's bounded buffer) and `relay` (the byte pump
 //! between a connection's two legs, `SplitPep`'s rules on real sockets), `config` (the
-//! TOML file), `rules` (the nftables TPROXY table, programmed over netlink by `rules::nftnl`, and the policy routing it installs),
+//! TOML file), `matching` (`[match]`: the allow list, its exceptions and deny entries), `rules` (the nftables TPROXY table, programmed over netlink by `rules::nftnl`, and the policy routing it installs),
 //! `metrics` (counters and their Prometheus text); gateway mode (docs/live.md, "Gateway
 //! mode"): `frame` (what a datagram carries), `seal` (a session's AEAD),
 //! `handshake` (Noise NNpsk0 through snow), `session` (sessions, re-keys, restarts),
@@ -24,6 +24,7 @@ pub mod gateway_types;
 pub mod handshake;
 pub mod keyrng;
 pub mod log;
+pub mod matching;
 pub mod metrics;
 pub mod monitor;
 pub mod relay;

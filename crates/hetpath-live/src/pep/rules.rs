@@ -1,13 +1,17 @@
 //! The interception the daemon installs and removes: one nftables table of its own, with
 //! a TPROXY rule for the configured sources, destinations and ports only, and the policy
 //! route that delivers marked packets to local sockets. Everything else (other ports,
-//! ESP, IKE on UDP, ICMP) matches no rule and is routed untouched. `--print-rules` shows
+//! ESP, IKE on UDP, ICMP) matches no rule and is routed untouched, and so is what a
+//! `match.except` entry covers (an `accept` ahead of the TPROXY rules): TPROXY in
+//! prerouting hands an intercepted connection to a local socket, so the `forward` hook
+//! never sees it, and an exception is how a connection stays under the forward chain. `--print-rules` shows
 //! exactly what `install` does. The table is programmed over netlink (`nftnl`, no `nft`
 //! program needed); the policy route with iproute2's `ip`.
 
 pub mod nftnl;
 
 use super::config::Config;
+use super::matching::Selector;
 use std::process::{Command, Stdio};
 
 fn set<T: ToString>(items: &[T]) -> String {
@@ -37,6 +41,21 @@ pub fn nft_script(c: &Config) -> String {
             port = c.listen_port,
         )
     };
+    let mut exceptions = String::new();
+    if !c.is_gateway_b() {
+        for e in &mm.except {
+            exceptions += &format!(
+                "\t\t# match.except: never intercepted; routed, so the forward chain decides it\n\t\t{}accept\n",
+                selector(e)
+            );
+        }
+        for e in &mm.deny {
+            exceptions += &format!(
+                "\t\t# match.deny (intercepted, then reset by the daemon): {}\n",
+                selector(e).trim_end()
+            );
+        }
+    }
     format!(
         "table ip {t} {{}}\n\
          delete table ip {t}\n\
@@ -47,10 +66,27 @@ pub fn nft_script(c: &Config) -> String {
          \t\tmeta l4proto tcp socket transparent 1 meta mark set {m:#x} accept\n\
          \t\t# traffic for this host itself is never intercepted\n\
          \t\tfib daddr type local accept\n\
+         {exceptions}\
          {intercept}\
          \t}}\n\
          }}\n",
     )
+}
+
+/// An except or deny entry's matches in nft syntax, each followed by a space (an
+/// omitted list matches anything and is left out).
+fn selector(e: &Selector) -> String {
+    let mut s = String::new();
+    if !e.sources.is_empty() {
+        s += &format!("ip saddr {} ", set(&e.sources));
+    }
+    if !e.destinations.is_empty() {
+        s += &format!("ip daddr {} ", set(&e.destinations));
+    }
+    if !e.ports.is_empty() {
+        s += &format!("tcp dport {} ", set(&e.ports));
+    }
+    s
 }
 
 /// The policy routing: marked packets are local (`ip rule` and a `local` route).
@@ -211,6 +247,35 @@ mod tests {
         assert!(p.contains("# nft delete table ip hetpath_pep"));
     }
 
+    #[test]
+    fn exceptions_are_routed_before_the_tproxy_rules_and_deny_entries_noted() {
+        let c = Config::parse(
+            "mode = \"integrated\"\nlisten_port = 7070\n[match]\nsources = [\"10.1.0.0/24\"]\nports = [8000]\n[[match.except]]\ndestinations = [\"10.2.0.2\", \"10.2.1.0/24\"]\nports = [8000]\n[[match.deny]]\nsources = [\"10.1.0.7\"]\n",
+            "t.toml",
+        )
+        .unwrap();
+        let s = nft_script(&c);
+        let except = s
+            .find("\t\tip daddr { 10.2.0.2/32, 10.2.1.0/24 } tcp dport { 8000 } accept\n")
+            .expect(&s);
+        assert!(except > s.find("fib daddr type local accept").unwrap());
+        assert!(except < s.find("tproxy to :7070").unwrap(), "{s}");
+        assert!(
+            s.contains(
+                "# match.deny (intercepted, then reset by the daemon): ip saddr { 10.1.0.7/32 }\n"
+            ),
+            "{s}"
+        );
+        // Gateway B intercepts nothing, so it routes nothing past an interception either.
+        let b = Config::parse(
+            "mode = \"gateway\"\nrole = \"b\"\n[match]\nsources = [\"10.1.0.0/24\"]\nports = [8000]\n[[match.except]]\nports = [8000]\n[gateway]\npeer = \"192.0.2.1:4850\"\nlisten = \"0.0.0.0:4850\"\nkey_file = \"k\"\n",
+            "b.toml",
+        )
+        .unwrap();
+        assert!(!nft_script(&b).contains("match.except"));
+        assert!(nftnl::exceptions(&b).unwrap().is_empty());
+    }
+
     /// `nft_script` with its sets expanded as `nftnl` expands them.
     fn expanded_script(c: &Config) -> String {
         let mut rules = String::new();
@@ -220,11 +285,31 @@ mod tests {
                 c.listen_port, c.nft.mark
             );
         }
+        let mut exceptions = String::new();
+        for (s, d, p) in nftnl::exceptions(c).unwrap() {
+            exceptions += "\t\t";
+            if let Some(s) = s {
+                exceptions += &format!("ip saddr {s} ");
+            }
+            if let Some(d) = d {
+                exceptions += &format!("ip daddr {d} ");
+            }
+            if let Some(p) = p {
+                exceptions += &format!("tcp dport {p} ");
+            }
+            exceptions += "accept\n";
+        }
         let script = nft_script(c);
         let mut out = String::new();
+        let mut excepted = false;
         for line in script.lines() {
             if line.contains("tproxy to") {
                 out += &rules;
+            } else if line.ends_with(" accept") && line.contains('{') {
+                // The exception rules, one line per entry, are expanded in one go.
+                if !std::mem::replace(&mut excepted, true) {
+                    out += &exceptions;
+                }
             } else {
                 out += line;
                 out.push('\n');
@@ -288,6 +373,7 @@ mod tests {
         for text in [
             "mode = \"integrated\"\nlisten_port = 7070\n[match]\nsources = [\"10.1.0.0/24\", \"10.3.0.5\"]\ndestinations = [\"0.0.0.0/0\", \"192.168.7.0/25\"]\nports = [5001, \"8000-8100\"]\n",
             "mode = \"integrated\"\nlisten_port = 9000\n[match]\nsources = [\"0.0.0.0/0\"]\nports = [\"1-8999\"]\n[nft]\ntable = \"other\"\nmark = 7\n",
+            "mode = \"integrated\"\nlisten_port = 7070\n[match]\nsources = [\"10.1.0.0/24\"]\nports = [\"8000-8100\"]\n[[match.except]]\nsources = [\"10.1.0.7\", \"10.1.0.64/26\"]\ndestinations = [\"10.2.0.0/16\"]\nports = [8000, \"8050-8060\"]\n[[match.except]]\nports = [8080]\n[[match.except]]\ndestinations = [\"10.9.0.1\"]\n[[match.deny]]\nports = [8081]\n",
         ] {
             let c = Config::parse(text, "t.toml").unwrap();
             let list = ["list", "table", "ip", &c.nft.table];

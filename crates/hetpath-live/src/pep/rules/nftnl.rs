@@ -5,7 +5,10 @@
 //! sources, destinations and ports are expanded into one rule per source × destination ×
 //! port range (a prefix is `payload` + `bitwise` + `cmp`, a range `cmp gte` + `cmp lte`),
 //! so the number of TPROXY rules is the product of the three list lengths, bounded by
-//! [`MAX_INTERCEPT_RULES`] (a larger product is refused with a clear error).
+//! [`MAX_INTERCEPT_RULES`] (a larger product is refused with a clear error). Each
+//! `[[match.except]]` entry is expanded the same way into `accept` rules placed before
+//! the TPROXY rules (an omitted list matches anything and emits no expression), at most
+//! [`MAX_EXCEPT_RULES`] in all.
 //!
 //! The socket is opened by the calling process, so the table lands in the network
 //! namespace the daemon runs in (`ip netns exec`, `--netns`).
@@ -15,6 +18,9 @@ use crate::pep::config::{Config, Ports, Subnet};
 
 /// The most TPROXY rules one table may hold (sources × destinations × port ranges).
 pub const MAX_INTERCEPT_RULES: usize = 128;
+
+/// The most exception rules one table may hold (summed over `match.except`).
+pub const MAX_EXCEPT_RULES: usize = 128;
 
 // Netlink and nfnetlink (libc has these).
 const NLM_F_CREATE: u16 = 0x400;
@@ -380,6 +386,45 @@ pub fn intercepts(c: &Config) -> Result<Vec<(Subnet, Subnet, Ports)>, String> {
     Ok(v)
 }
 
+/// One exception rule: source, destination and port range, `None` for any.
+pub type Exception = (Option<Subnet>, Option<Subnet>, Option<Ports>);
+
+/// The `match.except` entries expanded into rules (none on gateway B, which intercepts
+/// nothing), refused past the bound.
+pub fn exceptions(c: &Config) -> Result<Vec<Exception>, String> {
+    if c.is_gateway_b() {
+        return Ok(Vec::new());
+    }
+    fn any<T: Copy>(v: &[T]) -> Vec<Option<T>> {
+        if v.is_empty() {
+            vec![None]
+        } else {
+            v.iter().copied().map(Some).collect()
+        }
+    }
+    let mut v = Vec::new();
+    for e in &c.matching.except {
+        for s in any(&e.sources) {
+            for d in any(&e.destinations) {
+                for p in any(&e.ports) {
+                    v.push((s, d, p));
+                }
+            }
+        }
+        if v.len() > MAX_EXCEPT_RULES {
+            return Err(format!(
+                "nf_tables: match.except expands into more than {MAX_EXCEPT_RULES} rules (sources x destinations x port ranges per entry); use fewer, wider subnets or ranges"
+            ));
+        }
+    }
+    Ok(v)
+}
+
+/// A rule label's name for an exception's part (`any` when omitted).
+fn or_any<T: std::fmt::Display>(x: &Option<T>) -> String {
+    x.as_ref().map_or("any".into(), T::to_string)
+}
+
 /// The install transaction: NEWTABLE, DELTABLE, NEWTABLE (a table left by a killed
 /// daemon is replaced, never doubled), NEWCHAIN `prerouting`, then the rules.
 pub fn install_batch(c: &Config, seq: u32) -> Result<Batch, String> {
@@ -422,6 +467,27 @@ pub fn install_batch(c: &Config, seq: u32) -> Result<Batch, String> {
         .cmp(NFT_CMP_EQ, &RTN_LOCAL.to_ne_bytes())
         .accept();
     });
+    // [ip saddr S] [ip daddr D] [tcp dport P] accept: routed, never intercepted
+    for (s, d, p) in exceptions(c)? {
+        let label = format!(
+            "except {} -> {} port {}",
+            or_any(&s),
+            or_any(&d),
+            or_any(&p)
+        );
+        b.rule(c, &label, |m| {
+            if let Some(s) = &s {
+                m.subnet(12, s);
+            }
+            if let Some(d) = &d {
+                m.subnet(16, d);
+            }
+            if let Some(p) = &p {
+                m.dport(p);
+            }
+            m.accept();
+        });
+    }
     // ip saddr S ip daddr D tcp dport P tproxy to :PORT meta mark set MARK accept
     for (s, d, p) in intercepts(c)? {
         b.rule(c, &format!("tproxy {s} -> {d} port {p}"), |m| {
@@ -735,6 +801,71 @@ mod tests {
         assert_eq!(
             b.labels.last().unwrap().1,
             "NEWRULE (tproxy 10.3.0.5/32 -> 0.0.0.0/0 port 8000-8100)"
+        );
+    }
+
+    #[test]
+    fn exceptions_are_accept_rules_ahead_of_the_tproxy_rules() {
+        let c = config(
+            "[[match.except]]\nsources = [\"10.1.0.7\"]\ndestinations = [\"10.2.0.0/16\", \"10.4.0.1\"]\nports = [8000]\n[[match.except]]\nports = [\"8050-8060\"]\n[[match.deny]]\nports = [5001]\n",
+        );
+        let b = install_batch(&c, 0).unwrap();
+        let m = msgs(&b.bytes);
+        let labels: Vec<&str> = b.labels.iter().map(|(_, l)| l.as_str()).collect();
+        // After the socket and fib rules: 1 x 2 x 1 + 1 exception rules, then the 4
+        // TPROXY rules; the deny entry is the daemon's, no rule.
+        assert_eq!(
+            labels[6..9],
+            [
+                "NEWRULE (except 10.1.0.7/32 -> 10.2.0.0/16 port 8000)",
+                "NEWRULE (except 10.1.0.7/32 -> 10.4.0.1/32 port 8000)",
+                "NEWRULE (except any -> any port 8050-8060)",
+            ]
+        );
+        assert!(labels[9..].iter().all(|l| l.starts_with("NEWRULE (tproxy")));
+        assert_eq!(labels.len(), 9 + 4);
+        let src_dst_port = [
+            "payload",
+            "cmp",
+            "payload",
+            "bitwise",
+            "cmp",
+            "meta",
+            "cmp",
+            "payload",
+            "cmp",
+            "immediate",
+        ];
+        assert_eq!(exprs(m[7].4), src_dst_port);
+        assert_eq!(
+            exprs(m[8].4)[2..],
+            [
+                "payload",
+                "cmp",
+                "meta",
+                "cmp",
+                "payload",
+                "cmp",
+                "immediate"
+            ]
+        );
+        // A port range alone: no address match at all.
+        assert_eq!(
+            exprs(m[9].4),
+            ["meta", "cmp", "payload", "cmp", "cmp", "immediate"]
+        );
+        // Past the bound.
+        let ports: Vec<String> = (0..=MAX_EXCEPT_RULES)
+            .map(|i| (1000 + i).to_string())
+            .collect();
+        let c = config(&format!(
+            "[[match.except]]\nports = [{}]\n",
+            ports.join(", ")
+        ));
+        let e = install_batch(&c, 0).err().unwrap();
+        assert!(
+            e.contains("match.except expands into more than 128 rules"),
+            "{e}"
         );
     }
 
