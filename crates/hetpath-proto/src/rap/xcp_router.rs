@@ -24,7 +24,7 @@
 //!   (xcpq.cc, BTA_ and BTF_; without its experimental 1.1 on xi). Without the budget a
 //!   flow absent from the last interval's sums (its window's packets arrive as one burst
 //!   once per RTT and fell just outside it, or it has just started) is given a full share
-//!   on top of everyone else's: on RAPPEP's 800 ms path with 1 Gbit/s access links, four
+//!   on top of everyone else's: on RAPPEP's 800 ms path with 1 Gbit/s access links, three
 //!   flows starting together were each given the whole of phi and overflowed R1's queue.
 //! - Input traffic for `Arrivals` is the bytes shown to `on_packet` and `on_unmarked`.
 //! - Every quantity is bytes of window (header feedback is a per-packet cwnd change).
@@ -468,7 +468,7 @@ mod tests {
 
     /// Section 3.5.2: an interval hands out at most h + max(phi, 0) of increase, however
     /// many more packets it sees than the interval its xi_p was computed from. On
-    /// RAPPEP's path one flow's three packets made the interval before; four flows'
+    /// RAPPEP's path one flow's three packets made the interval before; three more flows'
     /// first windows arrived in the next, and each was given the whole of phi.
     #[test]
     fn an_interval_hands_out_no_more_increase_than_it_decided() {
