@@ -393,6 +393,16 @@ mod tests {
         let mut h = hdr(150_000, 100, 1 << 30);
         r.on_packet(at(55), PKT, &mut h, &busy);
         assert!(h.feedback < 0, "{}", h.feedback);
+        // Twice the packets of the interval before take no more than its decrease.
+        let budget = -r.aggregate_feedback() + r.shuffled_traffic();
+        let mut taken = -h.feedback;
+        for k in 0..199 {
+            let mut h = hdr(150_000, 100, 1 << 30);
+            r.on_packet(Time(56 * MS + k * 100_000), PKT, &mut h, &busy);
+            taken -= h.feedback;
+        }
+        assert!((taken as f64) <= budget + 200.0, "{taken} of {budget}");
+        assert!((taken as f64) > 0.99 * budget, "{taken} of {budget}");
     }
 
     #[test]
