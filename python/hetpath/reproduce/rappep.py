@@ -156,6 +156,15 @@ def reproduce(ctx: Context) -> list[Finding]:
     if ctx.out_dir is not None:
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
         write_csv(raw, ctx.out_dir / "runs.csv")
+        from . import rappep_validation
+
+        table, verdicts = rappep_validation.validate(ctx.scenarios)
+        write_csv(table, ctx.out_dir / "validation.csv")
+        failed = [claim for claim, holds in verdicts if not holds]
+        ctx.note(f"{NAME}: router models against their own papers: {len(verdicts) - len(failed)} "
+                 f"of {len(verdicts)} claims hold (validation.csv)")
+        for claim in failed:
+            ctx.note(f"{NAME}: does not hold: {claim}")
         from . import rappep_plots
 
         traced = [t for t in tasks if t.seed == 1]

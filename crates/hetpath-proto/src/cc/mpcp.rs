@@ -11,10 +11,16 @@
 //! MLCP (Qazi and Znati, INFOCOM 2008, RAPPEP's reference [11]), the load-factor
 //! generalisation of VCP:
 //!
-//! - MI: xi(rho) = kappa * (1 - rho) / rho per t_rho, kappa = 0.25, capped at 1 (one
-//!   doubling per t_rho). One step moves the load from rho to rho + kappa * (1 - rho), so it
+//! - MI: xi(rho) = kappa * (1 - rho) / rho, kappa = 0.25, capped at 1 (a doubling, slow
+//!   start's pace). One step moves the load from rho to rho + kappa * (1 - rho), so it
 //!   never overshoots 100%, and kappa = 0.25 gives VCP's xi = 0.0625 at rho = 80%. At low
-//!   load this is the "aggressive MI" RAPPEP credits MPCP with.
+//!   load this is the "aggressive MI" RAPPEP credits MPCP with. A step is taken once per
+//!   reading that can show the last one: per t_rho, or per RTT when the RTT is longer
+//!   (the router measures the load every t_rho; a sender's step reaches it an RTT
+//!   later). Compounded over rtt/t_rho as VCP's xi is (up to 2.5 steps per RTT, a 5.7-fold
+//!   window per RTT at low load) the load overshoots 100% before any reading can say so:
+//!   from rho = 0.2 one RTT of readings takes it to 1.13 (0.2 * 2^2.5), and on RAPPEP's
+//!   800 ms path raw MPCP overflowed R1's 1000-packet queue in every run without loss.
 //! - AI: VCP's alpha = 1 MSS per t_rho.
 //! - MD: beta(rho) = clamp(1/rho, 0.5, 0.875): just enough to remove the measured excess,
 //!   never gentler than VCP's 0.875 nor harsher than TCP's 0.5.
@@ -99,6 +105,7 @@ fn policy(raw: bool) -> Policy {
         xi,
         beta,
         rtt_scaled: raw,
+        mi_once_per_feedback: true,
         loss_responsive: raw,
     }
 }
@@ -223,6 +230,30 @@ mod tests {
         let a = gain(&mut mpcp(100, 3), 200, load_of(29, 6));
         let b = gain(&mut mpcp(100, 3), 200, load_of(32, 6));
         assert!(a > b && b > 1.0, "{a} {b}");
+    }
+
+    /// One MI step per reading that can show the last one: at an RTT above t_rho the
+    /// window grows by at most 1 + xi(rho) per RTT, so a low reading cannot take the load
+    /// past 100% before the next. Compounded over rtt/t_rho = 2.5 (RAPPEP's 800 ms path)
+    /// it grew 5.7-fold per RTT from rho = 0.05 and overflowed R1's queue.
+    #[test]
+    fn mi_takes_one_step_per_round_trip_on_a_long_path() {
+        for (rho, code) in [(0.05, 1), (0.35, 4)] {
+            let lf = load_of(code, 4);
+            assert!((lf - rho).abs() < 1e-9, "{lf}");
+            let g = gain(&mut mpcp(100, 2), 800, lf);
+            assert!((g - (1.0 + xi(rho))).abs() < 0.01, "rho {rho}: {g}");
+            assert!(
+                rho * g <= rho + KAPPA * (1.0 - rho) + 1e-3,
+                "rho {rho}: {g}"
+            );
+        }
+        // Below t_rho the step is spread over the RTTs of one t_rho, as VCP's is.
+        let g = gain(&mut mpcp(100, 2), 100, load_of(4, 4));
+        assert!((g - (1.0 + xi(0.35)).sqrt()).abs() < 0.01, "{g}");
+        // VCP itself still compounds over rtt/t_rho (section 3): 1.0625^2.5 at 800 ms.
+        let vcp = gain(&mut Vcp::new(window(100)), 800, load_of(1, 2));
+        assert!((vcp - 1.0625f64.powf(2.5)).abs() < 0.002, "{vcp}");
     }
 
     #[test]

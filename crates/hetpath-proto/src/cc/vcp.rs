@@ -54,6 +54,10 @@ pub(super) struct Policy {
     pub beta: fn(f64) -> f64,
     /// Scale MI and AI to the flow's RTT (section 3); unscaled, they apply per RTT.
     pub rtt_scaled: bool,
+    /// With `rtt_scaled`, compound MI over at most one t_rho per RTT: one MI step per
+    /// reading that can reflect the last one (MPCP's stand-in law, `mpcp.rs`). VCP's
+    /// section 3 compounds over rtt/t_rho, which its small xi keeps below 100%.
+    pub mi_once_per_feedback: bool,
     /// Losses shrink the window as in TCP; RAPPEP's controllers ignore them.
     pub loss_responsive: bool,
 }
@@ -181,7 +185,12 @@ impl Core {
         }
         if rho < LOW_LOAD_END {
             let xi = (self.policy.xi)(rho).max(0.0);
-            let xi_s = pow(1.0 + xi, self.rtt_ratio()) - 1.0;
+            let r = if self.policy.mi_once_per_feedback {
+                self.rtt_ratio().min(1.0)
+            } else {
+                self.rtt_ratio()
+            };
+            let xi_s = pow(1.0 + xi, r) - 1.0;
             self.set_cwnd(self.cwnd + xi_s * credit);
         } else if increase {
             let r = self.rtt_ratio();
@@ -248,6 +257,7 @@ impl Vcp {
             xi: vcp_xi,
             beta: vcp_beta,
             rtt_scaled: true,
+            mi_once_per_feedback: false,
             loss_responsive: true,
         };
         Vcp {

@@ -15,8 +15,17 @@
 //!   the interval just ended, applied to the packets of the next one (section 3.5.2).
 //! - Per packet (section 3.5.2): H_feedback = min(H_feedback, p_i - n_i), rounded to the
 //!   nearest byte; a packet without an RTT gets at most zero, as in ns-2; H_cwnd is taken
-//!   as at least one packet. ns-2's residue caps (xcpq.cc L20-L31, which stop handing out
-//!   feedback once an interval's phi is spent) are not copied: the paper has none.
+//!   as at least one packet.
+//! - The interval's totals are a budget (section 3.5.2: the fairness controller shares out
+//!   h + max(phi, 0) of increase and h + max(-phi, 0) of decrease per interval; xi_p and
+//!   xi_n are only estimates of how to split them, from the packets of the interval
+//!   before). p_i is at most what is left of the increase and n_i of the decrease, and
+//!   each packet's p_i and n_i are taken off them, as the authors' ns-2 router does
+//!   (xcpq.cc, BTA_ and BTF_; without its experimental 1.1 on xi). Without the budget a
+//!   flow absent from the last interval's sums (its window's packets arrive as one burst
+//!   once per RTT and fell just outside it, or it has just started) is given a full share
+//!   on top of everyone else's: on RAPPEP's 800 ms path with 1 Gbit/s access links, three
+//!   flows starting together were each given the whole of phi and overflowed R1's queue.
 //! - Input traffic for `Arrivals` is the bytes shown to `on_packet` and `on_unmarked`.
 //! - Every quantity is bytes of window (header feedback is a per-packet cwnd change).
 //!
@@ -104,6 +113,10 @@ pub struct XcpRouter {
     /// Fairness-controller coefficients computed at the end of the last interval.
     xi_p: f64,
     xi_n: f64,
+    /// What is left this interval of the increase and decrease the last one decided,
+    /// bytes (section 3.5.2; ns-2 BTA_ and BTF_).
+    increase_left: f64,
+    decrease_left: f64,
     /// Outputs of the last interval, for tests and traces.
     phi: f64,
     shuffled: f64,
@@ -121,6 +134,8 @@ impl XcpRouter {
             tally: Tally::default(),
             xi_p: 0.0,
             xi_n: 0.0,
+            increase_left: 0.0,
+            decrease_left: 0.0,
             phi: 0.0,
             shuffled: 0.0,
             input_rate: 0.0,
@@ -144,7 +159,7 @@ impl XcpRouter {
             t.sum_w += w;
             t.sum_rtt_w += rtt.min(self.cfg.max_interval.as_secs_f64()) * w;
         }
-        let fb = self.allocation(size, h);
+        let fb = self.take_allocation(size, h);
         if fb < h.feedback as f64 {
             // `as` saturates; fb is finite and below an i64, so the result is too.
             h.feedback = h.feedback.min(fb.round() as i64);
@@ -199,23 +214,33 @@ impl XcpRouter {
         self.queue
     }
 
-    /// The feedback this router gives a packet of `size` bytes carrying `h`, bytes
-    /// (section 3.5.2): p_i - n_i with p_i = xi_p*rtt_i^2*s_i/cwnd_i, n_i = xi_n*rtt_i*s_i.
-    /// A packet without an RTT gets zero, as in ns-2 (xcpq.cc `do_before_packet_departure`).
+    /// The feedback this router would give a packet of `size` bytes carrying `h` now, bytes
+    /// (section 3.5.2): p_i - n_i with p_i = xi_p*rtt_i^2*s_i/cwnd_i, n_i = xi_n*rtt_i*s_i,
+    /// each at most what is left of the interval's budget. A packet without an RTT gets
+    /// zero, as in ns-2 (xcpq.cc `do_before_packet_departure`).
     pub fn allocation(&self, size: u32, h: &XcpHeader) -> f64 {
+        let (p, n) = self.shares(size, h);
+        p - n
+    }
+
+    /// `allocation`, with its p_i and n_i taken off the interval's budget.
+    fn take_allocation(&mut self, size: u32, h: &XcpHeader) -> f64 {
+        let (p, n) = self.shares(size, h);
+        self.increase_left -= p;
+        self.decrease_left -= n;
+        p - n
+    }
+
+    /// (p_i, n_i) for one packet, both finite, non-negative and within the budget.
+    fn shares(&self, size: u32, h: &XcpHeader) -> (f64, f64) {
         let rtt = h.rtt.as_secs_f64();
         if rtt <= 0.0 || size == 0 {
-            return 0.0;
+            return (0.0, 0.0);
         }
         let s = size as f64;
         let p = self.xi_p * rtt * rtt * s / window(h, size);
         let n = self.xi_n * rtt * s;
-        let fb = p - n;
-        if fb.is_finite() {
-            fb
-        } else {
-            0.0
-        }
+        (within(p, self.increase_left), within(n, self.decrease_left))
     }
 
     /// Closes an overdue interval before a packet is counted, so the result does not
@@ -250,6 +275,8 @@ impl XcpRouter {
         let h = (self.cfg.gamma * y - phi.abs()).max(0.0);
         self.xi_p = ratio(h + phi.max(0.0), d * t.sum_w);
         self.xi_n = ratio(h + (-phi).max(0.0), d * t.sum_s);
+        self.increase_left = h + phi.max(0.0);
+        self.decrease_left = h + (-phi).max(0.0);
         (self.phi, self.shuffled, self.input_rate, self.queue) = (phi, h, rate, q);
 
         if t.packets == 0 {
@@ -276,6 +303,15 @@ impl XcpRouter {
 /// H_cwnd in bytes, at least one packet so that a zero window cannot divide by zero.
 fn window(h: &XcpHeader, size: u32) -> f64 {
     h.cwnd.max(size as u64).max(1) as f64
+}
+
+/// x clamped to [0, left]; zero when x is not finite.
+fn within(x: f64, left: f64) -> f64 {
+    if x.is_finite() {
+        x.min(left).max(0.0)
+    } else {
+        0.0
+    }
 }
 
 /// a / b, or zero when b is not positive or the quotient is not finite.
@@ -357,6 +393,16 @@ mod tests {
         let mut h = hdr(150_000, 100, 1 << 30);
         r.on_packet(at(55), PKT, &mut h, &busy);
         assert!(h.feedback < 0, "{}", h.feedback);
+        // Twice the packets of the interval before take no more than its decrease.
+        let budget = -r.aggregate_feedback() + r.shuffled_traffic();
+        let mut taken = -h.feedback;
+        for k in 0..199 {
+            let mut h = hdr(150_000, 100, 1 << 30);
+            r.on_packet(Time(56 * MS + k * 100_000), PKT, &mut h, &busy);
+            taken -= h.feedback;
+        }
+        assert!((taken as f64) <= budget + 200.0, "{taken} of {budget}");
+        assert!((taken as f64) > 0.99 * budget, "{taken} of {budget}");
     }
 
     #[test]
@@ -428,6 +474,39 @@ mod tests {
         let mut h = hdr(15_000, 100, 1 << 30);
         r.on_packet(at(400), PKT, &mut h, &link);
         assert_eq!((h.feedback, r.poll_timeout()), (0, Some(at(450))));
+    }
+
+    /// Section 3.5.2: an interval hands out at most h + max(phi, 0) of increase, however
+    /// many more packets it sees than the interval its xi_p was computed from. On
+    /// RAPPEP's path one flow's three packets made the interval before; three more flows'
+    /// first windows arrived in the next, and each was given the whole of phi.
+    #[test]
+    fn an_interval_hands_out_no_more_increase_than_it_decided() {
+        let mut r = XcpRouter::new(XcpRouterConfig::default());
+        let link = iface(10, 0, 0);
+        let first = hdr(3 * PKT as u64, 800, 1 << 40);
+        offer(&mut r, 0, 1, 3, first, &link);
+        r.handle_timeout(at(50), &link);
+        let budget = r.aggregate_feedback() + r.shuffled_traffic();
+        assert!(
+            budget > 300_000.0,
+            "an idle 10 Mbit/s, 800 ms link: {budget}"
+        );
+        let mut given = 0i64;
+        for flow in 0..4 {
+            for k in 0..3 {
+                let mut h = first;
+                r.on_packet(at(100 + 10 * flow + k), PKT, &mut h, &link);
+                assert!(h.feedback >= 0, "{}", h.feedback);
+                given += h.feedback;
+            }
+        }
+        assert!(
+            (given as f64) <= budget + 12.0,
+            "handed out {given} of a budget of {budget}"
+        );
+        // The first flow's window took it all; the next interval starts afresh.
+        assert!((given as f64) > 0.99 * budget, "{given} of {budget}");
     }
 
     #[test]

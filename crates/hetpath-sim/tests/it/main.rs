@@ -22,6 +22,7 @@ mod memory_by_state;
 mod mobile_queue;
 mod progress;
 mod random_topologies;
+mod router_validation;
 mod satpep;
 mod scaling;
 mod scenario_errors;
