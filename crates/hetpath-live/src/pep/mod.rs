@@ -26,6 +26,7 @@ pub mod keyrng;
 pub mod log;
 pub mod metrics;
 pub mod monitor;
+pub mod page_buf;
 pub mod relay;
 pub mod replay;
 pub mod ring;
