@@ -2,6 +2,7 @@
 //! relays, where it reports. Errors name the file, the key and what was expected, on
 //! one line (docs/architecture.md, convention 9); unknown keys are errors.
 
+use super::memory_budget::{self, RawSize};
 use super::seal::{Aead, Role};
 use hetpath_proto::cc::{Algorithm, SatpepConfig};
 use hetpath_proto::tcp::{Pacing, TcpConfig};
@@ -165,6 +166,8 @@ pub struct Config {
     pub nft: Nft,
     /// Gateway mode's keys; `None` in integrated mode.
     pub gateway: Option<GatewaySection>,
+    /// The most the relay buffers may occupy, in bytes (`memory_budget.rs`).
+    pub memory_limit: u64,
 }
 
 impl Config {
@@ -219,6 +222,7 @@ struct Raw {
     matching: RawMatch,
     nft: Option<RawNft>,
     gateway: Option<RawGateway>,
+    memory_limit: Option<RawSize>,
 }
 
 #[derive(Deserialize)]
@@ -263,7 +267,7 @@ struct RawNft {
     route_table: Option<u32>,
 }
 
-/// Largest `buffer_bytes`: a ring per direction per connection is allocated up front.
+/// Largest `buffer_bytes`: a connection may hold two buffers of it.
 pub const MAX_BUFFER: u64 = 64 << 20;
 
 impl Config {
@@ -426,6 +430,14 @@ impl Config {
             }
             ports.push(range);
         }
+        let memory_limit = memory_budget::parse_limit(raw.memory_limit.as_ref())
+            .map_err(|e| bad("memory_limit", e))?;
+        memory_budget::check(
+            max_connections as usize,
+            buffer_bytes as usize,
+            memory_limit,
+        )
+        .map_err(|e| bad("memory_limit", e))?;
         let nft = raw.nft.unwrap_or(RawNft {
             table: None,
             mark: None,
@@ -475,6 +487,7 @@ impl Config {
                 route_table,
             },
             gateway,
+            memory_limit,
         })
     }
 }

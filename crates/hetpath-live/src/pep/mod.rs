@@ -24,6 +24,7 @@ pub mod gateway_types;
 pub mod handshake;
 pub mod keyrng;
 pub mod log;
+pub mod memory_budget;
 pub mod metrics;
 pub mod monitor;
 pub mod page_buf;

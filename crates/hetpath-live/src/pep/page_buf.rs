@@ -23,13 +23,16 @@ pub fn mapped_len(len: usize) -> usize {
 
 #[cfg(target_os = "linux")]
 fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as usize
-    } else {
-        4096
-    }
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *PAGE.get_or_init(|| {
+        // SAFETY: sysconf has no preconditions.
+        let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if p > 0 {
+            p as usize
+        } else {
+            4096
+        }
+    })
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -44,6 +47,7 @@ pub struct PageBuf {
     #[cfg(not(target_os = "linux"))]
     heap: Box<[u8]>,
     len: usize,
+    mapped: usize,
 }
 
 // SAFETY: the mapping is owned by this value alone (no aliasing pointer escapes but
@@ -57,11 +61,12 @@ impl PageBuf {
     #[cfg(target_os = "linux")]
     pub fn new(len: usize) -> PageBuf {
         let len = len.max(1);
+        let mapped = mapped_len(len);
         // SAFETY: a fresh anonymous private mapping; no existing memory is named.
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
-                mapped_len(len),
+                mapped,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
                 -1,
@@ -70,13 +75,14 @@ impl PageBuf {
         };
         if p == libc::MAP_FAILED {
             std::alloc::handle_alloc_error(
-                std::alloc::Layout::from_size_align(mapped_len(len), page_size())
+                std::alloc::Layout::from_size_align(mapped, page_size())
                     .expect("a page-aligned layout"),
             );
         }
         PageBuf {
             ptr: std::ptr::NonNull::new(p.cast()).expect("mmap returned a mapping"),
             len,
+            mapped,
         }
     }
 
@@ -86,12 +92,13 @@ impl PageBuf {
         PageBuf {
             heap: vec![0; len].into_boxed_slice(),
             len,
+            mapped: mapped_len(len),
         }
     }
 
     /// The bytes it occupies (whole pages).
     pub fn mapped(&self) -> usize {
-        mapped_len(self.len)
+        self.mapped
     }
 }
 
@@ -125,7 +132,7 @@ impl Drop for PageBuf {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `new`, of this length, unmapped once.
         unsafe {
-            libc::munmap(self.ptr.as_ptr().cast(), mapped_len(self.len));
+            libc::munmap(self.ptr.as_ptr().cast(), self.mapped);
         }
     }
 }
