@@ -3,8 +3,10 @@ that never read hold their connections while a server pushes as fast as the path
 bytes, twice over (the second round is where a heap would keep what the first freed).
 Checked, from the daemon's VmRSS (/proc/PID/status):
 
-- while the 200 hold, RSS stays within its base plus ``memory_limit``, and another
-  client is still served;
+- while the 200 hold, RSS stays within its base plus ``memory_limit``, and in fact
+  within the bytes in flight (one full buffer per connection, toward its client; the
+  other direction carries nothing) plus ``SETTLED_KIB``; another client is still
+  served;
 - after they leave, RSS falls back to within ``SETTLED_KIB`` of its base, and the
   mapped-buffer metric to 0;
 - a configuration whose ``max_connections`` × 2 × ``buffer_bytes`` passes
@@ -44,6 +46,8 @@ BUDGET = f'memory_limit = "{LIMIT_MIB}MiB"\nsocket_buffer_bytes = 65536\n'
 # tables (the connection slab, the event lists) grown to 200 connections. The buffers
 # themselves (200 × 256 KiB = 50 MiB at least) must all be gone.
 SETTLED_KIB = 12 << 10
+# The bytes in flight with the load held: each connection's buffer toward its client.
+IN_FLIGHT_KIB = CLIENTS * BUFFER >> 10
 FETCH = 4 << 20
 HELD = "hetpath_pep_buffer_bytes"
 MAPPED = "hetpath_pep_memory_bytes"
@@ -101,6 +105,7 @@ def _check(rounds: list[dict]) -> None:
         assert got["received"] == FETCH, f"the other client got {got} while the 200 held"
         for b, loaded, after in zip(base, r["loaded"], r["after"]):
             assert loaded - b <= LIMIT_MIB << 10, f"RSS {loaded} KiB over the base {b} + memory_limit"
+            assert loaded - b <= IN_FLIGHT_KIB + SETTLED_KIB, f"RSS {loaded} KiB, base {b}: more than the bytes in flight"
             assert after - b <= SETTLED_KIB, f"RSS {after} KiB after the load left, base {b}"
 
 
