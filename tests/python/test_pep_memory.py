@@ -52,6 +52,7 @@ FETCH = 4 << 20
 HELD = "hetpath_pep_buffer_bytes"
 MAPPED = "hetpath_pep_memory_bytes"
 ACTIVE = "hetpath_pep_connections_active"
+LIMIT = "hetpath_pep_memory_limit_bytes"
 
 
 def _wait(what: str, cond: Callable[[], bool], seconds: float) -> None:
@@ -80,6 +81,11 @@ def _rounds(tb, server: str, metrics: Callable[[], dict], peps: list[Pep]) -> li
         # Most of each connection's buffer toward its client full: the load is in place.
         _wait("the buffers filled", lambda: metrics()[HELD] >= 0.9 * CLIENTS * BUFFER, 20)
         loaded = [_rss_kib(p) for p in peps]
+        m = metrics()
+        # What is mapped is what is held, rounded to the buffers holding it: one per
+        # connection and daemon (and the fetch's to come), never two per connection.
+        assert m[HELD] <= m[MAPPED] <= len(peps) * (CLIENTS + 2) * BUFFER, m
+        assert m[LIMIT] == LIMIT_MIB << 20
         res = tb.run("c", [sys.executable, HOLD, "fetch", server, "5001", str(FETCH), "20"],
                      capture_output=True, text=True, timeout=30)
         assert res.returncode == 0, res.stderr
@@ -122,7 +128,8 @@ def test_never_reading_clients_hold_both_gateways_within_their_budget(tmp_path: 
             tb.gateway(tmp_path, "a", BUDGET, buffer=BUFFER) as ga:
         def both() -> dict:
             ma, mb = tb.metrics("a", 9480), tb.metrics("b", 9481)
-            return {HELD: ma[HELD], ACTIVE: ma[ACTIVE] + mb[ACTIVE], MAPPED: ma.get(MAPPED, 0) + mb.get(MAPPED, 0)}
+            return {HELD: ma[HELD], ACTIVE: ma[ACTIVE] + mb[ACTIVE], MAPPED: ma.get(MAPPED, 0) + mb.get(MAPPED, 0),
+                    LIMIT: ma.get(LIMIT, 0)}
 
         rounds = _rounds(tb, GW_SERVER, both, [ga, gb])
     _check(rounds)
