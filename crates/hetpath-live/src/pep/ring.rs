@@ -9,8 +9,9 @@ use super::page_buf::PageBuf;
 use std::io;
 
 /// Bytes the first read into an unmapped ring may bring: read on the stack, so that a
-/// read that finds nothing (`WouldBlock`) maps nothing.
-const FIRST_READ: usize = 16 << 10;
+/// read that finds nothing (`WouldBlock`) maps nothing. Small, since an idle direction
+/// is read (and this cleared) at every pump: the next reads go to the mapped ring.
+const FIRST_READ: usize = 4 << 10;
 
 /// A byte ring of fixed capacity, mapped while it holds bytes.
 pub struct Ring {
