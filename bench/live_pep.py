@@ -124,6 +124,7 @@ role = "a"
 listen_port = 7070
 metrics = "127.0.0.1:9470"
 buffer_bytes = 4194304
+memory_limit = "2GiB"
 [match]
 sources = ["{{CLIENT_NET}}"]
 destinations = ["{{SERVER_NET}}"]
@@ -142,6 +143,7 @@ rtt_ms = 600
 role = "b"
 metrics = "127.0.0.1:9470"
 buffer_bytes = 4194304
+memory_limit = "2GiB"
 server_congestion = "cubic"
 [match]
 sources = ["{{CLIENT_NET}}"]

@@ -68,6 +68,7 @@ role = "{role}"
 {'listen_port = 7070' if role == 'a' else ''}
 metrics = "127.0.0.1:9480"
 buffer_bytes = 4194304
+memory_limit = "2GiB"
 log = "debug"
 
 [match]

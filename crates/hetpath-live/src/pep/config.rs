@@ -4,6 +4,7 @@
 
 use super::matching::RawMatch;
 pub use super::matching::{Match, Ports, Subnet};
+use super::memory_budget::{self, RawSize};
 use super::seal::{Aead, Role};
 use hetpath_proto::cc::{Algorithm, SatpepConfig};
 use hetpath_proto::tcp::{Pacing, TcpConfig};
@@ -85,6 +86,8 @@ pub struct Config {
     pub nft: Nft,
     /// Gateway mode's keys; `None` in integrated mode.
     pub gateway: Option<GatewaySection>,
+    /// The most the relay buffers may occupy, in bytes (`memory_budget.rs`).
+    pub memory_limit: u64,
 }
 
 impl Config {
@@ -139,6 +142,7 @@ struct Raw {
     matching: RawMatch,
     nft: Option<RawNft>,
     gateway: Option<RawGateway>,
+    memory_limit: Option<RawSize>,
 }
 
 #[derive(Deserialize)]
@@ -168,7 +172,7 @@ struct RawNft {
     route_table: Option<u32>,
 }
 
-/// Largest `buffer_bytes`: a ring per direction per connection is allocated up front.
+/// Largest `buffer_bytes`: a connection may hold two buffers of it.
 pub const MAX_BUFFER: u64 = 64 << 20;
 
 impl Config {
@@ -281,6 +285,14 @@ impl Config {
             l => return Err(bad("log", format!("error, warn, info or debug, got '{l}'"))),
         };
         let matching = Match::parse(&raw.matching, listen_port, &bad)?;
+        let memory_limit = memory_budget::parse_limit(raw.memory_limit.as_ref())
+            .map_err(|e| bad("memory_limit", e))?;
+        memory_budget::check(
+            max_connections as usize,
+            buffer_bytes as usize,
+            memory_limit,
+        )
+        .map_err(|e| bad("memory_limit", e))?;
         let nft = raw.nft.unwrap_or(RawNft {
             table: None,
             mark: None,
@@ -326,6 +338,7 @@ impl Config {
                 route_table,
             },
             gateway,
+            memory_limit,
         })
     }
 }

@@ -199,3 +199,32 @@ fn subnets_match_by_prefix() {
         .contains("1.2.3.4".parse().unwrap()));
     assert!(Subnet::parse("1.2.3/8").is_none());
 }
+
+#[test]
+fn memory_limit_takes_a_size_and_must_hold_every_connection_at_its_fullest() {
+    assert_eq!(
+        Config::parse(GOOD, "pep.toml").unwrap().memory_limit,
+        1 << 30
+    );
+    let with = |extra: &str| GOOD.replace("[match]", &format!("{extra}\n[match]"));
+    let c = Config::parse(&with("memory_limit = \"512MiB\""), "pep.toml").unwrap();
+    assert_eq!(c.memory_limit, 512 << 20);
+    let c = Config::parse(&with("memory_limit = 134217728"), "pep.toml").unwrap();
+    assert_eq!(c.memory_limit, 128 << 20);
+    // 256 connections × 2 × 4 MiB = 2 GiB over the default 1 GiB.
+    let e = err(&with("buffer_bytes = 4194304"));
+    assert_eq!(
+        e,
+        "pep.toml: memory_limit: expected at least max_connections × 2 × buffer_bytes (in pages) = 256 × 8388608 = 2147483648 bytes (2048.0 MiB), got 1073741824 (1024.0 MiB); lower max_connections or buffer_bytes, or raise memory_limit"
+    );
+    assert!(Config::parse(
+        &with("buffer_bytes = 4194304\nmemory_limit = \"2GiB\""),
+        "pep.toml"
+    )
+    .is_ok());
+    let e = err(&with("memory_limit = \"lots\""));
+    assert!(
+        e.starts_with("pep.toml: memory_limit: expected a size from 1MiB"),
+        "{e}"
+    );
+}

@@ -14,6 +14,7 @@
 
 use super::config::{Config, LogLevel};
 use super::log::log;
+use super::memory_budget::MemoryBudget;
 use super::metrics::Metrics;
 use super::relay::{Leg, Moved, Relay, Side, Status};
 use super::sock;
@@ -78,10 +79,15 @@ pub struct Daemon {
     again: Vec<usize>,
     metrics: Arc<Metrics>,
     buffered: u64,
+    /// Bytes mapped for the rings now (`Relay::allocated`), and the budget.
+    allocated: u64,
+    budget: MemoryBudget,
 }
 
 impl Daemon {
     pub fn new(cfg: Config, listener: TcpListener, metrics: Arc<Metrics>) -> io::Result<Daemon> {
+        let budget = MemoryBudget::new(cfg.memory_limit, cfg.buffer_bytes);
+        metrics.memory_limit.store(budget.limit, Relaxed);
         Ok(Daemon {
             cfg,
             poll: Poll::new()?,
@@ -90,6 +96,8 @@ impl Daemon {
             again: Vec::new(),
             metrics,
             buffered: 0,
+            allocated: 0,
+            budget,
         })
     }
 
@@ -132,6 +140,7 @@ impl Daemon {
             if sampled.elapsed() >= SAMPLE {
                 sampled = Instant::now();
                 self.sample_retransmissions();
+                self.release_idle();
             }
         }
     }
@@ -172,6 +181,20 @@ impl Daemon {
                 ),
             );
             m.rejected_cap.fetch_add(1, Relaxed);
+            return;
+        }
+        if !self
+            .budget
+            .admits(self.conns.len() as u64 * self.budget.per_connection)
+        {
+            log(
+                LogLevel::Warn,
+                format_args!(
+                    "refused {peer} -> {dst}: memory_limit ({}) reached",
+                    self.budget.limit
+                ),
+            );
+            m.rejected_memory.fetch_add(1, Relaxed);
             return;
         }
         let _ = client.set_nodelay(true);
@@ -250,6 +273,7 @@ impl Daemon {
             }
         }
         let before = c.relay.buffered() as u64;
+        let mapped_before = c.relay.allocated() as u64;
         let mut moved = Moved::default();
         let status = c.relay.pump(
             &mut Sock(&mut c.client),
@@ -257,7 +281,10 @@ impl Daemon {
             &mut moved,
         );
         let after = c.relay.buffered() as u64;
+        // A pump maps rings (their first bytes) and never unmaps one.
+        self.allocated += c.relay.allocated() as u64 - mapped_before;
         let m = &self.metrics;
+        m.memory.store(self.allocated, Relaxed);
         for i in 0..2 {
             m.bytes_in[i].fetch_add(moved.read[i], Relaxed);
             m.bytes_out[i].fetch_add(moved.written[i], Relaxed);
@@ -301,6 +328,8 @@ impl Daemon {
         }
         self.buffered -= c.relay.buffered() as u64;
         m.buffered.store(self.buffered, Relaxed);
+        self.allocated -= c.relay.allocated() as u64;
+        m.memory.store(self.allocated, Relaxed);
         m.buffer_limit.fetch_sub(c.relay.capacity() as u64, Relaxed);
         m.active.fetch_sub(1, Relaxed);
         if completed {
@@ -323,6 +352,15 @@ impl Daemon {
         for (i, v) in open.into_iter().enumerate() {
             self.metrics.retrans_open[i].store(v, Relaxed);
         }
+    }
+
+    /// Unmaps the rings that hold nothing, once per `SAMPLE`: memory follows the bytes
+    /// in flight, and a busy ring is not unmapped and mapped again per read.
+    fn release_idle(&mut self) {
+        for (_, c) in self.conns.iter_mut() {
+            self.allocated -= c.relay.release_idle() as u64;
+        }
+        self.metrics.memory.store(self.allocated, Relaxed);
     }
 
     /// At exit: the connections still open are reset, so their ends see an error rather

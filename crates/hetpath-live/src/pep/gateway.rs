@@ -243,6 +243,21 @@ impl Gateway {
         (held, limit)
     }
 
+    /// Bytes mapped for the connections' buffers now (`stream.rs`: pages are mapped
+    /// when bytes first need them).
+    pub fn allocated(&self) -> u64 {
+        let each = |c: &Conn| (c.send.allocated() + c.recv.allocated()) as u64;
+        self.conns.values().map(each).sum()
+    }
+
+    /// Unmaps the buffers that hold nothing (all acknowledged, all handed out); the
+    /// bytes freed. The driver calls it on a periodic tick, not per segment, so that a
+    /// busy connection is not mapped and unmapped per read.
+    pub fn release_idle(&mut self) -> u64 {
+        let each = |c: &mut Conn| (c.send.release() + c.recv.release()) as u64;
+        self.conns.values_mut().map(each).sum()
+    }
+
     // ----- the application side -----
 
     /// A: a client's connection to `server` was intercepted; `None` at the cap (reset

@@ -14,6 +14,7 @@ use super::config::{Config, LogLevel};
 use super::frame::{ConnId, RefuseReason};
 use super::gateway::{Event, Gateway};
 use super::log::log;
+use super::memory_budget::MemoryBudget;
 use super::metrics::Metrics;
 use super::session::SessionStats;
 use super::sock;
@@ -44,6 +45,9 @@ const CHUNK: usize = 64 << 10;
 const METRICS_EVERY: Duration = Duration::from_millis(200);
 /// Kernel buffers of the UDP socket: bursts of a window leave at once.
 const UDP_BUFFER: usize = 4 << 20;
+/// How often buffers that hold nothing are unmapped (`Gateway::release_idle`): memory
+/// follows the bytes in flight, and a busy buffer is not unmapped and mapped per read.
+const RELEASE_EVERY: Duration = Duration::from_secs(1);
 /// Session trouble (handshakes failing, a peer on a stale session) is logged as a
 /// warning at most this often, with the count since the last warning.
 const WARN_EVERY: Duration = Duration::from_secs(10);
@@ -82,6 +86,8 @@ pub struct GatewayDaemon {
     /// The session counters as last warned about, and when.
     warned: SessionStats,
     warned_at: Option<Instant>,
+    budget: MemoryBudget,
+    released: Instant,
 }
 
 impl GatewayDaemon {
@@ -97,6 +103,8 @@ impl GatewayDaemon {
         let peer = SocketAddr::V4(g.peer);
         sock::force_buffers(&udp, UDP_BUFFER);
         metrics.gateway.store(true, Relaxed);
+        let budget = MemoryBudget::new(cfg.memory_limit, cfg.buffer_bytes);
+        metrics.memory_limit.store(budget.limit, Relaxed);
         Ok(GatewayDaemon {
             cfg,
             core,
@@ -115,6 +123,8 @@ impl GatewayDaemon {
             peak: 0,
             warned: SessionStats::default(),
             warned_at: None,
+            budget,
+            released: Instant::now(),
         })
     }
 
@@ -177,6 +187,10 @@ impl GatewayDaemon {
                 self.core.handle_timeout(now);
             }
             self.connect_timeouts();
+            if self.released.elapsed() >= RELEASE_EVERY {
+                self.released = Instant::now();
+                self.core.release_idle();
+            }
             if refreshed.elapsed() >= METRICS_EVERY {
                 refreshed = Instant::now();
                 self.refresh_metrics();
@@ -405,6 +419,18 @@ impl GatewayDaemon {
         if !self.cfg.matching.admit(m, peer, dst) {
             return;
         }
+        let reserved = self.core.connections() as u64 * self.budget.per_connection;
+        if !self.budget.admits(reserved) {
+            log(
+                LogLevel::Warn,
+                format_args!(
+                    "refused {peer} -> {dst}: memory_limit ({}) reached",
+                    self.budget.limit
+                ),
+            );
+            m.rejected_memory.fetch_add(1, Relaxed);
+            return;
+        }
         let Some(conn) = self.core.open(self.now(), peer, dst) else {
             log(
                 LogLevel::Warn,
@@ -629,6 +655,7 @@ impl GatewayDaemon {
         m.buffered.store(held, Relaxed);
         m.buffer_limit.store(limit, Relaxed);
         m.buffered_peak.store(self.peak, Relaxed);
+        m.memory.store(self.core.allocated(), Relaxed);
         self.warn_sessions(ss);
     }
 

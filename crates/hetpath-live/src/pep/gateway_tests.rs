@@ -7,6 +7,7 @@
 use super::*;
 use crate::pep::config::{Match, Ports, Subnet};
 use crate::pep::gateway_types::mss_for;
+use crate::pep::page_buf::mapped_len;
 use crate::pep::seal::{Aead, Psk};
 use hetpath_proto::cc::Algorithm;
 use hetpath_proto::tcp::Pacing;
@@ -267,6 +268,9 @@ impl Sim {
             let (held, limit) = g.buffered();
             assert!(held <= limit, "{held} buffered over a bound of {limit}");
             assert!(limit <= 2 * g.config().buffer as u64 * g.connections() as u64);
+            let most = 2 * mapped_len(g.config().buffer) as u64 * g.connections() as u64;
+            let allocated = g.allocated();
+            assert!(allocated <= most, "{allocated} mapped over {most}");
         }
     }
 
@@ -295,6 +299,10 @@ impl Sim {
         self.events();
         self.apps();
         self.events();
+        // Idle buffers unmapped at every step, the most often a driver could: no held
+        // byte may be lost by it.
+        self.a.release_idle();
+        self.b.release_idle();
         self.check_bounds();
     }
 
@@ -389,6 +397,7 @@ proptest! {
             prop_assert!(app.fin_at_a && app.fin_at_b);
         }
         prop_assert!(ok, "not all connections closed");
+        prop_assert_eq!((sim.a.allocated(), sim.b.allocated()), (0, 0), "buffers of finished connections unmapped");
         // Closed connections are forgotten once TIME-WAIT ends.
         sim.run_until(TIME_WAIT + TIME_WAIT + Dur::from_secs(2), |_| false);
         prop_assert_eq!(sim.a.connections(), 0);
@@ -738,3 +747,35 @@ fn the_shaper_keeps_to_the_rate() {
 
 #[path = "gateway_session_tests.rs"]
 mod session_tests;
+
+/// A client that never reads pins at most its connection's two buffers on each gateway
+/// (the bytes in flight), and once it reads everything they are unmapped, before
+/// TIME-WAIT ends.
+#[test]
+fn a_client_that_never_reads_holds_its_buffers_and_no_more() {
+    let buffer = 65_536;
+    let mut sim = Sim::new(3, Link::CLEAN, buffer, 1472);
+    sim.read_cap = 0;
+    let down = sim.rng.bytes(1_000_000);
+    let id = sim.open(App {
+        down: down.clone(),
+        ..App::default()
+    });
+    sim.run_until(Dur::from_secs(20), |_| false);
+    let ring = mapped_len(buffer) as u64;
+    assert_eq!(
+        sim.a.allocated(),
+        ring,
+        "A holds the receive window it advertised"
+    );
+    assert!(sim.b.allocated() <= 2 * ring);
+    assert!(
+        sim.b.allocated() >= ring,
+        "B holds what A has not acknowledged"
+    );
+    sim.read_cap = usize::MAX;
+    assert!(sim.run_until(Dur::from_secs(60), |s| finished(&s.apps[&id])));
+    assert_eq!(sim.apps[&id].at_a, down);
+    sim.step();
+    assert_eq!((sim.a.allocated(), sim.b.allocated()), (0, 0));
+}

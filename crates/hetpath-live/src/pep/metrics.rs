@@ -58,6 +58,11 @@ pub struct Metrics {
     pub stale_datagrams: AtomicU64,
     /// Of `rejected_unmatched`, connections a `match.deny` entry refused.
     pub denied: AtomicU64,
+    /// Bytes mapped for the relay buffers now (`page_buf.rs`), the budget
+    /// (`memory_limit`), and connections refused because it was reached.
+    pub memory: AtomicU64,
+    pub memory_limit: AtomicU64,
+    pub rejected_memory: AtomicU64,
 }
 
 impl Metrics {
@@ -202,6 +207,24 @@ impl Metrics {
             "counter",
             "Connections a match.deny entry refused with a reset (also counted as rejected_unmatched).",
             &[("", g(&self.denied))],
+        );
+        metric(
+            "memory_bytes",
+            "gauge",
+            "Bytes mapped for the relay buffers now (pages are mapped when bytes need them and unmapped when idle).",
+            &[("", g(&self.memory))],
+        );
+        metric(
+            "memory_limit_bytes",
+            "gauge",
+            "The relay buffers' memory budget (memory_limit).",
+            &[("", g(&self.memory_limit))],
+        );
+        metric(
+            "rejected_memory_total",
+            "counter",
+            "Connections reset at accept because the open connections' worst case and theirs would pass memory_limit.",
+            &[("", g(&self.rejected_memory))],
         );
         s
     }

@@ -124,6 +124,18 @@ impl Relay {
         self.pipes.iter().map(|p| p.ring.capacity()).sum()
     }
 
+    /// Bytes mapped for both rings now (`Ring::allocated`).
+    pub fn allocated(&self) -> usize {
+        self.pipes.iter().map(|p| p.ring.allocated()).sum()
+    }
+
+    /// Unmaps the rings that hold no bytes; returns the bytes freed. Called on a
+    /// periodic tick, not at every drain, so that a busy direction is not mapped and
+    /// unmapped per read.
+    pub fn release_idle(&mut self) -> usize {
+        self.pipes.iter_mut().map(|p| p.ring.release()).sum()
+    }
+
     /// Moves what can move now, in both directions, until nothing is ready or the budget
     /// is spent. On a failure the other leg is aborted here.
     pub fn pump<'a>(

@@ -2,6 +2,7 @@
 //! data and each direction on its own (half-close), RST both ways, back-pressure.
 
 use super::*;
+use crate::pep::page_buf;
 use std::collections::VecDeque;
 
 /// A scripted leg: `inbox` is what the peer sent (then `fin`, or an error), `accept`
@@ -235,4 +236,35 @@ fn the_budget_returns_control_with_work_left() {
     let mut m = Moved::default();
     assert_eq!(r.pump(&mut c, &mut s, &mut m), Status::Open { more: true });
     assert!(m.read[0] > 0 && m.written[1] > 0);
+}
+
+#[test]
+fn memory_follows_the_bytes_held_not_the_capacity() {
+    let mut r = Relay::new(64 << 10, 8);
+    r.set_connected();
+    // Accepted, connected, nothing sent yet: nothing mapped.
+    let mut c = leg(&[], usize::MAX);
+    let mut s = leg(&[], usize::MAX);
+    pump_until_idle(&mut r, &mut c, &mut s);
+    assert_eq!(r.allocated(), 0, "an idle connection holds no buffer");
+    // A download to a client that never reads: one ring fills and stays mapped.
+    let down = data(200_000, 12);
+    s.inbox.extend(down.iter().copied());
+    c.accept = 0;
+    c.inbox.extend(data(300, 13));
+    pump_until_idle(&mut r, &mut c, &mut s);
+    let ring = page_buf::mapped_len(64 << 10);
+    assert_eq!(r.allocated(), 2 * ring, "both directions carried bytes");
+    assert_eq!(
+        r.release_idle(),
+        ring,
+        "the request's ring drained: released"
+    );
+    assert_eq!(r.allocated(), ring, "the full ring is kept");
+    // The client reads everything: the ring empties and is released at the next tick.
+    c.accept = usize::MAX;
+    pump_until_idle(&mut r, &mut c, &mut s);
+    assert_eq!(c.got.len(), down.len());
+    assert_eq!(r.release_idle(), ring);
+    assert_eq!(r.allocated(), 0);
 }

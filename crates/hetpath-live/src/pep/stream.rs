@@ -12,49 +12,78 @@
 //!   TCP accepts (RCV.NXT up to the window's right edge, RFC 9293 section 3.8.6) has a
 //!   place: the receiver never accepts beyond `read + capacity`.
 //!
+//! Both map their pages only when bytes first need them and unmap them when asked
+//! (`release`) while they hold nothing (`page_buf.rs`), so memory follows the bytes in
+//! flight, not `capacity` times the connections.
+//!
 //! Stream offset 0 is the first data byte (TCP sequence number 1: the SYN is 0).
 
-/// A fixed ring addressed by absolute stream offset (`offset % capacity`).
+use super::page_buf::PageBuf;
+
+/// A fixed ring addressed by absolute stream offset (`offset % capacity`), its pages
+/// (`PageBuf`) mapped by the first bytes put and unmapped by `release`: an idle
+/// connection holds no buffer, and memory follows the bytes held.
 struct Ring {
-    buf: Box<[u8]>,
+    buf: Option<PageBuf>,
+    cap: usize,
 }
 
 impl Ring {
     fn new(cap: usize) -> Ring {
-        // Zeroed pages are mapped on first touch, so an idle connection costs little.
         Ring {
-            buf: vec![0; cap.max(1)].into_boxed_slice(),
+            buf: None,
+            cap: cap.max(1),
         }
     }
 
     fn cap(&self) -> usize {
-        self.buf.len()
+        self.cap
+    }
+
+    fn allocated(&self) -> usize {
+        self.buf.as_ref().map_or(0, PageBuf::mapped)
+    }
+
+    /// Unmaps the pages (the owner knows nothing is held); returns the bytes freed.
+    fn release(&mut self) -> usize {
+        self.buf.take().map_or(0, |b| b.mapped())
     }
 
     fn pos(&self, off: u64) -> usize {
-        (off % self.cap() as u64) as usize
+        (off % self.cap as u64) as usize
     }
 
     /// Copies `bytes` to offsets `off..` (the caller keeps within one capacity).
     fn put(&mut self, off: u64, bytes: &[u8]) {
         let p = self.pos(off);
-        let first = bytes.len().min(self.cap() - p);
-        self.buf[p..p + first].copy_from_slice(&bytes[..first]);
-        self.buf[..bytes.len() - first].copy_from_slice(&bytes[first..]);
+        let cap = self.cap;
+        let buf = self.buf.get_or_insert_with(|| PageBuf::new(cap));
+        let first = bytes.len().min(cap - p);
+        buf[p..p + first].copy_from_slice(&bytes[..first]);
+        buf[..bytes.len() - first].copy_from_slice(&bytes[first..]);
     }
 
-    /// Appends offsets `off..off + len` to `out` (the caller keeps within one capacity).
+    /// Appends offsets `off..off + len` to `out` (the caller keeps within one capacity,
+    /// of bytes it put).
     fn get(&self, off: u64, len: usize, out: &mut Vec<u8>) {
+        let Some(buf) = &self.buf else {
+            debug_assert_eq!(len, 0, "bytes asked of an unmapped ring");
+            return;
+        };
         let p = self.pos(off);
-        let first = len.min(self.cap() - p);
-        out.extend_from_slice(&self.buf[p..p + first]);
-        out.extend_from_slice(&self.buf[..len - first]);
+        let first = len.min(self.cap - p);
+        out.extend_from_slice(&buf[p..p + first]);
+        out.extend_from_slice(&buf[..len - first]);
     }
 
-    /// The contiguous run from `off`, at most `len` long.
+    /// The contiguous run from `off`, at most `len` long (empty while unmapped: nothing
+    /// was put).
     fn run(&self, off: u64, len: usize) -> &[u8] {
+        let Some(buf) = &self.buf else {
+            return &[];
+        };
         let p = self.pos(off);
-        &self.buf[p..p + len.min(self.cap() - p)]
+        &buf[p..p + len.min(self.cap - p)]
     }
 }
 
@@ -123,6 +152,19 @@ impl SendBuffer {
             self.base = off;
         }
     }
+
+    /// Bytes mapped for it now (whole pages; 0 when released).
+    pub fn allocated(&self) -> usize {
+        self.ring.allocated()
+    }
+
+    /// Unmaps its pages if everything written was acknowledged; the bytes freed.
+    pub fn release(&mut self) -> usize {
+        if self.len > 0 {
+            return 0;
+        }
+        self.ring.release()
+    }
 }
 
 /// Received bytes from offset `read` (the next one the application gets) up to
@@ -130,6 +172,9 @@ impl SendBuffer {
 pub struct RecvBuffer {
     ring: Ring,
     read: u64,
+    /// One past the highest offset ever placed: above `read`, bytes are held (in order
+    /// or not), so the pages must stay.
+    stored_end: u64,
 }
 
 impl RecvBuffer {
@@ -137,7 +182,22 @@ impl RecvBuffer {
         RecvBuffer {
             ring: Ring::new(capacity),
             read: 0,
+            stored_end: 0,
         }
+    }
+
+    /// Bytes mapped for it now (whole pages; 0 when released).
+    pub fn allocated(&self) -> usize {
+        self.ring.allocated()
+    }
+
+    /// Unmaps its pages if every byte placed was handed out (none held, in order or
+    /// above a gap); the bytes freed.
+    pub fn release(&mut self) -> usize {
+        if self.stored_end > self.read {
+            return 0;
+        }
+        self.ring.release()
     }
 
     pub fn capacity(&self) -> usize {
@@ -163,6 +223,7 @@ impl RecvBuffer {
         let from = (lo - off) as usize;
         let n = (hi - lo) as usize;
         self.ring.put(lo, &bytes[from..from + n]);
+        self.stored_end = self.stored_end.max(hi);
         n
     }
 
@@ -209,5 +270,43 @@ mod tests {
         r.consume(2);
         assert_eq!(r.peek(6), b"ijklmn");
         assert_eq!(r.store(0, b"zz"), 0, "below what was handed out");
+    }
+
+    #[test]
+    fn send_buffer_maps_on_the_first_push_and_unmaps_once_all_is_acknowledged() {
+        let mut s = SendBuffer::new(100_000);
+        assert_eq!((s.allocated(), s.space()), (0, 100_000));
+        assert_eq!(s.push(b"abcdef"), 6);
+        let mapped = s.allocated();
+        assert!(mapped >= 100_000);
+        s.release_to(4);
+        assert_eq!(s.release(), 0, "two bytes unacknowledged");
+        s.release_to(6);
+        assert_eq!(s.release(), mapped);
+        assert_eq!(s.allocated(), 0);
+        assert_eq!(s.push(b"gh"), 2, "mapped again");
+        let mut out = Vec::new();
+        assert!(s.slice(6, 2, &mut out));
+        assert_eq!(out, b"gh");
+    }
+
+    #[test]
+    fn recv_buffer_keeps_its_pages_while_bytes_above_a_gap_are_held() {
+        let mut r = RecvBuffer::new(8);
+        assert_eq!(r.allocated(), 0);
+        assert_eq!(r.peek(0), b"");
+        assert_eq!(r.store(4, b"ef"), 2, "out of order");
+        assert_eq!(r.release(), 0, "held above the gap");
+        assert_eq!(r.store(0, b"abcd"), 4);
+        r.consume(4);
+        assert_eq!(r.release(), 0, "ef not handed out yet");
+        assert_eq!(r.peek(2), b"ef");
+        r.consume(2);
+        let mapped = r.allocated();
+        assert!(mapped > 0);
+        assert_eq!(r.release(), mapped);
+        assert_eq!(r.peek(0), b"");
+        assert_eq!(r.store(6, b"gh"), 2, "mapped again at the same offsets");
+        assert_eq!(r.peek(2), b"gh");
     }
 }
