@@ -6,12 +6,13 @@
 //! it is above the dynamic mmap threshold, and that threshold rises to the size of every
 //! mmapped block freed (up to 32 MiB); after one churn of connections the buffers come
 //! from the heap, where freed blocks stay resident (a gateway kept 1.58 GiB after its
-//! clients left). A private anonymous mapping is returned to the kernel by `munmap`
+//! clients left). A private anonymous mapping (memmap2's `map_anon`) is returned to the kernel by `munmap`
 //! whatever the allocator did before, and its pages are only resident once touched.
 //! Mapping and unmapping are per connection and direction, never per read: the owners
 //! release a buffer only when it is empty at a periodic tick (`Relay::release_idle`,
 //! `Gateway::release_idle`).
 
+use memmap2::MmapMut;
 use std::ops::{Deref, DerefMut};
 
 /// The bytes a buffer of `len` bytes occupies: `len` rounded up to whole pages. The
@@ -40,100 +41,43 @@ fn page_size() -> usize {
     4096
 }
 
-/// `len` zeroed bytes in a private anonymous mapping of `mapped_len(len)`.
+/// `len` zeroed bytes in a private anonymous mapping (memmap2) of `mapped_len(len)`,
+/// unmapped when dropped.
 pub struct PageBuf {
-    #[cfg(target_os = "linux")]
-    ptr: std::ptr::NonNull<u8>,
-    #[cfg(not(target_os = "linux"))]
-    heap: Box<[u8]>,
+    map: MmapMut,
     len: usize,
-    mapped: usize,
 }
-
-// SAFETY: the mapping is owned by this value alone (no aliasing pointer escapes but
-// through `&self`/`&mut self` borrows), like a `Box<[u8]>`.
-#[cfg(target_os = "linux")]
-unsafe impl Send for PageBuf {}
 
 impl PageBuf {
     /// Maps `len` (at least 1) zeroed bytes. Aborts, as the global allocator does, if
     /// the kernel has no memory for the mapping.
-    #[cfg(target_os = "linux")]
     pub fn new(len: usize) -> PageBuf {
         let len = len.max(1);
-        let mapped = mapped_len(len);
-        // SAFETY: a fresh anonymous private mapping; no existing memory is named.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                mapped,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
+        let Ok(map) = MmapMut::map_anon(mapped_len(len)) else {
             std::alloc::handle_alloc_error(
-                std::alloc::Layout::from_size_align(mapped, page_size())
+                std::alloc::Layout::from_size_align(mapped_len(len), page_size())
                     .expect("a page-aligned layout"),
             );
-        }
-        PageBuf {
-            ptr: std::ptr::NonNull::new(p.cast()).expect("mmap returned a mapping"),
-            len,
-            mapped,
-        }
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    pub fn new(len: usize) -> PageBuf {
-        let len = len.max(1);
-        PageBuf {
-            heap: vec![0; len].into_boxed_slice(),
-            len,
-            mapped: mapped_len(len),
-        }
+        };
+        PageBuf { map, len }
     }
 
     /// The bytes it occupies (whole pages).
     pub fn mapped(&self) -> usize {
-        self.mapped
+        self.map.len()
     }
 }
 
 impl Deref for PageBuf {
     type Target = [u8];
-    #[cfg(target_os = "linux")]
     fn deref(&self) -> &[u8] {
-        // SAFETY: the mapping holds `len` readable bytes for as long as `self` lives.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-    }
-    #[cfg(not(target_os = "linux"))]
-    fn deref(&self) -> &[u8] {
-        &self.heap
+        &self.map[..self.len]
     }
 }
 
 impl DerefMut for PageBuf {
-    #[cfg(target_os = "linux")]
     fn deref_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in `deref`, and `&mut self` makes the borrow unique.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
-    }
-    #[cfg(not(target_os = "linux"))]
-    fn deref_mut(&mut self) -> &mut [u8] {
-        &mut self.heap
-    }
-}
-
-#[cfg(target_os = "linux")]
-impl Drop for PageBuf {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`, of this length, unmapped once.
-        unsafe {
-            libc::munmap(self.ptr.as_ptr().cast(), self.mapped);
-        }
+        &mut self.map[..self.len]
     }
 }
 
