@@ -17,6 +17,16 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
 
+/// What freeing the spare did.
+enum Shed {
+    /// A waiting client was accepted and reset.
+    One,
+    /// No client was waiting.
+    Empty,
+    /// No descriptor could be freed for it: clients wait.
+    NoSpare,
+}
+
 pub struct Acceptor {
     spare: Option<File>,
     pending: bool,
@@ -56,18 +66,33 @@ impl Acceptor {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 // The client gave up before it was accepted: the next one.
                 Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => {}
+                // The kernel takes the descriptor before it looks at the backlog, so this
+                // says nothing of whether a client waits: the spare tells.
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
-                    if !self.shed_one(l, m) {
-                        log(
-                            LogLevel::Warn,
-                            format_args!("accept: {e}; clients wait until descriptors are freed"),
-                        );
-                        self.pending = true;
-                        return None;
+                    match self.shed_one(l, m) {
+                        Shed::One => {}
+                        Shed::Empty => {
+                            self.pending = false;
+                            return None;
+                        }
+                        Shed::NoSpare => {
+                            if !self.pending {
+                                log(
+                                    LogLevel::Warn,
+                                    format_args!(
+                                        "accept: {e}; clients wait until descriptors are freed"
+                                    ),
+                                );
+                            }
+                            self.pending = true;
+                            return None;
+                        }
                     }
                 }
                 Err(e) => {
-                    log(LogLevel::Warn, format_args!("accept: {e}"));
+                    if !self.pending {
+                        log(LogLevel::Warn, format_args!("accept: {e}"));
+                    }
                     self.pending = true;
                     return None;
                 }
@@ -75,11 +100,11 @@ impl Acceptor {
         }
     }
 
-    /// Frees the spare to accept one client and reset it; false if there was no spare or
-    /// it could not be used.
-    fn shed_one(&mut self, l: &TcpListener, m: &Metrics) -> bool {
+    /// Frees the spare to accept one client and reset it, then takes the spare back.
+    fn shed_one(&mut self, l: &TcpListener, m: &Metrics) -> Shed {
         if self.spare.take().is_none() {
-            return false;
+            self.spare = File::open("/dev/null").ok();
+            return Shed::NoSpare;
         }
         let shed = match l.accept() {
             Ok((c, peer)) => {
@@ -90,11 +115,13 @@ impl Acceptor {
                     LogLevel::Warn,
                     format_args!("reset {peer}: out of file descriptors"),
                 );
-                true
+                Shed::One
             }
-            Err(_) => false,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Shed::Empty,
+            // Another thread took the freed descriptor, or the system is out.
+            Err(_) => Shed::NoSpare,
         };
         self.spare = File::open("/dev/null").ok();
-        shed && self.spare.is_some()
+        shed
     }
 }

@@ -183,6 +183,17 @@ impl Daemon {
             m.rejected_unmatched.fetch_add(1, Relaxed);
             return;
         }
+        if self.conns.len() >= self.cfg.max_connections {
+            log(
+                LogLevel::Warn,
+                format_args!(
+                    "refused {peer} -> {dst}: max_connections ({}) reached",
+                    self.cfg.max_connections
+                ),
+            );
+            m.rejected_cap.fetch_add(1, Relaxed);
+            return;
+        }
         if !self.per_source.admit(*peer.ip()) {
             log(
                 LogLevel::Warn,
@@ -192,18 +203,6 @@ impl Daemon {
                 ),
             );
             m.rejected_per_source.fetch_add(1, Relaxed);
-            return;
-        }
-        if self.conns.len() >= self.cfg.max_connections {
-            self.per_source.release(*peer.ip());
-            log(
-                LogLevel::Warn,
-                format_args!(
-                    "refused {peer} -> {dst}: max_connections ({}) reached",
-                    self.cfg.max_connections
-                ),
-            );
-            m.rejected_cap.fetch_add(1, Relaxed);
             return;
         }
         let _ = client.set_nodelay(true);

@@ -434,7 +434,9 @@ impl GatewayDaemon {
             m.rejected_unmatched.fetch_add(1, Relaxed);
             return;
         }
-        if !self.per_source.admit(*peer.ip()) {
+        // The cap first, as in integrated mode: at it, a client is refused for the cap.
+        let at_cap = self.core.connections() >= self.cfg.max_connections;
+        if !at_cap && !self.per_source.admit(*peer.ip()) {
             log(
                 LogLevel::Warn,
                 format_args!(
@@ -446,7 +448,9 @@ impl GatewayDaemon {
             return;
         }
         let Some(conn) = self.core.open(self.now(), peer, dst) else {
-            self.per_source.release(*peer.ip());
+            if !at_cap {
+                self.per_source.release(*peer.ip());
+            }
             log(
                 LogLevel::Warn,
                 format_args!(

@@ -21,7 +21,8 @@ pub const MAX_HELD: usize = 16;
 const DEADLINE: Duration = Duration::from_secs(2);
 /// The longest request head read.
 const MAX_HEAD: usize = 8192;
-const LISTENER: Token = Token(usize::MAX);
+/// The listener's token; a request's is its slot plus one.
+const LISTENER: Token = Token(0);
 
 struct Request {
     stream: TcpStream,
@@ -65,7 +66,8 @@ fn run(mut poll: Poll, listener: TcpListener, m: &Metrics) -> io::Result<()> {
         for ev in events.iter() {
             match ev.token() {
                 LISTENER => accept_all(&poll, &listener, &mut held, m),
-                Token(key) => {
+                Token(t) => {
+                    let key = t - 1;
                     if step(&mut held, key, m) {
                         close(&poll, &mut held, key);
                     }
@@ -103,7 +105,7 @@ fn accept_all(poll: &Poll, listener: &TcpListener, held: &mut Slab<Request>, m: 
         let both = Interest::READABLE | Interest::WRITABLE;
         if poll
             .registry()
-            .register(&mut stream, Token(entry.key()), both)
+            .register(&mut stream, Token(entry.key() + 1), both)
             .is_err()
         {
             m.scrapes_dropped.fetch_add(1, Relaxed);
