@@ -126,13 +126,13 @@ def test_the_per_source_limit_resets_the_next_connection_and_counts_it(tmp_path:
 def test_an_idle_connection_is_reset_on_both_legs(tmp_path: Path) -> None:
     # Before: an unknown key, refused at load; and no idle connection was ever reset.
     with PepNet() as tb, tb.pep(tmp_path, 'idle_timeout = "2s"'):
-        srv = _hold_server(tb, 7)
+        srv = _hold_server(tb, 8)
         # Two connections: the first sends a byte every 0.5 s, the second nothing.
-        got = _result(_flood(tb, CLIENT, SERVER, 2, 5, trickle=1, every=0.5))
+        got = _result(_flood(tb, CLIENT, SERVER, 2, 6, trickle=1, every=0.5))
         served = _result(srv)
         m = tb.pep_metrics()
     assert got["open"] == 1 and got["reset"] == 1, got
-    assert 2 <= got["reset_at"][0] <= 4, got
+    assert 2 <= got["reset_at"][0] <= 5.5, got
     assert served["reset"] == 1, f"the server saw {served}"
     assert m["hetpath_pep_idle_timeouts_total"] == 1
 
@@ -142,13 +142,13 @@ def test_gateway_mode_resets_an_idle_connection_at_both_ends_and_limits_a_source
     # Before: unknown keys, refused at load.
     limits = 'idle_timeout = "2s"\nmax_connections_per_source = 2'
     with GatewayNet() as tb, tb.gateway(tmp_path, "b"), tb.gateway(tmp_path, "a", limits):
-        srv = _hold_server(tb, 9)
-        got = _result(_flood(tb, GW_CLIENT, GW_SERVER, 3, 6, trickle=1, every=0.5))
+        srv = _hold_server(tb, 10)
+        got = _result(_flood(tb, GW_CLIENT, GW_SERVER, 3, 7, trickle=1, every=0.5))
         served = _result(srv)
         m = tb.metrics("a", 9480)
     # The third is over the source's limit, the second idle; the first keeps sending.
     assert got["open"] == 1 and got["reset"] == 2, got
-    assert got["reset_at"][0] < 1 and 2 <= got["reset_at"][1] <= 4.5, got
+    assert got["reset_at"][0] < 1 and 2 <= got["reset_at"][1] <= 6, got
     assert served["accepted"] == 2 and served["reset"] == 1, f"the server saw {served}"
     assert m['hetpath_pep_connections_limited_total{limit="per_source"}'] == 1
     assert m["hetpath_pep_idle_timeouts_total"] == 1
