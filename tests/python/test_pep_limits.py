@@ -211,8 +211,10 @@ def _exhaust_and_recover(tb, pep: Pep, server: str, probe, metrics) -> None:
 
 @needs_netns
 def test_out_of_descriptors_clients_are_reset_then_served_when_descriptors_return(tmp_path: Path) -> None:
-    # Before: clients hung in the backlog, and once descriptors were back the first new
-    # client was not served either (its fetch timed out after 30 s).
+    # Before: with two sockets a connection, whether accept or the server leg's socket
+    # met the limit first depended on the descriptors free: in the first case clients
+    # hung in the backlog and the first client after recovery was not served (timed out
+    # after 30 s); in the second they were reset, uncounted (no such metric).
     with PepNet() as tb, tb.pep(tmp_path) as pep:
         tb.client, tb.pep_probe = CLIENT, ()
         _exhaust_and_recover(tb, pep, SERVER, tb.probe, tb.pep_metrics)
