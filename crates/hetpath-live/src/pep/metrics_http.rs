@@ -202,11 +202,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         let t = Instant::now();
         let text = scrape(addr);
-        assert!(
-            t.elapsed() < Duration::from_millis(500),
-            "{:?}",
-            t.elapsed()
-        );
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
         assert!(
             text.starts_with("HTTP/1.1 200 OK")
                 && text.contains("hetpath_pep_connections_active 0")
