@@ -10,9 +10,10 @@ use super::gateway::{Gateway, GatewayConfig};
 use super::gateway_daemon::GatewayDaemon;
 use super::keyrng::KeyRng;
 use super::log::{log, set_level};
-use super::metrics::{self, Metrics};
+use super::metrics::Metrics;
+use super::metrics_http;
 use super::seal;
-use super::{rules, sock};
+use super::{nofile, rules, sock};
 use std::io::Write;
 
 const USAGE: &str = "usage: hetpath-live pep --config FILE [--print-rules]";
@@ -59,6 +60,15 @@ pub fn main(args: Vec<String>) -> i32 {
                 );
             }
         }
+    }
+    // The descriptors the cap needs, against the limit raised as far as allowed.
+    match nofile::raise() {
+        Ok(limit) => {
+            if let Some(msg) = nofile::check(&cfg, limit, &file) {
+                return fail(2, &msg);
+            }
+        }
+        Err(e) => return fail(1, &format!("RLIMIT_NOFILE: {e}")),
     }
     // Gateway mode's key, checked before anything is set up.
     let key = match &cfg.gateway {
@@ -113,7 +123,11 @@ pub fn main(args: Vec<String>) -> i32 {
     let metrics = Metrics::new();
     if let Some(addr) = cfg.metrics {
         match std::net::TcpListener::bind(addr) {
-            Ok(l) => metrics::serve(l, metrics.clone()),
+            Ok(l) => {
+                if let Err(e) = metrics_http::serve(l, metrics.clone()) {
+                    return fail(1, &format!("metrics endpoint {addr}: {e}"));
+                }
+            }
             Err(e) => return fail(1, &format!("metrics endpoint {addr}: {e}")),
         }
     }

@@ -88,6 +88,10 @@ pub struct Config {
     pub gateway: Option<GatewaySection>,
     /// The most the relay buffers may occupy, in bytes (`memory_budget.rs`).
     pub memory_limit: u64,
+    /// A relayed connection that moves no byte either way for this long is reset.
+    pub idle_timeout: Dur,
+    /// The most connections one client address may hold at once.
+    pub max_connections_per_source: usize,
 }
 
 impl Config {
@@ -143,6 +147,8 @@ struct Raw {
     nft: Option<RawNft>,
     gateway: Option<RawGateway>,
     memory_limit: Option<RawSize>,
+    idle_timeout: Option<String>,
+    max_connections_per_source: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -321,6 +327,23 @@ impl Config {
                 format!("a routing table other than 0 and 253-255, got {route_table}"),
             ));
         }
+        let idle_timeout = duration(
+            "idle_timeout",
+            raw.idle_timeout.as_deref(),
+            DEFAULT_IDLE_TIMEOUT,
+            IDLE_TIMEOUT_RANGE,
+            &bad,
+        )?;
+        let max_connections_per_source = match raw.max_connections_per_source {
+            None => DEFAULT_PER_SOURCE.min(max_connections),
+            Some(n) if (1..=max_connections).contains(&n) => n,
+            Some(n) => {
+                return Err(bad(
+                    "max_connections_per_source",
+                    format!("1 to max_connections ({max_connections}), got {n}"),
+                ))
+            }
+        };
         Ok(Config {
             mode,
             listen_port,
@@ -339,9 +362,23 @@ impl Config {
             },
             gateway,
             memory_limit,
+            idle_timeout,
+            max_connections_per_source: max_connections_per_source as usize,
         })
     }
 }
+
+/// `idle_timeout` when not given: RFC 5382 REQ-5's floor for a NAT's established-TCP
+/// idle timeout (2 h 4 min), so the PEP never cuts an idle connection that a conforming
+/// NAT on the same path would keep; an operator short of slots sets less.
+pub const DEFAULT_IDLE_TIMEOUT: &str = "124min";
+const IDLE_TIMEOUT_RANGE: (Dur, Dur) = (Dur::from_secs(1), Dur::from_secs(24 * 3600));
+
+/// `max_connections_per_source` when not given (capped at `max_connections`): a host's
+/// browser keeps about six connections per server and a few dozen in all, so 64 leaves
+/// room for a small network behind one address while at least four sources share the
+/// default cap of 256.
+pub const DEFAULT_PER_SOURCE: u64 = 64;
 
 /// Checks `[gateway]`.
 fn gateway_section(
@@ -478,7 +515,9 @@ fn duration(
     let s = v.unwrap_or(default);
     let expect = || {
         format!(
-            "a duration with a unit (ms, s, min) from 5s to 1440min, such as \"2min\", got '{s}'"
+            "a duration with a unit (ms, s, min) from {}s to {}min, such as \"{default}\", got '{s}'",
+            lo.0 / 1_000_000_000,
+            hi.0 / 60_000_000_000
         )
     };
     let Ok(hetpath_sim::units::Duration(d)) = s.parse() else {

@@ -228,3 +228,40 @@ fn memory_limit_takes_a_size_and_must_hold_every_connection_at_its_fullest() {
         "{e}"
     );
 }
+
+#[test]
+fn the_limits_have_defaults_and_ranges() {
+    let c = Config::parse(GOOD, "pep.toml").unwrap();
+    assert_eq!(
+        c.idle_timeout,
+        Dur::from_secs(124 * 60),
+        "RFC 5382 REQ-5's 2 h 4 min"
+    );
+    assert_eq!(c.max_connections_per_source, 64);
+    let small = GOOD.replace("listen_port", "max_connections = 10\nlisten_port");
+    let c = Config::parse(&small, "pep.toml").unwrap();
+    assert_eq!(
+        c.max_connections_per_source, 10,
+        "capped at max_connections"
+    );
+    let set = GOOD.replace(
+        "listen_port",
+        "idle_timeout = \"2s\"\nmax_connections_per_source = 3\nlisten_port",
+    );
+    let c = Config::parse(&set, "pep.toml").unwrap();
+    assert_eq!(c.idle_timeout, Dur::from_secs(2));
+    assert_eq!(c.max_connections_per_source, 3);
+    let e = err(&GOOD.replace("listen_port", "idle_timeout = \"0.5s\"\nlisten_port"));
+    assert!(
+        e.starts_with("pep.toml: idle_timeout: expected a duration with a unit (ms, s, min) from 1s to 1440min"),
+        "{e}"
+    );
+    let e = err(&small.replace(
+        "listen_port",
+        "max_connections_per_source = 11\nlisten_port",
+    ));
+    assert_eq!(
+        e,
+        "pep.toml: max_connections_per_source: expected 1 to max_connections (10), got 11"
+    );
+}

@@ -11,11 +11,18 @@
 //! whole one. A leg's linger is cleared just before its FIN is passed on (the orderly
 //! path), so a FIN still follows every byte written before it (an abortive close
 //! discards what is queued: RFC 9293 section 3.10.5, ABORT).
+//!
+//! Limits: a source over `max_connections_per_source` is reset at accept; a connection
+//! that moves no byte either way for `idle_timeout` is reset on both legs (checked once
+//! per `SAMPLE`); out of descriptors, clients are reset rather than left in the backlog
+//! (`accept.rs`).
 
+use super::accept::Acceptor;
 use super::config::{Config, LogLevel};
 use super::log::log;
 use super::memory_budget::MemoryBudget;
 use super::metrics::Metrics;
+use super::per_source::PerSource;
 use super::relay::{Leg, Moved, Relay, Side, Status};
 use super::sock;
 use mio::net::{TcpListener, TcpStream};
@@ -64,6 +71,8 @@ struct Conn {
     peer: SocketAddrV4,
     dst: SocketAddrV4,
     retrans: [u64; 2],
+    /// When a byte last moved either way (the loop's clock).
+    last_moved: Instant,
 }
 
 fn token(key: usize, side: Side) -> Token {
@@ -82,12 +91,17 @@ pub struct Daemon {
     /// Bytes mapped for the rings now (`Relay::allocated`), and the budget.
     allocated: u64,
     budget: MemoryBudget,
+    acceptor: Acceptor,
+    per_source: PerSource,
+    /// The time the loop last woke.
+    now: Instant,
 }
 
 impl Daemon {
     pub fn new(cfg: Config, listener: TcpListener, metrics: Arc<Metrics>) -> io::Result<Daemon> {
         let budget = MemoryBudget::new(cfg.memory_limit, cfg.buffer_bytes);
         metrics.memory_limit.store(budget.limit, Relaxed);
+        let per_source = PerSource::new(cfg.max_connections_per_source);
         Ok(Daemon {
             cfg,
             poll: Poll::new()?,
@@ -98,6 +112,9 @@ impl Daemon {
             buffered: 0,
             allocated: 0,
             budget,
+            acceptor: Acceptor::new(),
+            per_source,
+            now: Instant::now(),
         })
     }
 
@@ -124,6 +141,7 @@ impl Daemon {
                 }
                 return Err(e);
             }
+            self.now = Instant::now();
             for ev in events.iter() {
                 match ev.token() {
                     LISTENER => self.accept_all(),
@@ -137,25 +155,22 @@ impl Daemon {
             for key in std::mem::take(&mut self.again) {
                 self.service(key);
             }
+            // Clients left in the backlog while descriptors were short, now that some
+            // may have been freed.
+            if self.acceptor.pending() {
+                self.accept_all();
+            }
             if sampled.elapsed() >= SAMPLE {
                 sampled = Instant::now();
                 self.sample_retransmissions();
                 self.release_idle();
+                self.reset_idle();
             }
         }
     }
 
     fn accept_all(&mut self) {
-        loop {
-            let (client, peer) = match self.listener.accept() {
-                Ok(x) => x,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    log(LogLevel::Warn, format_args!("accept: {e}"));
-                    return;
-                }
-            };
+        while let Some((client, peer)) = self.acceptor.next(&self.listener, &self.metrics) {
             self.admit(client, peer);
         }
     }
@@ -197,6 +212,17 @@ impl Daemon {
             m.rejected_memory.fetch_add(1, Relaxed);
             return;
         }
+        if !self.per_source.admit(*peer.ip()) {
+            log(
+                LogLevel::Warn,
+                format_args!(
+                    "refused {peer} -> {dst}: max_connections_per_source ({}) reached",
+                    self.cfg.max_connections_per_source
+                ),
+            );
+            m.rejected_per_source.fetch_add(1, Relaxed);
+            return;
+        }
         let _ = client.set_nodelay(true);
         let _ = sock::set_buffers(&client, self.cfg.socket_buffer_bytes);
         if let Some(cc) = &self.cfg.client_congestion {
@@ -217,7 +243,12 @@ impl Daemon {
                     LogLevel::Warn,
                     format_args!("{peer} -> {dst}: cannot open the server leg: {e}"),
                 );
-                m.connect_failed.fetch_add(1, Relaxed);
+                if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
+                    m.rejected_descriptors.fetch_add(1, Relaxed);
+                } else {
+                    m.connect_failed.fetch_add(1, Relaxed);
+                }
+                self.per_source.release(*peer.ip());
                 return;
             }
         };
@@ -230,6 +261,7 @@ impl Daemon {
             peer,
             dst,
             retrans: [0; 2],
+            last_moved: self.now,
         };
         let both = Interest::READABLE | Interest::WRITABLE;
         let reg = self.poll.registry();
@@ -241,6 +273,7 @@ impl Daemon {
                 LogLevel::Warn,
                 format_args!("{peer} -> {dst}: cannot poll: {e}"),
             );
+            self.per_source.release(*peer.ip());
             return;
         }
         m.buffer_limit
@@ -283,6 +316,9 @@ impl Daemon {
         let after = c.relay.buffered() as u64;
         // A pump maps rings (their first bytes) and never unmaps one.
         self.allocated += c.relay.allocated() as u64 - mapped_before;
+        if moved.read != [0; 2] || moved.written != [0; 2] {
+            c.last_moved = self.now;
+        }
         let m = &self.metrics;
         m.memory.store(self.allocated, Relaxed);
         for i in 0..2 {
@@ -317,6 +353,7 @@ impl Daemon {
 
     fn close(&mut self, key: usize, completed: bool) {
         let mut c = self.conns.remove(key);
+        self.per_source.release(*c.peer.ip());
         let reg = self.poll.registry();
         let _ = reg.deregister(&mut c.client);
         let _ = reg.deregister(&mut c.server);
@@ -361,6 +398,30 @@ impl Daemon {
             self.allocated -= c.relay.release_idle() as u64;
         }
         self.metrics.memory.store(self.allocated, Relaxed);
+    }
+
+    /// Resets, on both legs, every connection that moved no byte either way for
+    /// `idle_timeout` (one that never carried any included).
+    fn reset_idle(&mut self) {
+        let limit = Duration::from_nanos(self.cfg.idle_timeout.0);
+        let now = self.now;
+        let idle: Vec<usize> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| now.saturating_duration_since(c.last_moved) >= limit)
+            .map(|(k, _)| k)
+            .collect();
+        for key in idle {
+            let c = &self.conns[key];
+            log(
+                LogLevel::Info,
+                format_args!("{} -> {}: idle for {limit:?}, reset", c.peer, c.dst),
+            );
+            sock::set_abort(&c.client);
+            sock::set_abort(&c.server);
+            self.metrics.idle_timeouts.fetch_add(1, Relaxed);
+            self.close(key, false);
+        }
     }
 
     /// At exit: the connections still open are reset, so their ends see an error rather

@@ -9,13 +9,21 @@
 //! connections end with a RST, never with a FIN that would pass a truncated stream off
 //! as complete; a connection that finished cleanly gets the default back before its
 //! close.
+//!
+//! Limits, as in integrated mode: A resets a source over `max_connections_per_source`
+//! at accept; a local socket that moves no byte either way for `idle_timeout` is reset
+//! and its connection reset on the satellite leg, so the other gateway resets its end
+//! too; out of descriptors, A resets new clients (`accept.rs`) and B refuses the
+//! connect.
 
+use super::accept::Acceptor;
 use super::config::{Config, LogLevel};
 use super::frame::{ConnId, RefuseReason};
 use super::gateway::{Event, Gateway};
 use super::log::log;
 use super::memory_budget::MemoryBudget;
 use super::metrics::Metrics;
+use super::per_source::PerSource;
 use super::session::SessionStats;
 use super::sock;
 use super::timer::{monotonic_ns, Timer};
@@ -26,7 +34,7 @@ use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, SocketAddrV4};
+use std::net::{Ipv4Addr, Shutdown, SocketAddr, SocketAddrV4};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -63,6 +71,10 @@ struct Local {
     eof: bool,
     shut: bool,
     name: String,
+    /// A: the client's address, counted in `per_source`.
+    source: Option<Ipv4Addr>,
+    /// When a byte last moved either way (the loop's clock).
+    last_moved: Instant,
 }
 
 pub struct GatewayDaemon {
@@ -88,6 +100,10 @@ pub struct GatewayDaemon {
     warned_at: Option<Instant>,
     budget: MemoryBudget,
     released: Instant,
+    acceptor: Acceptor,
+    per_source: PerSource,
+    /// The time the loop last woke.
+    now: Instant,
 }
 
 impl GatewayDaemon {
@@ -105,6 +121,7 @@ impl GatewayDaemon {
         metrics.gateway.store(true, Relaxed);
         let budget = MemoryBudget::new(cfg.memory_limit, cfg.buffer_bytes);
         metrics.memory_limit.store(budget.limit, Relaxed);
+        let per_source = PerSource::new(cfg.max_connections_per_source);
         Ok(GatewayDaemon {
             cfg,
             core,
@@ -125,6 +142,9 @@ impl GatewayDaemon {
             warned_at: None,
             budget,
             released: Instant::now(),
+            acceptor: Acceptor::new(),
+            per_source,
+            now: Instant::now(),
         })
     }
 
@@ -160,6 +180,7 @@ impl GatewayDaemon {
                 }
                 return Err(e);
             }
+            self.now = Instant::now();
             for ev in events.iter() {
                 match ev.token() {
                     LISTENER => self.accept_all(),
@@ -182,6 +203,11 @@ impl GatewayDaemon {
             for key in std::mem::take(&mut self.again) {
                 self.service(key);
             }
+            // Clients left in the backlog while descriptors were short, now that some
+            // may have been freed.
+            if self.acceptor.pending() {
+                self.accept_all();
+            }
             let now = self.now();
             if self.core.poll_timeout().is_some_and(|t| t <= now) {
                 self.core.handle_timeout(now);
@@ -194,6 +220,7 @@ impl GatewayDaemon {
             if refreshed.elapsed() >= METRICS_EVERY {
                 refreshed = Instant::now();
                 self.refresh_metrics();
+                self.reset_idle();
             }
         }
     }
@@ -383,6 +410,9 @@ impl GatewayDaemon {
         };
         let _ = self.poll.registry().deregister(&mut s.stream);
         self.by_conn.remove(&s.conn);
+        if let Some(src) = s.source {
+            self.per_source.release(src);
+        }
         if clean {
             sock::clear_abort(&s.stream);
         } else {
@@ -395,14 +425,8 @@ impl GatewayDaemon {
     fn accept_all(&mut self) {
         loop {
             let Some(l) = &self.listener else { return };
-            let (client, peer) = match l.accept() {
-                Ok(x) => x,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    log(LogLevel::Warn, format_args!("accept: {e}"));
-                    return;
-                }
+            let Some((client, peer)) = self.acceptor.next(l, &self.metrics) else {
+                return;
             };
             self.admit(client, peer);
         }
@@ -419,8 +443,10 @@ impl GatewayDaemon {
         if !self.cfg.matching.admit(m, peer, dst) {
             return;
         }
+        // The cap first, as in integrated mode: at it, a client is refused for the cap.
+        let at_cap = self.core.connections() >= self.cfg.max_connections;
         let reserved = self.core.connections() as u64 * self.budget.per_connection;
-        if !self.budget.admits(reserved) {
+        if !at_cap && !self.budget.admits(reserved) {
             log(
                 LogLevel::Warn,
                 format_args!(
@@ -431,7 +457,21 @@ impl GatewayDaemon {
             m.rejected_memory.fetch_add(1, Relaxed);
             return;
         }
+        if !at_cap && !self.per_source.admit(*peer.ip()) {
+            log(
+                LogLevel::Warn,
+                format_args!(
+                    "refused {peer} -> {dst}: max_connections_per_source ({}) reached",
+                    self.cfg.max_connections_per_source
+                ),
+            );
+            m.rejected_per_source.fetch_add(1, Relaxed);
+            return;
+        }
         let Some(conn) = self.core.open(self.now(), peer, dst) else {
+            if !at_cap {
+                self.per_source.release(*peer.ip());
+            }
             log(
                 LogLevel::Warn,
                 format_args!(
@@ -455,6 +495,8 @@ impl GatewayDaemon {
             eof: false,
             shut: false,
             name: format!("{peer} -> {dst} [{}]", conn.0),
+            source: Some(*peer.ip()),
+            last_moved: self.now,
         };
         log(LogLevel::Debug, format_args!("{}: opening", local.name));
         match self.insert(local) {
@@ -477,6 +519,9 @@ impl GatewayDaemon {
             Ok(s) => s,
             Err(e) => {
                 log(LogLevel::Info, format_args!("{name}: cannot connect: {e}"));
+                if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
+                    self.metrics.rejected_descriptors.fetch_add(1, Relaxed);
+                }
                 self.core.refuse(conn, reason(&e));
                 return;
             }
@@ -490,6 +535,8 @@ impl GatewayDaemon {
             eof: false,
             shut: false,
             name,
+            source: None,
+            last_moved: self.now,
         };
         if self.insert(local).is_none() {
             self.core.refuse(conn, RefuseReason::Unreachable);
@@ -525,6 +572,7 @@ impl GatewayDaemon {
             match s.stream.take_error() {
                 Ok(None) if s.stream.peer_addr().is_ok() => {
                     s.connecting = None;
+                    s.last_moved = self.now;
                     log(LogLevel::Debug, format_args!("{}: connected", s.name));
                     self.core.connected(s.conn);
                 }
@@ -566,6 +614,7 @@ impl GatewayDaemon {
                     return;
                 }
                 Ok(n) => {
+                    s.last_moved = self.now;
                     let took = self.core.write(s.conn, &self.scratch[..n]);
                     debug_assert_eq!(took, n, "read no more than the space");
                 }
@@ -597,7 +646,10 @@ impl GatewayDaemon {
                 break;
             }
             match s.stream.write(b) {
-                Ok(n) => self.core.consume(s.conn, n),
+                Ok(n) => {
+                    s.last_moved = self.now;
+                    self.core.consume(s.conn, n);
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
@@ -705,6 +757,32 @@ impl GatewayDaemon {
             self.warned_at = Some(Instant::now());
         }
         self.warned = ss;
+    }
+
+    /// Resets every local socket that moved no byte either way for `idle_timeout` (one
+    /// that never carried any included), and its connection on the satellite leg, so
+    /// the other gateway resets its end too. A connect in progress has its own deadline.
+    fn reset_idle(&mut self) {
+        let limit = Duration::from_nanos(self.cfg.idle_timeout.0);
+        let now = self.now;
+        let idle: Vec<usize> = self
+            .socks
+            .iter()
+            .filter(|(_, s)| {
+                s.connecting.is_none() && now.saturating_duration_since(s.last_moved) >= limit
+            })
+            .map(|(k, _)| k)
+            .collect();
+        for key in idle {
+            let conn = self.socks[key].conn;
+            log(
+                LogLevel::Info,
+                format_args!("{}: idle for {limit:?}, reset", self.socks[key].name),
+            );
+            self.metrics.idle_timeouts.fetch_add(1, Relaxed);
+            self.drop_local(key, false);
+            self.core.reset(conn);
+        }
     }
 
     /// At exit: the connections still open are reset on both sides (the peer hears it

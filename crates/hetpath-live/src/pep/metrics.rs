@@ -1,14 +1,10 @@
 //! The PEP's counters, shared between the relay loop (which writes them) and the metrics
-//! endpoint (which reads them), and their Prometheus text exposition (format 0.0.4).
-//! `serve` answers every HTTP request on its listener with the text, on a thread of its
-//! own so that a slow scraper never stalls the relay.
+//! endpoint (which reads them), and their Prometheus text exposition (format 0.0.4),
+//! served by `metrics_http`.
 
 use std::fmt::Write as _;
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Leg index as `relay::Side::index`: 0 the client's, 1 the server's.
 pub const LEGS: [&str; 2] = ["client", "server"];
@@ -63,6 +59,14 @@ pub struct Metrics {
     pub memory: AtomicU64,
     pub memory_limit: AtomicU64,
     pub rejected_memory: AtomicU64,
+    /// Connections reset because their source held `max_connections_per_source`.
+    pub rejected_per_source: AtomicU64,
+    /// Clients reset because the daemon was out of file descriptors (EMFILE, ENFILE).
+    pub rejected_descriptors: AtomicU64,
+    /// Connections reset after `idle_timeout` without a byte moved either way.
+    pub idle_timeouts: AtomicU64,
+    /// Metrics requests closed unanswered: past their deadline, or over the bound held.
+    pub scrapes_dropped: AtomicU64,
 }
 
 impl Metrics {
@@ -226,38 +230,29 @@ impl Metrics {
             "Connections reset at accept because the open connections' worst case and theirs would pass memory_limit.",
             &[("", g(&self.rejected_memory))],
         );
+        metric(
+            "connections_limited_total",
+            "counter",
+            "Connections reset at admission by a limit: per_source (max_connections_per_source), descriptors (out of file descriptors).",
+            &[
+                ("{limit=\"per_source\"}", g(&self.rejected_per_source)),
+                ("{limit=\"descriptors\"}", g(&self.rejected_descriptors)),
+            ],
+        );
+        metric(
+            "idle_timeouts_total",
+            "counter",
+            "Connections reset on both legs after idle_timeout without a byte moved either way (also counted as reset).",
+            &[("", g(&self.idle_timeouts))],
+        );
+        metric(
+            "scrapes_dropped_total",
+            "counter",
+            "Metrics requests closed unanswered: incomplete at their deadline, or over the number held at once.",
+            &[("", g(&self.scrapes_dropped))],
+        );
         s
     }
-}
-
-/// Serves `render()` to every HTTP request on `listener`, one at a time, until the
-/// process ends.
-pub fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
-    std::thread::Builder::new()
-        .name("pep-metrics".into())
-        .spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(mut conn) = conn else { continue };
-                let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
-                let _ = conn.set_write_timeout(Some(Duration::from_secs(2)));
-                // Read the request head (bounded), whatever it asks for.
-                let mut head = Vec::new();
-                let mut buf = [0u8; 1024];
-                while head.len() < 8192 && !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match conn.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let body = metrics.render();
-                let _ = write!(
-                    conn,
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            }
-        })
-        .expect("spawning the metrics thread");
 }
 
 #[cfg(test)]

@@ -2,15 +2,19 @@
 //! PEP"). Sans IO: `ring` (a connection's bounded buffer) and `relay` (the byte pump
 //! between a connection's two legs, `SplitPep`'s rules on real sockets), `config` (the
 //! TOML file), `matching` (`[match]`: the allow list, its exceptions and deny entries), `rules` (the nftables TPROXY table, programmed over netlink by `rules::nftnl`, and the policy routing it installs),
-//! `metrics` (counters and their Prometheus text); gateway mode (docs/live.md, "Gateway
+//! `metrics` (counters and their Prometheus text, served by `metrics_http`); gateway mode (docs/live.md, "Gateway
 //! mode"): `frame` (what a datagram carries), `seal` (a session's AEAD),
 //! `handshake` (Noise NNpsk0 through snow), `session` (sessions, re-keys, restarts),
 //! `keyrng` (the core's seeded randomness), `replay` (the replay window), `tcpseg` (a satellite-leg segment in a frame),
 //! `stream` (the byte adapter beside hetpath-proto's byte-counting TCP), `gateway` (the
 //! gateway core). Linux: `sock` (transparent sockets, `TCP_CONGESTION`, `TCP_INFO`),
 //! `daemon` (integrated mode's epoll loop), `gateway_daemon` and `timer` (gateway
-//! mode's), `cli`.
+//! mode's), `cli`; the limits both loops share: `accept` (accepting when descriptors run
+//! out), `per_source` (connections per client address), `nofile` (`RLIMIT_NOFILE`
+//! against the cap).
 
+#[cfg(target_os = "linux")]
+pub mod accept;
 #[cfg(target_os = "linux")]
 pub mod cli;
 pub mod config;
@@ -27,8 +31,14 @@ pub mod log;
 pub mod matching;
 pub mod memory_budget;
 pub mod metrics;
+#[cfg(target_os = "linux")]
+pub mod metrics_http;
 pub mod monitor;
+#[cfg(target_os = "linux")]
+pub mod nofile;
 pub mod page_buf;
+#[cfg(target_os = "linux")]
+pub mod per_source;
 pub mod relay;
 pub mod replay;
 pub mod ring;
