@@ -123,9 +123,9 @@ def rows(fig: Any) -> list[dict[str, str]]:
             xy = p.get_path().transformed(p.get_patch_transform()).vertices if isinstance(p, Rectangle) \
                 else p.get_xy()
             x0, x1, y0, y1 = min(xy[:, 0]), max(xy[:, 0]), min(xy[:, 1]), max(xy[:, 1])
-            if p.get_transform() == ax.get_yaxis_transform():  # axhspan: y in data units
+            if p.get_data_transform() == ax.get_yaxis_transform():  # axhspan: y in data units
                 add(_name(p, "band"), _role(p), "y band", "", (y0 + y1) / 2, y0, y1)
-            elif p.get_transform() == ax.get_xaxis_transform():  # axvspan: x in data units
+            elif p.get_data_transform() == ax.get_xaxis_transform():  # axvspan: x in data units
                 add(_name(p, "band"), _role(p), "x band", (x0 + x1) / 2, "", x_lo=x0, x_hi=x1)
     return out
 
