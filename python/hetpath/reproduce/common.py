@@ -85,7 +85,10 @@ class PaperValue:
         return True
 
     def stated(self) -> Any:
-        """The paper's figure as JSON: a number, or [lo, hi] for a range."""
+        """The paper's figure as JSON: a number, [lo, hi] for a range, or for an ordering
+        its text ("> satpep")."""
+        if self.against is not None:
+            return self.text()
         return list(self.range) if self.range else self.value
 
     def text(self) -> str:
