@@ -55,8 +55,8 @@ def test_a_claim_against_another_protocol_reads_both_at_the_same_point(tmp_path:
     assert row["verdict"] == FAILS and row["paper"] == "< b"
     assert "not separate" in row["reason"]
     bad = tmp_path / "bad.toml"
-    bad.write_text('[[value]]\nexperiment = "e"\nprotocol = "a"\nagainst = "b"\nmetric = "t"\n')
-    with pytest.raises(ScenarioError, match="ordering"):
+    bad.write_text('[[value]]\nexperiment = "e"\nprotocol = "a"\nagainst = "b"\nrelation = "="\nmetric = "t"\n')
+    with pytest.raises(ScenarioError, match="relation"):
         load_paper(bad)
 
 
@@ -78,3 +78,12 @@ def test_every_value_of_every_paper_loads() -> None:
     for paper in ("apohn", "ilc-tcp", "rappep", "tcp-radio"):
         values = load_paper(REPO / "scenarios" / paper / "paper.toml")
         assert values and all(isinstance(v, PaperValue) and v.quote for v in values), paper
+
+
+def test_close_to_another_protocol_is_a_number_whose_value_is_theirs() -> None:
+    from hetpath.reproduce.common import close_to
+
+    assert close_to([E(0.52, 0.01)], [E(0.60, 0.01)]).verdict == HOLDS  # 13% below
+    v = close_to([E(0.40, 0.01), E(0.52, 0.01)], [E(0.60, 0.01), E(0.60, 0.01)])
+    assert v.verdict == FAILS and "1 of 2 points" in v.reason
+    assert close_to([E(0.5)], [E(None)]).verdict == UNTESTABLE

@@ -92,7 +92,8 @@ class PaperValue:
         return list(self.range) if self.range else self.value
 
     def text(self) -> str:
-        prefix = {"~": "", ">": ">", "<": "<"}.get(self.relation, "")
+        prefix = {"~": "~", ">": ">", "<": "<"}.get(self.relation, "") if self.against is not None else \
+            {"~": "", ">": ">", "<": "<"}.get(self.relation, "")
         if self.against is not None:
             return f"{prefix} {self.against}".strip()
         if self.range:
@@ -103,6 +104,8 @@ class PaperValue:
         """This claim decided on ``ours`` (one estimate per point it covers) and, for a
         claim against another protocol, ``others`` (that protocol at the same points)."""
         if self.against is not None:
+            if self.relation == "~":
+                return close_to(ours, others or [], self.tolerance)
             return ordering(ours, others or [], self.relation)
         if self.range:
             return within(ours, *self.range)
@@ -199,8 +202,6 @@ def load_paper(path: Path) -> list[PaperValue]:
                                 f"or against = PROTOCOL ({e})") from None
         if pv.relation not in ("~", ">", "<"):
             raise ScenarioError(f"{where}.relation: expected one of ~, >, <")
-        if pv.against is not None and pv.relation == "~":
-            raise ScenarioError(f"{where}.relation: a claim against another protocol is an ordering: expected > or <")
         if pv.tolerance is not None and not 0 < pv.tolerance < 1:
             raise ScenarioError(f"{where}.tolerance: expected the paper's relative error, between 0 and 1")
         values.append(pv)
@@ -328,6 +329,20 @@ def ordering(ours: list[Estimate], theirs: list[Estimate], relation: str) -> Ver
     ratio = sum(ratios) / len(ratios) if ratios else None
     return _decide(ok, "no confidence interval (no run completed, or one run)", ratio,
                    "95% CIs do not separate in the paper's direction")
+
+
+def close_to(ours: list[Estimate], theirs: list[Estimate], tolerance: Optional[float] = None) -> Verdict:
+    """"Close to" another protocol: at every point, our mean within the paper's stated
+    error, else :data:`TOLERANCE`, of theirs (a number whose value is theirs)."""
+    if len(ours) != len(theirs):
+        return untestable("the two protocols were not run at the same points")
+    each = [number([a], b.mean, tolerance) if b.mean is not None else untestable("no run completed")
+            for a, b in zip(ours, theirs)]
+    ok = [None if v.verdict == UNTESTABLE else v.verdict == HOLDS for v in each]
+    ratios = [v.ratio for v in each if v.ratio is not None]
+    tol = TOLERANCE if tolerance is None else tolerance
+    return _decide(ok, "no run completed", sum(ratios) / len(ratios) if ratios else None,
+                   f"outside ±{tol:.0%} of the other protocol's value")
 
 
 #: Columns of a comparison row, in order: ``verdict`` is one of :data:`VERDICTS`.
