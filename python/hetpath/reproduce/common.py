@@ -63,6 +63,10 @@ class PaperValue:
     quote: str = ""
     #: Another protocol at the same point: the claim is ``protocol <relation> against``.
     against: Optional[str] = None
+    #: For a claim between two points ("more disconnections, more gain"): the grid labels
+    #: the other side takes instead of this claim's (``than = { disconnections = "1" }``);
+    #: the other side is ``against``, or the same protocol.
+    than: dict[str, str] = field(default_factory=dict)
     #: The paper's stated relative error, when it states one (else :data:`TOLERANCE`).
     tolerance: Optional[float] = None
     #: The main reason for a gap between ours and the paper, for the index.
@@ -95,7 +99,8 @@ class PaperValue:
         prefix = {"~": "~", ">": ">", "<": "<"}.get(self.relation, "") if self.against is not None else \
             {"~": "", ">": ">", "<": "<"}.get(self.relation, "")
         if self.against is not None:
-            return f"{prefix} {self.against}".strip()
+            at = " ".join(f"{k}={v}" for k, v in self.than.items())
+            return f"{prefix} {self.against}".strip() + (f" at {at}" if at else "")
         if self.range:
             return f"{_num(self.range[0])}–{_num(self.range[1])}"
         return f"{prefix}{_num(self.value)}"
@@ -170,7 +175,7 @@ def find_scenarios(paper: str, override: Optional[Path] = None) -> Path:
 
 #: Keys of a ``[[value]]`` that are not grid parameters.
 _VALUE_KEYS = {"experiment", "protocol", "metric", "value", "relation", "range", "section", "quote", "against",
-               "tolerance", "gap"}
+               "tolerance", "gap", "than"}
 
 
 def load_paper(path: Path) -> list[PaperValue]:
@@ -182,7 +187,8 @@ def load_paper(path: Path) -> list[PaperValue]:
         try:
             params = {k: str(x) for k, x in v.items() if k not in _VALUE_KEYS}
             rng = v.get("range")
-            against = v.get("against")
+            than = {str(k): str(x) for k, x in dict(v.get("than", {})).items()}
+            against = v.get("against", v["protocol"] if than else None)
             pv = PaperValue(
                 experiment=str(v["experiment"]),
                 protocol=str(v["protocol"]),
@@ -194,6 +200,7 @@ def load_paper(path: Path) -> list[PaperValue]:
                 section=str(v.get("section", "")),
                 quote=str(v.get("quote", "")),
                 against=None if against is None else str(against),
+                than=than,
                 tolerance=None if v.get("tolerance") is None else float(v["tolerance"]),
                 gap=str(v.get("gap", "")),
             )
@@ -391,7 +398,7 @@ def comparison_rows(findings: list[Finding], paper: list[PaperValue], testable: 
         if p.against is not None:
             at = {(f.experiment, f.metric, _key(f.params)): f for f in findings if f.protocol == p.against}
             others = [Estimate.of(at[k]) if k in at else Estimate(None)
-                      for k in ((f.experiment, f.metric, _key(f.params)) for f in mine)]
+                      for k in ((f.experiment, f.metric, _key({**f.params, **p.than})) for f in mine)]
         why = testable(p, findings, scenarios or Path(".")) if testable is not None else None
         if not mine:
             v = untestable("not run in this reproduction")
