@@ -369,7 +369,7 @@ def comparison_row(p: PaperValue, ours_text: str, v: Verdict, not_completed: int
         "ours": ours_text,
         "ours/paper": _num(v.ratio),
         "verdict": v.verdict,
-        "reason": v.reason or (p.gap if v.verdict != HOLDS else ""),
+        "reason": "; main reason for the gap: ".join(x for x in (v.reason, p.gap if v.verdict != HOLDS else "") if x),
         "not completed": str(not_completed),
     }
 
