@@ -22,6 +22,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
+from . import figure_data
 
 if TYPE_CHECKING:
     from .result import Result
@@ -141,6 +142,8 @@ def save(fig: Any, path: Path, formats: Sequence[str] = ("png",), note: Optional
         out = path.with_suffix(f".{fmt}")
         fig.savefig(out, dpi=DPI if fmt == "png" else None, metadata=_metadata(fmt))
         written.append(out)
+    if figure_data.enabled():
+        figure_data.write(fig, path)
     return written
 
 

@@ -1,18 +1,22 @@
 """``hetpath reproduce PAPER``: run a paper's experiments and print our figures beside
-the ones its text states."""
+the ones its text states, each claim with its verdict; ``hetpath reproduce --all
+--summary``: every paper in turn, and one index of every claim (:mod:`..reproduce.index`)."""
 
 from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import click
 from rich.table import Table
 
+from .. import figure_data
 from ..backends import LocalBackend
 from ..reproduce import PAPERS, paper_module
-from ..reproduce.common import Context, attach, comparison_rows, find_scenarios, json_lines, load_paper
+from ..reproduce import index as claims_index
+from ..reproduce.common import (COMPARISON_COLUMNS, Context, attach, comparison_rows, find_scenarios, json_lines,
+                                load_paper)
 from .. import outdir
 from ..errors import Terminated
 from ..store import FILE_NAME as STORE_FILE
@@ -26,8 +30,8 @@ DEFAULT_OUT_ROOT = Path("out") / "reproduce"
 
 def _comparison_table(rows: list[dict[str, str]]) -> Table:
     table = Table(title="Paper (text) vs hetpath", show_edge=False, header_style="bold", title_justify="left")
-    for col in ("section", "experiment", "protocol", "point", "metric", "paper", "ours", "check", "not completed"):
-        table.add_column(col, justify="right" if col in ("paper", "ours", "not completed") else "left")
+    for col in COMPARISON_COLUMNS:
+        table.add_column(col, justify="right" if col in ("paper", "ours", "ours/paper", "not completed") else "left")
     for r in rows:
         table.add_row(*r.values())
     return table
@@ -63,7 +67,12 @@ def _grid_tables(findings: list, metric: str) -> list[Table]:
 
 
 @click.command("reproduce", short_help="Reproduce a paper's experiments beside its figures.")
-@click.argument("paper", type=click.Choice(sorted(PAPERS)))
+@click.argument("paper", type=click.Choice(sorted(PAPERS)), required=False)
+@click.option("--all", "every", is_flag=True, help="Every paper in turn (each into OUT/PAPER); goes with --summary.")
+@click.option("--summary", is_flag=True,
+              help="With --all: print one index of every claim (paper's value, ours, verdict, reason for a gap).")
+@click.option("--index", "index_file", type=click.Path(path_type=Path, dir_okay=False), default=None, metavar="FILE",
+              help="With --all --summary: also write the index into FILE (docs/reproductions/README.md).")
 @click.option("--quick", is_flag=True, help="A reduced run (fewer seeds) that finishes in about a minute.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object per line (experiment, protocol, params, metric, ours, ci95, paper, seeds, aborted).")
@@ -83,10 +92,50 @@ def _grid_tables(findings: list, metric: str) -> list[Table]:
               metavar="DIR", help="The paper's scenario directory (default: scenarios/PAPER of this checkout).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or notes on stderr.")
 @check_option
-def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[int], jobs: Optional[int],
-                      out_dir: Optional[Path], resume: bool, drop_bad: bool, no_plots: bool, formats: tuple[str, ...],
-                      scenarios_dir: Optional[Path], quiet: bool) -> None:
-    """Run PAPER's experiments (see docs/reproductions/PAPER.md) and compare."""
+def reproduce_command(paper: Optional[str], every: bool, summary: bool, index_file: Optional[Path], quick: bool,
+                      as_json: bool, seeds: Optional[int], jobs: Optional[int], out_dir: Optional[Path], resume: bool,
+                      drop_bad: bool, no_plots: bool, formats: tuple[str, ...], scenarios_dir: Optional[Path],
+                      quiet: bool) -> None:
+    """Run PAPER's experiments (see docs/reproductions/PAPER.md) and compare; with --all
+    --summary, every paper and the index of their claims."""
+    if every == (paper is not None):
+        raise click.UsageError("name one PAPER, or give --all (not both)")
+    if every != summary:
+        raise click.UsageError("--all goes with --summary: the index of every paper's claims")
+    if index_file is not None and not every:
+        raise click.UsageError("--index goes with --all --summary")
+    if every:
+        if as_json or scenarios_dir is not None:
+            raise click.UsageError("--all runs every paper from scenarios/PAPER: drop --json and --scenarios")
+        root = None if no_plots else (out_dir or DEFAULT_OUT_ROOT)
+        found: dict[str, list[dict[str, str]]] = {}
+        for name in sorted(PAPERS):
+            _, _, found[name] = _reproduce(name, quick, seeds, jobs, None if root is None else root / name, resume,
+                                           drop_bad, no_plots, formats, None, quiet)
+        console().print(claims_index.table(found, quick))
+        if index_file is not None:
+            claims_index.write(index_file, found, quick)
+            if not quiet:
+                click.echo(f"hetpath: wrote the index of claims into {index_file}", err=True)
+        return
+    assert paper is not None
+    module, findings, rows = _reproduce(paper, quick, seeds, jobs, out_dir, resume, drop_bad, no_plots, formats,
+                                        scenarios_dir, quiet)
+    if as_json:
+        click.echo(json_lines(findings))
+        return
+    con = console()
+    con.print(f"[bold]{module.TITLE}[/bold]" + ("  (--quick)" if quick else ""))
+    for t in _grid_tables(findings, module.TABLE_METRIC):
+        con.print(t)
+        con.print()
+    con.print(_comparison_table(rows))
+
+
+def _reproduce(paper: str, quick: bool, seeds: Optional[int], jobs: Optional[int], out_dir: Optional[Path],
+               resume: bool, drop_bad: bool, no_plots: bool, formats: tuple[str, ...], scenarios_dir: Optional[Path],
+               quiet: bool) -> tuple[Any, list[Any], list[dict[str, str]]]:
+    """One paper's reproduction: its module, findings and comparison rows (one per claim)."""
     import pandas as pd
 
     module = paper_module(paper)
@@ -119,7 +168,8 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
     try:
         if store is not None and resume:
             verify_store(store, drop_bad, quiet)
-        with TaskProgress(not quiet, "runs") as progress:
+        # Each figure's plotted series go beside it as CSV (the paper's among them).
+        with TaskProgress(not quiet, "runs") as progress, figure_data.beside_figures():
             ctx = Context(scenarios=where, quick=quick, backend=LocalBackend(jobs), out_dir=out, seeds=seeds,
                           progress=progress, note=note, formats=formats, store=store)
             findings = module.reproduce(ctx)
@@ -129,7 +179,7 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
             rows = module.compare(findings, where)
         else:
             attach(findings, published, module.label_order(module.grid(ctx)))
-            rows = comparison_rows(findings, published)
+            rows = comparison_rows(findings, published, getattr(module, "testable", None), where)
         if out is not None and target is not None:
             outdir.write_csv(module.summary_frame(findings), out / "findings.csv")
             outdir.write_csv(pd.DataFrame(rows), out / "comparison.csv")
@@ -143,12 +193,4 @@ def reproduce_command(paper: str, quick: bool, as_json: bool, seeds: Optional[in
                        f"{paper} --out {shlex.quote(str(target))} --resume (and the same --quick or --seeds)", err=True)
             raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None
         raise
-    if as_json:
-        click.echo(json_lines(findings))
-        return
-    con = console()
-    con.print(f"[bold]{module.TITLE}[/bold]" + ("  (--quick)" if quick else ""))
-    for t in _grid_tables(findings, module.TABLE_METRIC):
-        con.print(t)
-        con.print()
-    con.print(_comparison_table(rows))
+    return module, findings, rows

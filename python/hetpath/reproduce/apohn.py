@@ -60,8 +60,13 @@ WLAN, AP, STATION = "wlan", "bridge", "receiver"
 BRIDGE_BUFFER_PKTS = 50
 #: Section IV.B's "mainly in the range of 5-7 packets", as a share of the samples.
 QUEUE_RANGE = (5, 7)
+#: Section IV.B's "timeouts which periodically reduce its throughput down to zero": a
+#: bin of this many seconds in which the receiver got no byte (after its first one) is
+#: goodput down to zero; a run of such bins is one stall. 1 s is shorter than any RTO
+#: (at least 1 s, RFC 6298) plus the 0.6 s round trip, so each timeout can show.
+STALL_BIN_S = 1.0
 METRICS = ("goodput_mbps", "packets_delivered", "timeouts", "bridge_queue_median", "bridge_queue_mean",
-           "bridge_queue_in_5_7", "bridge_drops")
+           "bridge_queue_in_5_7", "bridge_drops", "stalls")
 
 
 def flow_counts(ctx: Context) -> list[int]:
@@ -168,6 +173,7 @@ def run_one(task: Task) -> dict[str, Any]:
         "bridge_queue_in_5_7": float(((sampled >= QUEUE_RANGE[0]) & (sampled <= QUEUE_RANGE[1])).mean())
         if sampled.size else float("nan"),
         "sat_drops": sum(lk["drops"] for lk in sat),
+        "stalls": stalls(raw["series"]["flows"], s["sim_time_s"]),
         "sim_time_s": s["sim_time_s"],
         "events": s["events"],
     }
@@ -179,8 +185,7 @@ def time_series(fs: dict[str, list[Any]], q_t: np.ndarray, q: np.ndarray,
                 duration_s: float) -> dict[str, pd.DataFrame]:
     """Goodput per ``BIN_S`` bin (every flow together), the cwnd of the leg leaving the
     sender (packets), and the bridge buffer (packets), from one run's series."""
-    f = pd.DataFrame({k: fs[k] for k in ("time_s", "flow", "leg", "cwnd_bytes", "bytes_delivered")})
-    first = f[f["leg"] == f.groupby("flow")["leg"].transform("min")]  # the sender's own leg
+    first = _delivered_by_sender(fs)
     edges = np.arange(0.0, duration_s + BIN_S / 2, BIN_S)
     delivered = np.zeros_like(edges)
     for _, g in first.groupby("flow"):
@@ -190,6 +195,27 @@ def time_series(fs: dict[str, list[Any]], q_t: np.ndarray, q: np.ndarray,
                          "cwnd_pkts": first["cwnd_bytes"].to_numpy(float) / MSS})
     queue = pd.DataFrame({"time_s": q_t, "queue_pkts": q})
     return {"goodput": goodput, "cwnd": cwnd, "queue": queue}
+
+
+def _delivered_by_sender(fs: dict[str, list[Any]]) -> pd.DataFrame:
+    """Each flow's samples of the leg leaving the sender (a split connection has two)."""
+    f = pd.DataFrame({k: fs[k] for k in ("time_s", "flow", "leg", "cwnd_bytes", "bytes_delivered")})
+    return f[f["leg"] == f.groupby("flow")["leg"].transform("min")]
+
+
+def stalls(fs: dict[str, list[Any]], duration_s: float) -> int:
+    """How often the goodput of every flow together fell to zero: runs of ``STALL_BIN_S``
+    bins with no byte delivered, counted after the first byte."""
+    first = _delivered_by_sender(fs)
+    edges = np.arange(0.0, duration_s + STALL_BIN_S / 2, STALL_BIN_S)
+    delivered = np.zeros_like(edges)
+    for _, g in first.groupby("flow"):
+        delivered += np.interp(edges, g["time_s"].to_numpy(float), g["bytes_delivered"].to_numpy(float))
+    got = np.diff(delivered) > 0
+    if not got.any():
+        return 0
+    idle = ~got[int(np.argmax(got)):]
+    return int((idle[1:] & ~idle[:-1]).sum())
 
 
 def findings(runs: pd.DataFrame) -> list[Finding]:

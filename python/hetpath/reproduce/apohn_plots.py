@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..plots import Note, figure, legend, save
 from . import apohn
+from ..figure_data import paper_artist
 from .common import Finding
 from .tcp_radio_plots import paper_marker
 
@@ -48,8 +49,8 @@ def _goodput(series: Series, found: list[Finding], path: Path, formats: Sequence
         ax.plot(g["time_s"], g["goodput_mbps"], color=COLORS[proto], linewidth=1, label=_label(proto))
         for p in _stated(found, proto, 1, "goodput_mbps"):
             if p.value is not None:
-                ax.axhline(p.value, color=COLORS[proto], linestyle=(0, (4, 3)), linewidth=1,
-                           label="paper's stated average (text)" if first else None)
+                paper_artist(ax.axhline(p.value, color=COLORS[proto], linestyle=(0, (4, 3)), linewidth=1,
+                                        label="paper's stated average (text)" if first else None))
                 first = False
     ax.set_ylim(bottom=0)
     legend(ax)
@@ -89,7 +90,7 @@ def _buffer(series: Series, found: list[Finding], path: Path, formats: Sequence[
     if not ax.lines:
         return []
     lo, hi = apohn.QUEUE_RANGE
-    ax.axhspan(lo, hi, color=COLORS["apohn"], alpha=0.15, label=f"paper: APOHN mainly {lo}-{hi} packets")
+    paper_artist(ax.axhspan(lo, hi, color=COLORS["apohn"], alpha=0.15, label=f"paper: APOHN mainly {lo}-{hi} packets"))
     ax.axhline(apohn.BRIDGE_BUFFER_PKTS, color="black", linestyle=(0, (4, 3)), linewidth=1,
                label=f"buffer limit ({apohn.BRIDGE_BUFFER_PKTS} packets)")
     ax.set_ylim(0, apohn.BRIDGE_BUFFER_PKTS * 1.08)
@@ -112,7 +113,8 @@ def _buffer_hist(series: Series, path: Path, formats: Sequence[str], note: Optio
             ax.step(bins[:-1] + 0.5, h / x.size, where="mid", color=COLORS[proto], linewidth=1.2,
                     label=f"{_label(proto)} (median {np.median(x):g})")
     lo, hi = apohn.QUEUE_RANGE
-    ax.axvspan(lo - 0.5, hi + 0.5, color=COLORS["apohn"], alpha=0.15, label=f"paper: APOHN mainly {lo}-{hi}")
+    paper_artist(ax.axvspan(lo - 0.5, hi + 0.5, color=COLORS["apohn"], alpha=0.15,
+                            label=f"paper: APOHN mainly {lo}-{hi}"))
     ax.set_ylim(bottom=0)
     legend(ax)
     return save(fig, path, formats, note)
@@ -160,11 +162,12 @@ def _flows(found: list[Finding], path: Path, formats: Sequence[str], note: Optio
             lo, hi = p.range if p.range else (p.value, p.value)
             kw = {"label": "paper at n flows, derived: one-flow value x (1 + stated change)" if not derived else None}
             if lo == hi:
-                ax.plot(n, one * (1 + lo), marker="X", linestyle="none", markersize=8, markerfacecolor="none",
-                        markeredgecolor=color, markeredgewidth=1.2, zorder=6, **kw)
+                paper_artist(ax.plot(n, one * (1 + lo), marker="X", linestyle="none", markersize=8,
+                                     markerfacecolor="none", markeredgecolor=color, markeredgewidth=1.2, zorder=6,
+                                     **kw))
             else:
-                ax.errorbar(n, one * (1 + (lo + hi) / 2), yerr=one * (hi - lo) / 2, color=color, capsize=5,
-                            linewidth=1.5, fmt="none", zorder=6, **kw)
+                paper_artist(ax.errorbar(n, one * (1 + (lo + hi) / 2), yerr=one * (hi - lo) / 2, color=color,
+                                         capsize=5, linewidth=1.5, fmt="none", zorder=6, **kw))
             derived = True
     ax.set_xticks(apohn.FLOWS)
     ax.set_ylim(bottom=0)

@@ -6,6 +6,10 @@ experiment, protocol, parameter point and metric, with the paper's value where t
 text states one.  Reproductions return findings; the CLI prints them as a comparison
 table or as JSON lines with the keys ``experiment, protocol, params, metric, ours,
 ci95, paper, seeds, aborted``.
+
+Every claim of every paper is decided by the one verdict rule here (:func:`number`,
+:func:`within`, :func:`bound`, :func:`ordering`; docs/reproductions/README.md): each
+gives exactly one of :data:`VERDICTS`, with ours/paper in its own column.
 """
 
 from __future__ import annotations
@@ -57,6 +61,16 @@ class PaperValue:
     range: Optional[tuple[float, float]] = None
     section: str = ""
     quote: str = ""
+    #: Another protocol at the same point: the claim is ``protocol <relation> against``.
+    against: Optional[str] = None
+    #: For a claim between two points ("more disconnections, more gain"): the grid labels
+    #: the other side takes instead of this claim's (``than = { disconnections = "1" }``);
+    #: the other side is ``against``, or the same protocol.
+    than: dict[str, str] = field(default_factory=dict)
+    #: The paper's stated relative error, when it states one (else :data:`TOLERANCE`).
+    tolerance: Optional[float] = None
+    #: The main reason for a gap between ours and the paper, for the index.
+    gap: str = ""
 
     def covers(self, params: dict[str, str], order: dict[str, list[str]]) -> bool:
         """Whether a point lies in this value's params; ``a..b`` spans grid labels."""
@@ -75,28 +89,34 @@ class PaperValue:
         return True
 
     def stated(self) -> Any:
-        """The paper's figure as JSON: a number, or [lo, hi] for a range."""
+        """The paper's figure as JSON: a number, [lo, hi] for a range, or for an ordering
+        its text ("> satpep")."""
+        if self.against is not None:
+            return self.text()
         return list(self.range) if self.range else self.value
 
     def text(self) -> str:
+        prefix = {"~": "~", ">": ">", "<": "<"}.get(self.relation, "") if self.against is not None else \
+            {"~": "", ">": ">", "<": "<"}.get(self.relation, "")
+        if self.against is not None:
+            at = " ".join(f"{k}={v}" for k, v in self.than.items())
+            return f"{prefix} {self.against}".strip() + (f" at {at}" if at else "")
         if self.range:
             return f"{_num(self.range[0])}–{_num(self.range[1])}"
-        prefix = {"~": "", ">": ">", "<": "<"}.get(self.relation, "")
         return f"{prefix}{_num(self.value)}"
 
-    def agrees(self, ours: list[float]) -> Optional[bool]:
-        """For relations and ranges, whether every one of our values satisfies it (a range:
-        lies inside it); None for "~", which has no pass mark."""
-        if not ours:
-            return None
+    def verdict(self, ours: list["Estimate"], others: Optional[list["Estimate"]] = None) -> "Verdict":
+        """This claim decided on ``ours`` (one estimate per point it covers) and, for a
+        claim against another protocol, ``others`` (that protocol at the same points)."""
+        if self.against is not None:
+            if self.relation == "~":
+                return close_to(ours, others or [], self.tolerance)
+            return ordering(ours, others or [], self.relation)
         if self.range:
-            lo, hi = self.range
-            return lo <= min(ours) and max(ours) <= hi
-        if self.relation == ">":
-            return all(o > self.value for o in ours)
-        if self.relation == "<":
-            return all(o < self.value for o in ours)
-        return None
+            return within(ours, *self.range)
+        if self.relation in (">", "<"):
+            return bound(ours, self.relation, float(self.value or 0.0))
+        return number(ours, float(self.value or 0.0), self.tolerance)
 
 
 @dataclass
@@ -154,7 +174,8 @@ def find_scenarios(paper: str, override: Optional[Path] = None) -> Path:
 
 
 #: Keys of a ``[[value]]`` that are not grid parameters.
-_VALUE_KEYS = {"experiment", "protocol", "metric", "value", "relation", "range", "section", "quote"}
+_VALUE_KEYS = {"experiment", "protocol", "metric", "value", "relation", "range", "section", "quote", "against",
+               "tolerance", "gap", "than"}
 
 
 def load_paper(path: Path) -> list[PaperValue]:
@@ -166,21 +187,30 @@ def load_paper(path: Path) -> list[PaperValue]:
         try:
             params = {k: str(x) for k, x in v.items() if k not in _VALUE_KEYS}
             rng = v.get("range")
+            than = {str(k): str(x) for k, x in dict(v.get("than", {})).items()}
+            against = v.get("against", v["protocol"] if than else None)
             pv = PaperValue(
                 experiment=str(v["experiment"]),
                 protocol=str(v["protocol"]),
                 metric=str(v["metric"]),
                 params=params,
-                value=None if rng else float(v["value"]),
+                value=None if (rng or against) else float(v["value"]),
                 relation=str(v.get("relation", "~")),
                 range=(float(rng[0]), float(rng[1])) if rng else None,
                 section=str(v.get("section", "")),
                 quote=str(v.get("quote", "")),
+                against=None if against is None else str(against),
+                than=than,
+                tolerance=None if v.get("tolerance") is None else float(v["tolerance"]),
+                gap=str(v.get("gap", "")),
             )
         except (KeyError, TypeError, ValueError, IndexError) as e:
-            raise ScenarioError(f"{where}: expected experiment, protocol, metric and value or range = [lo, hi] ({e})") from None
+            raise ScenarioError(f"{where}: expected experiment, protocol, metric and value, range = [lo, hi] "
+                                f"or against = PROTOCOL ({e})") from None
         if pv.relation not in ("~", ">", "<"):
             raise ScenarioError(f"{where}.relation: expected one of ~, >, <")
+        if pv.tolerance is not None and not 0 < pv.tolerance < 1:
+            raise ScenarioError(f"{where}.tolerance: expected the paper's relative error, between 0 and 1")
         values.append(pv)
     return values
 
@@ -199,8 +229,160 @@ def json_lines(findings: list[Finding]) -> str:
     return "\n".join(json.dumps(f.as_json(), allow_nan=False) for f in findings)
 
 
-def comparison_rows(findings: list[Finding], paper: list[PaperValue]) -> list[dict[str, str]]:
-    """One row per stated paper value, with our value(s) at the points it covers."""
+# --- the verdict rule (docs/reproductions/README.md, "The verdict rule") -------------
+
+HOLDS, FAILS, UNTESTABLE = "holds", "does not hold", "not testable"
+VERDICTS = (HOLDS, FAILS, UNTESTABLE)
+#: Where the paper states no error for a number: ours holds within this relative error.
+TOLERANCE = 0.20
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Our value at one point: the mean over runs and its 95% CI half-width (None with
+    fewer than two runs); ``mean`` None when no run completed there."""
+
+    mean: Optional[float]
+    ci95: Optional[float] = None
+
+    @classmethod
+    def of(cls, f: Finding) -> "Estimate":
+        return cls(f.ours, f.ci95)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Exactly one of :data:`VERDICTS`; ours/paper (or ours/theirs for an ordering) apart;
+    why, when it is not testable or does not hold."""
+
+    verdict: str
+    ratio: Optional[float] = None
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        assert self.verdict in VERDICTS, self.verdict
+
+
+def untestable(reason: str, ratio: Optional[float] = None) -> Verdict:
+    return Verdict(UNTESTABLE, ratio, reason)
+
+
+def _decide(ok: list[Optional[bool]], missing: str, ratio: Optional[float], failed: str) -> Verdict:
+    """Every point must hold: one point that fails decides "does not hold"; otherwise a
+    point we could not decide makes the claim "not testable"."""
+    if not ok:
+        return untestable(missing, ratio)
+    if any(o is False for o in ok):
+        n = sum(o is False for o in ok)
+        return Verdict(FAILS, ratio, failed + (f" at {n} of {len(ok)} points" if len(ok) > 1 else ""))
+    if any(o is None for o in ok):
+        return untestable(f"{missing} at {sum(o is None for o in ok)} of {len(ok)} points", ratio)
+    return Verdict(HOLDS, ratio)
+
+
+def _mean_ratio(ours: list[Estimate], paper: float) -> Optional[float]:
+    xs = [e.mean for e in ours if e.mean is not None]
+    if not xs or not paper:
+        return None
+    return sum(xs) / len(xs) / paper
+
+
+def number(ours: list[Estimate], paper: float, tolerance: Optional[float] = None) -> Verdict:
+    """A stated number: ours holds within the paper's stated error, else within
+    :data:`TOLERANCE`, of it (relative; around 0, the same width in absolute terms)."""
+    tol = TOLERANCE if tolerance is None else tolerance
+    width = tol * abs(paper) if paper else tol
+    ok = [None if e.mean is None else abs(e.mean - paper) <= width for e in ours]
+    return _decide(ok, "no run completed", _mean_ratio(ours, paper), f"outside ±{tol:.0%} of the paper's value")
+
+
+def within(ours: list[Estimate], lo: float, hi: float) -> Verdict:
+    """A stated range: our mean lies inside it."""
+    ok = [None if e.mean is None else lo <= e.mean <= hi for e in ours]
+    return _decide(ok, "no run completed", _mean_ratio(ours, (lo + hi) / 2), "outside the paper's range")
+
+
+def bound(ours: list[Estimate], relation: str, value: float) -> Verdict:
+    """A stated bound ("over 0.6", "more than one"): our 95% CI lies wholly on its side."""
+    ok: list[Optional[bool]] = []
+    for e in ours:
+        if e.mean is None or e.ci95 is None:
+            ok.append(None)
+        elif relation == ">":
+            ok.append(e.mean - e.ci95 > value)
+        else:
+            ok.append(e.mean + e.ci95 < value)
+    return _decide(ok, "no confidence interval (no run completed, or one run)", _mean_ratio(ours, value),
+                   f"95% CI not wholly {relation} {_num(value)}")
+
+
+def ordering(ours: list[Estimate], theirs: list[Estimate], relation: str) -> Verdict:
+    """An ordering of two protocols at the same points: the two 95% CIs separate in the
+    paper's direction at every point."""
+    ok: list[Optional[bool]] = []
+    ratios = []
+    for a, b in zip(ours, theirs):
+        if a.mean is None or b.mean is None or a.ci95 is None or b.ci95 is None:
+            ok.append(None)
+            continue
+        if b.mean:
+            ratios.append(a.mean / b.mean)
+        if relation == "<":
+            ok.append(a.mean + a.ci95 < b.mean - b.ci95)
+        else:
+            ok.append(a.mean - a.ci95 > b.mean + b.ci95)
+    if len(ours) != len(theirs):
+        return untestable("the two protocols were not run at the same points")
+    ratio = sum(ratios) / len(ratios) if ratios else None
+    return _decide(ok, "no confidence interval (no run completed, or one run)", ratio,
+                   "95% CIs do not separate in the paper's direction")
+
+
+def close_to(ours: list[Estimate], theirs: list[Estimate], tolerance: Optional[float] = None) -> Verdict:
+    """"Close to" another protocol: at every point, our mean within the paper's stated
+    error, else :data:`TOLERANCE`, of theirs (a number whose value is theirs)."""
+    if len(ours) != len(theirs):
+        return untestable("the two protocols were not run at the same points")
+    each = [number([a], b.mean, tolerance) if b.mean is not None else untestable("no run completed")
+            for a, b in zip(ours, theirs)]
+    ok = [None if v.verdict == UNTESTABLE else v.verdict == HOLDS for v in each]
+    ratios = [v.ratio for v in each if v.ratio is not None]
+    tol = TOLERANCE if tolerance is None else tolerance
+    return _decide(ok, "no run completed", sum(ratios) / len(ratios) if ratios else None,
+                   f"outside ±{tol:.0%} of the other protocol's value")
+
+
+#: Columns of a comparison row, in order: ``verdict`` is one of :data:`VERDICTS`.
+COMPARISON_COLUMNS = ("section", "experiment", "protocol", "point", "metric", "paper", "ours", "ours/paper",
+                      "verdict", "reason", "not completed")
+
+
+def comparison_row(p: PaperValue, ours_text: str, v: Verdict, not_completed: int) -> dict[str, str]:
+    """One claim's row of the comparison table (and of the index)."""
+    return {
+        "section": p.section,
+        "experiment": p.experiment,
+        "protocol": p.protocol,
+        "point": " ".join(f"{k}={x}" for k, x in p.params.items()),
+        "metric": p.metric,
+        "paper": p.text(),
+        "ours": ours_text,
+        "ours/paper": _num(v.ratio),
+        "verdict": v.verdict,
+        "reason": "; main reason for the gap: ".join(x for x in (v.reason, p.gap if v.verdict != HOLDS else "") if x),
+        "not completed": str(not_completed),
+    }
+
+
+#: A paper's own reason a claim cannot be decided in the setup as run (from the claim,
+#: the findings and the scenario directory), or None.
+Testability = Callable[[PaperValue, list[Finding], Path], Optional[str]]
+
+
+def comparison_rows(findings: list[Finding], paper: list[PaperValue], testable: Optional[Testability] = None,
+                    scenarios: Optional[Path] = None) -> list[dict[str, str]]:
+    """One row per stated paper value, with our value(s) at the points it covers and its
+    verdict; ``testable`` may say why the setup cannot decide a claim."""
     rows = []
     for p in paper:
         mine = [f for f in findings if any(q is p for q in f.paper)]
@@ -212,17 +394,21 @@ def comparison_rows(findings: list[Finding], paper: list[PaperValue]) -> list[di
             text = f"{_num(min(ours))}–{_num(max(ours))}"
         else:
             text = "none completed" if mine else "not run"
-        ratio = (ours[0] / p.value) if (len(ours) == 1 and p.range is None and p.relation == "~" and p.value) else None
-        ok = p.agrees(ours)
-        rows.append({
-            "section": p.section,
-            "experiment": p.experiment,
-            "protocol": p.protocol,
-            "point": " ".join(f"{k}={v}" for k, v in p.params.items()),
-            "metric": p.metric,
-            "paper": p.text(),
-            "ours": text,
-            "check": "ours/paper = " + _num(ratio) if ratio is not None else ("holds" if ok else "does not hold" if ok is not None else "-"),
-            "not completed": str(sum(f.aborted for f in mine)),
-        })
+        others: list[Estimate] = []
+        if p.against is not None:
+            at = {(f.experiment, f.metric, _key(f.params)): f for f in findings if f.protocol == p.against}
+            others = [Estimate.of(at[k]) if k in at else Estimate(None)
+                      for k in ((f.experiment, f.metric, _key({**f.params, **p.than})) for f in mine)]
+        why = testable(p, findings, scenarios or Path(".")) if testable is not None else None
+        if not mine:
+            v = untestable("not run in this reproduction")
+        elif why is not None:
+            v = untestable(why, p.verdict([Estimate.of(f) for f in mine], others).ratio)
+        else:
+            v = p.verdict([Estimate.of(f) for f in mine], others)
+        rows.append(comparison_row(p, text, v, sum(f.aborted for f in mine)))
     return rows
+
+
+def _key(params: dict[str, Any]) -> str:
+    return json.dumps(json_safe(params), sort_keys=True)

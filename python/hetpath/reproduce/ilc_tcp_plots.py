@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..plots import Note, figure, legend, log_if_wide, same_as, save, series_figure
 from .common import Finding
-from .tcp_radio_plots import paper_marker
+from .tcp_radio_plots import paper_marker, paper_span
 
 STYLE = {
     ("tcp", "tahoe"): ("tab:red", "--"), ("tcp", "reno"): ("tab:red", "-"),
@@ -52,6 +52,7 @@ def _lines(found: list[Finding], experiment: str, metric: str, axis: str, title:
             labels.append(f.params[axis])
     x = {lab: i for i, lab in enumerate(labels)}
     stated: dict[int, tuple[float, float, str]] = {}
+    spans: dict[int, tuple[float, tuple[float, float], str]] = {}
     drawn: dict[str, Any] = {}
     values: list[float] = []
     for (variant, base), fs in _series(found, experiment, metric, axis).items():
@@ -71,11 +72,16 @@ def _lines(found: list[Finding], experiment: str, metric: str, axis: str, title:
         values += [f.ours for f in fs]
         for f in fs:
             for p in f.paper:
-                if p.value is not None:
+                if p.range is not None:
+                    spans[id(p)] = (x[f.params[axis]] + DODGE[variant], p.range, color)
+                elif p.value is not None:
                     stated[id(p)] = (x[f.params[axis]] + DODGE[variant], p.value, color)
     for k, (px, py, color) in enumerate(stated.values()):
         paper_marker(ax, px, py, color, k == 0)
         values.append(py)
+    for k, (px, (lo, hi), color) in enumerate(spans.values()):
+        paper_span(ax, px, lo, hi, color, k == 0)
+        values += [lo, hi]
     ax.set_xticks(range(len(labels)), labels)
     ax.set_xlim(-0.5, len(labels) - 0.5)
     if metric == "improvement_pct" and values:

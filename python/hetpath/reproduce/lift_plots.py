@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..plots import Note, figure, legend, save
+from ..figure_data import paper_artist
 from .common import Finding
 
 STYLES = {"reno-arq": "-", "lift": "--", "sctp": ":"}
@@ -46,7 +47,7 @@ def _figure(found: list[Finding], metric: str, protos: Sequence[str], title: str
                         capsize=2, linewidth=1.2, label=f"{proto}, T_bad = {bad} s")
     if metric == "page_time_s":
         ideal = next((f for f in found if f.experiment == "ideal" and f.metric == metric and f.ours), None)
-        ax.axhline(4.0, color="0.4", linestyle=":", linewidth=0.9, label="paper: ideal channel, about 4 s")
+        paper_artist(ax.axhline(4.0, color="0.4", linestyle=":", linewidth=0.9, label="paper: ideal channel, about 4 s"))
         if ideal is not None:
             ax.axhline(ideal.ours, color="black", linestyle="-.", linewidth=0.9,
                        label=f"ours: ideal channel, {ideal.ours:.2f} s")

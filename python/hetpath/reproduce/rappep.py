@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import copy
 import random
-from typing import Any
+from pathlib import Path
+from typing import Any, Optional
 
 import pandas as pd
 
@@ -23,7 +24,7 @@ from .. import sweep as sweep_mod
 from ..runner import run_text
 from ..stats import mean_ci95
 from ..outdir import write_csv
-from .common import Context, Finding, attach, load_paper
+from .common import Context, Finding, PaperValue, attach, load_paper
 
 NAME = "rappep"
 TITLE = "seed 004: RAPPEP (XCP / MPCP inside a split-TCP PEP) over a GEO hop"
@@ -204,3 +205,22 @@ def summary_frame(found: list[Finding]) -> pd.DataFrame:
         for f in found
     ]
     return pd.DataFrame(rows)
+
+
+def testable(p: PaperValue, found: list[Finding], scenarios: Path) -> Optional[str]:
+    """Why the setup cannot decide a claim, or None. Fig. 9's "finishes in 5 seconds"
+    times the senders to the PEP at R1: a sender done before any byte could cross the
+    satellite hop was acknowledged for its whole file by the PEP's buffer, so the check
+    measures that buffer, not the controller, and cannot fail."""
+    if p.metric != "sender_done_s":
+        return None
+    path = scenarios / "base.toml"
+    base = _toml.loads(path.read_text(encoding="utf-8"), str(path))
+    delay = str(next(link for link in base["link"] if link["name"] == "sat")["delay"])
+    unit = next(u for u in ("ms", "us", "s") if delay.endswith(u))
+    one_way_s = float(delay[: -len(unit)]) * {"s": 1.0, "ms": 1e-3, "us": 1e-6}[unit]
+    done = [f.ours for f in found if any(q is p for q in f.paper) and f.ours is not None]
+    if done and max(done) < one_way_s:
+        return (f"every sender was done within {max(done):.3g} s, before a byte could cross the "
+                f"{one_way_s:g} s satellite hop: the PEP's buffer took each whole file")
+    return None

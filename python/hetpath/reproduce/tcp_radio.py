@@ -22,7 +22,7 @@ from .. import sweep as sweep_mod
 from ..runner import run_text
 from ..stats import mean_ci95
 from ..outdir import write_csv
-from .common import Context, Finding
+from .common import Context, Finding, attach, load_paper
 
 NAME = "tcp-radio"
 TITLE = "seed 003: TCP-radio / TCP-radio-newRTO over a tactical radio link"
@@ -97,6 +97,9 @@ def reproduce(ctx: Context) -> list[Finding]:
         write_csv(raw, ctx.out_dir / "runs.csv")
         from . import tcp_radio_plots
 
+        # The paper's values, for the figures' crosses: attached before the figures are
+        # drawn (the CLI attaches them again for the comparison).
+        attach(found, load_paper(ctx.scenarios / "paper.toml"), label_order(spec))
         ctx.note(f"{NAME}: {len(SEQUENCE_FIGURES)} time-sequence runs, then the figures")
         written = tcp_radio_plots.write_all(found, spec, ctx.out_dir, sequence_runs(spec), ctx.formats,
                                             note=lambda msg: ctx.note(f"{NAME}: {msg}"))

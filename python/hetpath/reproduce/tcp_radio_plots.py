@@ -12,6 +12,7 @@ import pandas as pd
 
 from .. import sweep as sweep_mod
 from ..plots import Note, figure, legend, log_if_wide, save, series_figure
+from ..figure_data import paper_artist
 from .common import Finding
 
 COLORS = {"newreno": "tab:red", "westwood+": "tab:orange", "tcp-radio": "tab:blue",
@@ -28,8 +29,15 @@ LABELS = {
 def paper_marker(ax: Any, x: float, y: float, color: str, first: bool) -> None:
     """A value the paper states, as a cross in its protocol's colour; the first one
     of a figure carries the legend entry that says so."""
-    ax.plot(x, y, marker="X", linestyle="none", markersize=8, color=color, markeredgecolor="black",
-            markeredgewidth=0.6, zorder=6, label="paper (text), in its protocol's colour" if first else None)
+    paper_artist(ax.plot(x, y, marker="X", linestyle="none", markersize=8, color=color, markeredgecolor="black",
+                         markeredgewidth=0.6, zorder=6,
+                         label="paper (text), in its protocol's colour" if first else None))
+
+
+def paper_span(ax: Any, x: float, lo: float, hi: float, color: str, first: bool) -> None:
+    """A range the paper states over several points, as a thick translucent bar at one of them."""
+    paper_artist(ax.plot([x, x], [lo, hi], color=color, linewidth=5, alpha=0.45, solid_capstyle="butt", zorder=5,
+                         label="paper's range (text), in its protocol's colour" if first else None))
 
 
 def _bars(found: list[Finding], metric: str, experiment: str, fixed: tuple[str, str], axis: tuple[str, list[str]],
@@ -43,7 +51,7 @@ def _bars(found: list[Finding], metric: str, experiment: str, fixed: tuple[str, 
     protos = [p for p in COLORS if any(f.protocol == p and f.metric == metric for f in found)]
     width = 0.8 / max(1, len(protos))
     bottom = blended_transform_factory(ax.transData, ax.transAxes)
-    values, missing, stated = [], False, False
+    values, missing, stated, spanned = [], False, False, False
     for j, proto in enumerate(protos):
         labelled = False
         for i, x in enumerate(xs):
@@ -62,7 +70,11 @@ def _bars(found: list[Finding], metric: str, experiment: str, fixed: tuple[str, 
                         color=COLORS[proto], fontsize="x-small")
                 missing = True
             for p in f.paper:
-                if p.value is not None and ".." not in "".join(p.params.values()):
+                if p.range is not None:
+                    paper_span(ax, pos, *p.range, COLORS[proto], not spanned)
+                    spanned = True
+                    values += list(p.range)
+                elif p.value is not None:
                     paper_marker(ax, pos, p.value, COLORS[proto], not stated)
                     stated = True
                     values.append(p.value)
