@@ -1,17 +1,20 @@
 //! `hetpath-live pep`: a transparent split-connection PEP daemon (docs/live.md, "The
 //! PEP"). Sans IO: `ring` (a connection's bounded buffer) and `relay` (the byte pump
-//! between a connection's two legs, `SplitPep`'s rules on real sockets), `config` (the
-//! TOML file), `matching` (`[match]`: the allow list, its exceptions and deny entries), `rules` (the nftables TPROXY table, programmed over netlink by `rules::nftnl`, and the policy routing it installs),
-//! `metrics` (counters and their Prometheus text, served by `metrics_http`); gateway mode (docs/live.md, "Gateway
-//! mode"): `frame` (what a datagram carries), `seal` (a session's AEAD),
+//! between a connection's two legs, `SplitPep`'s rules on real sockets), `page_buf` (a
+//! buffer's pages, mapped only while it holds bytes) and `memory_budget`
+//! (`memory_limit`), `config` (the TOML file), `matching` (`[match]`: the allow list,
+//! its exceptions and deny entries), `rules` (the nftables TPROXY table, programmed over
+//! netlink by `rules::nftnl`, and the policy routing it installs), `metrics` (counters
+//! and their Prometheus text, served by `metrics_http`); gateway mode (docs/live.md,
+//! "Gateway mode"): `frame` (what a datagram carries), `seal` (a session's AEAD),
 //! `handshake` (Noise NNpsk0 through snow), `session` (sessions, re-keys, restarts),
-//! `keyrng` (the core's seeded randomness), `replay` (the replay window), `tcpseg` (a satellite-leg segment in a frame),
-//! `stream` (the byte adapter beside hetpath-proto's byte-counting TCP), `gateway` (the
-//! gateway core). Linux: `sock` (transparent sockets, `TCP_CONGESTION`, `TCP_INFO`),
-//! `daemon` (integrated mode's epoll loop), `gateway_daemon` and `timer` (gateway
-//! mode's), `cli`; the limits both loops share: `accept` (accepting when descriptors run
-//! out), `per_source` (connections per client address), `nofile` (`RLIMIT_NOFILE`
-//! against the cap).
+//! `keyrng` (the core's seeded randomness), `replay` (the replay window), `tcpseg` (a
+//! satellite-leg segment in a frame), `stream` (the byte adapter beside hetpath-proto's
+//! byte-counting TCP), `gateway` (the gateway core). Linux: `sock` (transparent
+//! sockets, `TCP_CONGESTION`, `TCP_INFO`), `daemon` (integrated mode's epoll loop),
+//! `gateway_daemon` and `timer` (gateway mode's), `cli`; the limits both loops share:
+//! `accept` (accepting when descriptors run out), `per_source` (connections per client
+//! address), `nofile` (`RLIMIT_NOFILE` against the cap).
 
 #[cfg(target_os = "linux")]
 pub mod accept;
