@@ -18,11 +18,10 @@
 //! (`accept.rs`).
 
 use super::accept::Acceptor;
+use super::admission::Admission;
 use super::config::{Config, LogLevel};
 use super::log::log;
-use super::memory_budget::MemoryBudget;
 use super::metrics::Metrics;
-use super::per_source::PerSource;
 use super::relay::{Leg, Moved, Relay, Side, Status};
 use super::sock;
 use mio::net::{TcpListener, TcpStream};
@@ -88,20 +87,17 @@ pub struct Daemon {
     again: Vec<usize>,
     metrics: Arc<Metrics>,
     buffered: u64,
-    /// Bytes mapped for the rings now (`Relay::allocated`), and the budget.
+    /// Bytes mapped for the rings now (`Relay::allocated`).
     allocated: u64,
-    budget: MemoryBudget,
     acceptor: Acceptor,
-    per_source: PerSource,
+    admission: Admission,
     /// The time the loop last woke.
     now: Instant,
 }
 
 impl Daemon {
     pub fn new(cfg: Config, listener: TcpListener, metrics: Arc<Metrics>) -> io::Result<Daemon> {
-        let budget = MemoryBudget::new(cfg.memory_limit, cfg.buffer_bytes);
-        metrics.memory_limit.store(budget.limit, Relaxed);
-        let per_source = PerSource::new(cfg.max_connections_per_source);
+        let admission = Admission::new(&cfg, &metrics);
         Ok(Daemon {
             cfg,
             poll: Poll::new()?,
@@ -111,9 +107,8 @@ impl Daemon {
             metrics,
             buffered: 0,
             allocated: 0,
-            budget,
             acceptor: Acceptor::new(),
-            per_source,
+            admission,
             now: Instant::now(),
         })
     }
@@ -199,28 +194,9 @@ impl Daemon {
             return;
         }
         if !self
-            .budget
-            .admits(self.conns.len() as u64 * self.budget.per_connection)
+            .admission
+            .admit(&self.cfg, m, self.conns.len(), peer, dst)
         {
-            log(
-                LogLevel::Warn,
-                format_args!(
-                    "refused {peer} -> {dst}: memory_limit ({}) reached",
-                    self.budget.limit
-                ),
-            );
-            m.rejected_memory.fetch_add(1, Relaxed);
-            return;
-        }
-        if !self.per_source.admit(*peer.ip()) {
-            log(
-                LogLevel::Warn,
-                format_args!(
-                    "refused {peer} -> {dst}: max_connections_per_source ({}) reached",
-                    self.cfg.max_connections_per_source
-                ),
-            );
-            m.rejected_per_source.fetch_add(1, Relaxed);
             return;
         }
         let _ = client.set_nodelay(true);
@@ -248,7 +224,7 @@ impl Daemon {
                 } else {
                     m.connect_failed.fetch_add(1, Relaxed);
                 }
-                self.per_source.release(*peer.ip());
+                self.admission.release(*peer.ip());
                 return;
             }
         };
@@ -273,7 +249,7 @@ impl Daemon {
                 LogLevel::Warn,
                 format_args!("{peer} -> {dst}: cannot poll: {e}"),
             );
-            self.per_source.release(*peer.ip());
+            self.admission.release(*peer.ip());
             return;
         }
         m.buffer_limit
@@ -353,7 +329,7 @@ impl Daemon {
 
     fn close(&mut self, key: usize, completed: bool) {
         let mut c = self.conns.remove(key);
-        self.per_source.release(*c.peer.ip());
+        self.admission.release(*c.peer.ip());
         let reg = self.poll.registry();
         let _ = reg.deregister(&mut c.client);
         let _ = reg.deregister(&mut c.server);

@@ -17,13 +17,12 @@
 //! connect.
 
 use super::accept::Acceptor;
+use super::admission::Admission;
 use super::config::{Config, LogLevel};
 use super::frame::{ConnId, RefuseReason};
 use super::gateway::{Event, Gateway};
 use super::log::log;
-use super::memory_budget::MemoryBudget;
 use super::metrics::Metrics;
-use super::per_source::PerSource;
 use super::session::SessionStats;
 use super::sock;
 use super::timer::{monotonic_ns, Timer};
@@ -71,7 +70,7 @@ struct Local {
     eof: bool,
     shut: bool,
     name: String,
-    /// A: the client's address, counted in `per_source`.
+    /// A: the client's address, counted in `admission`'s per-source share.
     source: Option<Ipv4Addr>,
     /// When a byte last moved either way (the loop's clock).
     last_moved: Instant,
@@ -98,10 +97,9 @@ pub struct GatewayDaemon {
     /// The session counters as last warned about, and when.
     warned: SessionStats,
     warned_at: Option<Instant>,
-    budget: MemoryBudget,
     released: Instant,
     acceptor: Acceptor,
-    per_source: PerSource,
+    admission: Admission,
     /// The time the loop last woke.
     now: Instant,
 }
@@ -119,9 +117,7 @@ impl GatewayDaemon {
         let peer = SocketAddr::V4(g.peer);
         sock::force_buffers(&udp, UDP_BUFFER);
         metrics.gateway.store(true, Relaxed);
-        let budget = MemoryBudget::new(cfg.memory_limit, cfg.buffer_bytes);
-        metrics.memory_limit.store(budget.limit, Relaxed);
-        let per_source = PerSource::new(cfg.max_connections_per_source);
+        let admission = Admission::new(&cfg, &metrics);
         Ok(GatewayDaemon {
             cfg,
             core,
@@ -140,10 +136,9 @@ impl GatewayDaemon {
             peak: 0,
             warned: SessionStats::default(),
             warned_at: None,
-            budget,
             released: Instant::now(),
             acceptor: Acceptor::new(),
-            per_source,
+            admission,
             now: Instant::now(),
         })
     }
@@ -411,7 +406,7 @@ impl GatewayDaemon {
         let _ = self.poll.registry().deregister(&mut s.stream);
         self.by_conn.remove(&s.conn);
         if let Some(src) = s.source {
-            self.per_source.release(src);
+            self.admission.release(src);
         }
         if clean {
             sock::clear_abort(&s.stream);
@@ -445,32 +440,16 @@ impl GatewayDaemon {
         }
         // The cap first, as in integrated mode: at it, a client is refused for the cap.
         let at_cap = self.core.connections() >= self.cfg.max_connections;
-        let reserved = self.core.connections() as u64 * self.budget.per_connection;
-        if !at_cap && !self.budget.admits(reserved) {
-            log(
-                LogLevel::Warn,
-                format_args!(
-                    "refused {peer} -> {dst}: memory_limit ({}) reached",
-                    self.budget.limit
-                ),
-            );
-            m.rejected_memory.fetch_add(1, Relaxed);
-            return;
-        }
-        if !at_cap && !self.per_source.admit(*peer.ip()) {
-            log(
-                LogLevel::Warn,
-                format_args!(
-                    "refused {peer} -> {dst}: max_connections_per_source ({}) reached",
-                    self.cfg.max_connections_per_source
-                ),
-            );
-            m.rejected_per_source.fetch_add(1, Relaxed);
+        if !at_cap
+            && !self
+                .admission
+                .admit(&self.cfg, m, self.core.connections(), peer, dst)
+        {
             return;
         }
         let Some(conn) = self.core.open(self.now(), peer, dst) else {
             if !at_cap {
-                self.per_source.release(*peer.ip());
+                self.admission.release(*peer.ip());
             }
             log(
                 LogLevel::Warn,

@@ -19,6 +19,8 @@
 #[cfg(target_os = "linux")]
 pub mod accept;
 #[cfg(target_os = "linux")]
+pub mod admission;
+#[cfg(target_os = "linux")]
 pub mod cli;
 pub mod config;
 #[cfg(target_os = "linux")]
