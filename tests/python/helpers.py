@@ -158,3 +158,14 @@ class Namespaces:
 
 def ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+def pep_rss_kib(pep: Any) -> int:
+    """A running ``hetpath.pep.Pep`` daemon's resident memory (VmRSS), KiB."""
+    assert pep.process is not None
+    with open(f"/proc/{pep.process.pid}/status") as f:
+        lines = f.read().splitlines()
+    for line in lines:
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")

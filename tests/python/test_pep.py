@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import Namespaces, ip, live_binary, live_unavailable
+from helpers import Namespaces, ip, live_binary, live_unavailable, pep_rss_kib
 from hetpath.errors import ScenarioError
 from hetpath.pep import Pep
 from hetpath.testbed import wait_listening
@@ -144,7 +144,7 @@ def test_a_stalled_server_keeps_the_pep_within_its_bound(tmp_path: Path) -> None
         # The cap: a second connection while the first is open is refused with a RST.
         second = tb.probe("c", "reset", SERVER, "5001")
         m2 = tb.pep_metrics()
-        rss_kib = _rss_kib(tb, pep)
+        rss_kib = pep_rss_kib(pep)
     limit = m["hetpath_pep_buffer_limit_bytes"]
     assert limit == 2 * 65536
     assert 0 < m["hetpath_pep_buffer_bytes"] <= limit
@@ -156,13 +156,6 @@ def test_a_stalled_server_keeps_the_pep_within_its_bound(tmp_path: Path) -> None
     assert m2['hetpath_pep_connections_total{outcome="rejected_cap"}'] == 1
     assert rss_kib < 64 * 1024, f"PEP RSS {rss_kib} KiB"
 
-
-def _rss_kib(tb: PepNet, pep: Pep) -> int:
-    assert pep.process is not None
-    for line in Path(f"/proc/{pep.process.pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmRSS")
 
 
 @needs_netns

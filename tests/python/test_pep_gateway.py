@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import Namespaces, ip, live_binary, live_unavailable
+from helpers import Namespaces, ip, live_binary, live_unavailable, pep_rss_kib
 from hetpath.errors import ScenarioError
 from hetpath.pep import Pep
 from hetpath.testbed import wait_listening
@@ -99,13 +99,6 @@ keepalive_ms = 200
 """)
         return Pep(cfg, netns=self.ns[role], log=tmp_path / (log_name or f"gw-{role}.log"))
 
-
-def _rss_kib(pep: Pep) -> int:
-    assert pep.process is not None
-    for line in Path(f"/proc/{pep.process.pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmRSS")
 
 
 def _stream_sha(size: int) -> str:
@@ -228,7 +221,7 @@ def test_a_stalled_server_keeps_both_gateways_within_their_bound(tmp_path: Path)
         sent = tb.probe("c", PROBE, "stall-client", SERVER, "5001", "4")["sent"]
         time.sleep(0.5)
         ma, mb = tb.metrics("a", 9480), tb.metrics("b", 9481)
-        rss = [_rss_kib(g) for g in (ga, gb)]
+        rss = [pep_rss_kib(g) for g in (ga, gb)]
     assert max(rss) < 64 * 1024, f"gateway RSS {rss} KiB"
     for m in (ma, mb):
         assert m["hetpath_pep_buffer_limit_bytes"] == 2 * buf

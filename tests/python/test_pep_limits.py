@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from helpers import ip, live_binary
+from helpers import ip, live_binary, pep_rss_kib
 from hetpath.pep import Pep
 from hetpath.testbed import wait_listening
 from test_pep import CLIENT, SERVER, PepNet, needs_netns
@@ -69,13 +69,6 @@ def _descriptors(pep: Pep) -> int:
     return len(os.listdir(f"/proc/{pep.process.pid}/fd"))
 
 
-def _rss_kib(pep: Pep) -> int:
-    assert pep.process is not None
-    for line in Path(f"/proc/{pep.process.pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmRSS")
-
 
 @needs_netns
 def test_a_half_open_flood_from_one_address_leaves_others_served(tmp_path: Path) -> None:
@@ -88,7 +81,7 @@ def test_a_half_open_flood_from_one_address_leaves_others_served(tmp_path: Path)
             before = _descriptors(pep)
             flood = _flood(tb, OTHER, SERVER, 2000, 8)
             time.sleep(4)
-            fds, rss = _descriptors(pep), _rss_kib(pep)
+            fds, rss = _descriptors(pep), pep_rss_kib(pep)
             took = _fetch(tb, SERVER)
             m = tb.pep_metrics()
             flooded = _result(flood)

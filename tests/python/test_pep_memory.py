@@ -28,12 +28,12 @@ from typing import Callable
 
 import pytest
 
-from helpers import live_binary
+from helpers import live_binary, pep_rss_kib
 from hetpath.pep import Pep
 from hetpath.testbed import wait_listening
 from test_pep import SERVER, PepNet, needs_netns
 from test_pep_gateway import SERVER as GW_SERVER
-from test_pep_gateway import GatewayNet, _rss_kib
+from test_pep_gateway import GatewayNet
 from test_pep_gateway import needs_netns as needs_gateway_netns
 
 HOLD = str(Path(__file__).parent / "live_helpers" / "hold_probe.py")
@@ -74,7 +74,7 @@ def _rounds(tb, server: str, metrics: Callable[[], dict], peps: list[Pep]) -> li
                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wait_listening(tb, "s", 5001)
     assert flood.poll() is None
-    out = [{"base": [_rss_kib(p) for p in peps]}]
+    out = [{"base": [pep_rss_kib(p) for p in peps]}]
     for _ in range(2):
         holder = tb.popen("c", [sys.executable, HOLD, "hold", server, "5001", str(CLIENTS), "40"],
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -82,7 +82,7 @@ def _rounds(tb, server: str, metrics: Callable[[], dict], peps: list[Pep]) -> li
         assert holder.stdout.readline().strip() == "ready", holder.stderr.read() if holder.stderr else ""
         # Most of each connection's buffer toward its client full: the load is in place.
         _wait("the buffers filled", lambda: metrics()[HELD] >= 0.9 * CLIENTS * BUFFER, 20)
-        loaded = [_rss_kib(p) for p in peps]
+        loaded = [pep_rss_kib(p) for p in peps]
         m = metrics()
         # What is mapped is what is held, rounded to the buffers holding it: one per
         # connection and daemon (and the fetch's to come), never two per connection.
@@ -99,7 +99,7 @@ def _rounds(tb, server: str, metrics: Callable[[], dict], peps: list[Pep]) -> li
         # The idle-buffer tick (1 s) and a metrics refresh.
         _wait("the buffers unmapped", lambda: metrics().get(MAPPED, 0) == 0, 5)
         time.sleep(0.5)
-        out.append({"loaded": loaded, "after": [_rss_kib(p) for p in peps], "fetched": fetched})
+        out.append({"loaded": loaded, "after": [pep_rss_kib(p) for p in peps], "fetched": fetched})
     return out
 
 
