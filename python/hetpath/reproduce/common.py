@@ -64,8 +64,9 @@ class PaperValue:
     #: Another protocol at the same point: the claim is ``protocol <relation> against``.
     against: Optional[str] = None
     #: For a claim between two points ("more disconnections, more gain"): the grid labels
-    #: the other side takes instead of this claim's (``than = { disconnections = "1" }``);
-    #: the other side is ``against``, or the same protocol.
+    #: the other side takes instead of this claim's (``than = { disconnections = "1" }``;
+    #: ``experiment`` names another experiment); the other side is ``against``, or the
+    #: same protocol.
     than: dict[str, str] = field(default_factory=dict)
     #: The paper's stated relative error, when it states one (else :data:`TOLERANCE`).
     tolerance: Optional[float] = None
@@ -397,11 +398,13 @@ def comparison_rows(findings: list[Finding], paper: list[PaperValue], testable: 
         others: list[Estimate] = []
         if p.against is not None:
             at = {(f.experiment, f.metric, _key(f.params)): f for f in findings if f.protocol == p.against}
+            grid = {k: x for k, x in p.than.items() if k != "experiment"}
             others = [Estimate.of(at[k]) if k in at else Estimate(None)
-                      for k in ((f.experiment, f.metric, _key({**f.params, **p.than})) for f in mine)]
+                      for k in ((p.than.get("experiment", f.experiment), f.metric, _key({**f.params, **grid}))
+                                for f in mine)]
         why = testable(p, findings, scenarios or Path(".")) if testable is not None else None
         if not mine:
-            v = untestable("not run in this reproduction")
+            v = untestable(why or "not run in this reproduction")
         elif why is not None:
             v = untestable(why, p.verdict([Estimate.of(f) for f in mine], others).ratio)
         else:
