@@ -96,7 +96,9 @@ def test_a_claim_against_another_experiment_reads_the_same_protocol_there(tmp_pa
         'than = { experiment = "clean" }\nsection = "IV"\nquote = "longer with loss"\n')
     paper = load_paper(tmp_path / "paper.toml")
     for lossy, want in ((20.0, HOLDS), (10.5, FAILS)):
-        found = [Finding("clean", "a", {}, "t", 10.0, 1.0, 3, 0), Finding("lossy", "a", {}, "t", lossy, 1.0, 3, 0)]
+        # Each experiment has its own parameters (RAPPEP's loss rate), not the other's.
+        found = [Finding("clean", "a", {"loss": 0.0}, "t", 10.0, 1.0, 3, 0),
+                 Finding("lossy", "a", {"loss": 0.01}, "t", lossy, 1.0, 3, 0)]
         attach(found, paper, {})
         (row,) = comparison_rows(found, paper)
         assert row["verdict"] == want and row["paper"] == "> a at experiment=clean", lossy

@@ -398,10 +398,8 @@ def comparison_rows(findings: list[Finding], paper: list[PaperValue], testable: 
         others: list[Estimate] = []
         if p.against is not None:
             at = {(f.experiment, f.metric, _key(f.params)): f for f in findings if f.protocol == p.against}
-            grid = {k: x for k, x in p.than.items() if k != "experiment"}
-            others = [Estimate.of(at[k]) if k in at else Estimate(None)
-                      for k in ((p.than.get("experiment", f.experiment), f.metric, _key({**f.params, **grid}))
-                                for f in mine)]
+            others = [Estimate.of(o) if (o := _other(p, f, findings, at)) is not None else Estimate(None)
+                      for f in mine]
         why = testable(p, findings, scenarios or Path(".")) if testable is not None else None
         if not mine:
             v = untestable(why or "not run in this reproduction")
@@ -411,6 +409,21 @@ def comparison_rows(findings: list[Finding], paper: list[PaperValue], testable: 
             v = p.verdict([Estimate.of(f) for f in mine], others)
         rows.append(comparison_row(p, text, v, sum(f.aborted for f in mine)))
     return rows
+
+
+def _other(p: PaperValue, f: Finding, findings: list[Finding], at: dict[Any, Finding]) -> Optional[Finding]:
+    """The other side of claim ``p`` at finding ``f``'s point: ``against`` at the same
+    point with ``than``'s labels. In another experiment (``than = { experiment = ... }``)
+    the point's parameters are that experiment's own: the one finding there that has
+    ``than``'s other labels."""
+    exp = p.than.get("experiment", f.experiment)
+    grid = {k: x for k, x in p.than.items() if k != "experiment"}
+    exact = at.get((exp, f.metric, _key({**f.params, **grid})))
+    if exact is not None or exp == f.experiment:
+        return exact
+    there = [g for g in findings if g.protocol == p.against and g.experiment == exp and g.metric == f.metric
+             and all(str(g.params.get(k)) == x for k, x in grid.items())]
+    return there[0] if len(there) == 1 else None
 
 
 def _key(params: dict[str, Any]) -> str:
