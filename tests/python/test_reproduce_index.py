@@ -76,3 +76,10 @@ def test_all_summary_writes_the_index(monkeypatch: pytest.MonkeyPatch, tmp_path:
     assert bad.exit_code == 2 and "not both" in bad.stderr
     bad = invoke(["reproduce", "--all"])
     assert bad.exit_code == 2 and "--summary" in bad.stderr
+
+
+def test_the_committed_index_has_every_claim_of_every_paper() -> None:
+    """A claim added to a paper.toml without the index written again would be missing."""
+    rows = index.parse(README.read_text(encoding="utf-8"))
+    for paper in ("apohn", "ilc-tcp", "lift", "rappep", "tcp-radio"):
+        assert sum(r["paper"] == paper for r in rows) == _claims(paper), paper

@@ -87,3 +87,26 @@ def test_close_to_another_protocol_is_a_number_whose_value_is_theirs() -> None:
     v = close_to([E(0.40, 0.01), E(0.52, 0.01)], [E(0.60, 0.01), E(0.60, 0.01)])
     assert v.verdict == FAILS and "1 of 2 points" in v.reason
     assert close_to([E(0.5)], [E(None)]).verdict == UNTESTABLE
+
+
+def test_a_claim_against_another_experiment_reads_the_same_protocol_there(tmp_path: Path) -> None:
+    """``than = { experiment = ... }``: "it takes all protocols a longer time with loss"."""
+    (tmp_path / "paper.toml").write_text(
+        '[[value]]\nexperiment = "lossy"\nprotocol = "a"\nrelation = ">"\nmetric = "t"\n'
+        'than = { experiment = "clean" }\nsection = "IV"\nquote = "longer with loss"\n')
+    paper = load_paper(tmp_path / "paper.toml")
+    for lossy, want in ((20.0, HOLDS), (10.5, FAILS)):
+        # Each experiment has its own parameters (RAPPEP's loss rate), not the other's.
+        found = [Finding("clean", "a", {"loss": 0.0}, "t", 10.0, 1.0, 3, 0),
+                 Finding("lossy", "a", {"loss": 0.01}, "t", lossy, 1.0, 3, 0)]
+        attach(found, paper, {})
+        (row,) = comparison_rows(found, paper)
+        assert row["verdict"] == want and row["paper"] == "> a at experiment=clean", lossy
+
+
+def test_rappep_oscillation_claims_are_not_testable_with_their_reason() -> None:
+    scenarios = REPO / "scenarios" / "rappep"
+    paper = [p for p in load_paper(scenarios / "paper.toml") if p.metric == rappep.OSCILLATION]
+    assert paper
+    rows = comparison_rows([], paper, rappep.testable, scenarios)
+    assert all(r["verdict"] == UNTESTABLE and "no measure of oscillation" in r["reason"] for r in rows)

@@ -64,8 +64,9 @@ class PaperValue:
     #: Another protocol at the same point: the claim is ``protocol <relation> against``.
     against: Optional[str] = None
     #: For a claim between two points ("more disconnections, more gain"): the grid labels
-    #: the other side takes instead of this claim's (``than = { disconnections = "1" }``);
-    #: the other side is ``against``, or the same protocol.
+    #: the other side takes instead of this claim's (``than = { disconnections = "1" }``;
+    #: ``experiment`` names another experiment); the other side is ``against``, or the
+    #: same protocol.
     than: dict[str, str] = field(default_factory=dict)
     #: The paper's stated relative error, when it states one (else :data:`TOLERANCE`).
     tolerance: Optional[float] = None
@@ -397,17 +398,32 @@ def comparison_rows(findings: list[Finding], paper: list[PaperValue], testable: 
         others: list[Estimate] = []
         if p.against is not None:
             at = {(f.experiment, f.metric, _key(f.params)): f for f in findings if f.protocol == p.against}
-            others = [Estimate.of(at[k]) if k in at else Estimate(None)
-                      for k in ((f.experiment, f.metric, _key({**f.params, **p.than})) for f in mine)]
+            others = [Estimate.of(o) if (o := _other(p, f, findings, at)) is not None else Estimate(None)
+                      for f in mine]
         why = testable(p, findings, scenarios or Path(".")) if testable is not None else None
         if not mine:
-            v = untestable("not run in this reproduction")
+            v = untestable(why or "not run in this reproduction")
         elif why is not None:
             v = untestable(why, p.verdict([Estimate.of(f) for f in mine], others).ratio)
         else:
             v = p.verdict([Estimate.of(f) for f in mine], others)
         rows.append(comparison_row(p, text, v, sum(f.aborted for f in mine)))
     return rows
+
+
+def _other(p: PaperValue, f: Finding, findings: list[Finding], at: dict[Any, Finding]) -> Optional[Finding]:
+    """The other side of claim ``p`` at finding ``f``'s point: ``against`` at the same
+    point with ``than``'s labels. In another experiment (``than = { experiment = ... }``)
+    the point's parameters are that experiment's own: the one finding there that has
+    ``than``'s other labels."""
+    exp = p.than.get("experiment", f.experiment)
+    grid = {k: x for k, x in p.than.items() if k != "experiment"}
+    exact = at.get((exp, f.metric, _key({**f.params, **grid})))
+    if exact is not None or exp == f.experiment:
+        return exact
+    there = [g for g in findings if g.protocol == p.against and g.experiment == exp and g.metric == f.metric
+             and all(str(g.params.get(k)) == x for k, x in grid.items())]
+    return there[0] if len(there) == 1 else None
 
 
 def _key(params: dict[str, Any]) -> str:
