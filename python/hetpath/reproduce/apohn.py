@@ -206,11 +206,17 @@ def _delivered_by_sender(fs: dict[str, list[Any]]) -> pd.DataFrame:
 def stalls(fs: dict[str, list[Any]], duration_s: float) -> int:
     """How often the goodput of every flow together fell to zero: runs of ``STALL_BIN_S``
     bins with no byte delivered, counted after the first byte."""
-    first = _delivered_by_sender(fs)
+    # Plain numpy rather than _delivered_by_sender's frame: this runs for every run, and
+    # the frame cost a tenth of the reproduction. The same samples, summed in the same
+    # (sorted) flow order.
+    flow, leg = np.asarray(fs["flow"]), np.asarray(fs["leg"])
+    t, d = np.asarray(fs["time_s"], float), np.asarray(fs["bytes_delivered"], float)
     edges = np.arange(0.0, duration_s + STALL_BIN_S / 2, STALL_BIN_S)
     delivered = np.zeros_like(edges)
-    for _, g in first.groupby("flow"):
-        delivered += np.interp(edges, g["time_s"].to_numpy(float), g["bytes_delivered"].to_numpy(float))
+    for f in np.unique(flow):
+        mine = flow == f
+        sender = mine & (leg == leg[mine].min())
+        delivered += np.interp(edges, t[sender], d[sender])
     got = np.diff(delivered) > 0
     if not got.any():
         return 0
