@@ -23,10 +23,7 @@ BLOCK = bytes(range(256)) * 256  # 64 KiB
 
 
 def flood_server(port: int, seconds: float) -> dict:
-    lst = socket.socket()
-    lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    lst.bind(("0.0.0.0", port))
-    lst.listen(1024)
+    lst = socket.create_server(("0.0.0.0", port), backlog=1024)  # SO_REUSEADDR on POSIX
     lst.setblocking(False)
     sel = selectors.DefaultSelector()
     sel.register(lst, selectors.EVENT_READ)

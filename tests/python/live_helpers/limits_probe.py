@@ -25,10 +25,7 @@ def _more_descriptors() -> None:
 
 def hold_server(port: int, seconds: float) -> dict:
     _more_descriptors()
-    lst = socket.socket()
-    lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    lst.bind(("0.0.0.0", port))
-    lst.listen(4096)
+    lst = socket.create_server(("0.0.0.0", port), backlog=4096)  # SO_REUSEADDR on POSIX
     lst.setblocking(False)
     sel = selectors.DefaultSelector()
     sel.register(lst, selectors.EVENT_READ, None)
