@@ -70,6 +70,15 @@ def test_set_key_selects_array_entries_by_name() -> None:
         sweep.set_key(doc, "flow.g.cc", "cubic")
 
 
+def test_set_key_selects_an_agent_by_its_name() -> None:
+    doc = {"agent": [{"kind": "xcp-router", "node": "r1"},
+                     {"kind": "split-pep", "name": "pep-r1", "node": "r1"}]}
+    sweep.set_key(doc, "agent.pep-r1.buffer", "1MB")
+    assert doc["agent"][1]["buffer"] == "1MB" and "buffer" not in doc["agent"][0]
+    with pytest.raises(ScenarioError, match="no \\[\\[agent\\]\\] named 'pep-r2'"):
+        sweep.set_key(doc, "agent.pep-r2.buffer", "1MB")
+
+
 def test_grid_protocols_and_seeds_make_every_run(tmp_path: Path) -> None:
     path = write_sweep(tmp_path, """seeds = 3
 [grid]

@@ -19,7 +19,7 @@ use hetpath_proto::agent::Collaboration;
 use hetpath_proto::host::lift_mh::SelfProtection;
 use hetpath_proto::packet::EspSizes;
 use hetpath_proto::{Dur, Time};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// Default DropTail limit when a link gives none (ns-3's and Linux's txqueuelen default).
@@ -421,6 +421,19 @@ pub fn build_warned(
         nodes: &nodes,
         links: &links,
     };
+    // A sweep selects an agent by its name (`agent.<name>.`): two of one name would
+    // leave the second out of reach.
+    let mut agent_names = HashSet::new();
+    for (i, a) in s.agents.iter().enumerate() {
+        if let Some(name) = a.name() {
+            if !agent_names.insert(name) {
+                return Err(err(
+                    format!("agent[{i}].name"),
+                    format!("agent '{name}' is defined twice"),
+                ));
+            }
+        }
+    }
     for (i, a) in s.agents.iter().enumerate() {
         a.place(&mut sim, &names, &s.tcp)
             .map_err(at(&format!("agent[{i}]")))?;
