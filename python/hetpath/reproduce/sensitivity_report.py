@@ -144,4 +144,5 @@ def check_markers(path: Path) -> str:
 def write_between_markers(path: Path, part: str) -> None:
     """Replace what lies between the markers of ``path`` with ``part`` (which carries both)."""
     head, rest = check_markers(path).split(BEGIN, 1)
-    path.write_text(head + part + rest.split(END, 1)[1].lstrip("\n"), encoding="utf-8")
+    after = rest.split(END, 1)[1]
+    path.write_text(head + part + after.removeprefix("\n"), encoding="utf-8")
