@@ -183,6 +183,10 @@ pub struct LinkSpec {
     pub rate: Option<Rate>,
     pub delay: Option<Duration>,
     pub queue: Option<QueueLimit>,
+    /// Multiplies both directions' queue limit (after `ab`/`ba`), rounded to a whole
+    /// packet or byte: one key a sensitivity sweep can set over a grid whose points
+    /// each give their own `queue`. Default 1.
+    pub queue_scale: Option<f64>,
     pub channel: Option<ChannelSpec>,
     pub outages: Option<Vec<OutageSpec>>,
     /// Overrides for the a -> b direction.
