@@ -142,8 +142,8 @@ impl Sender {
             if self.mode == RecoveryMode::NewReno {
                 self.inflation = (self.inflation + if acked.bytes >= mss { mss } else { 0 })
                     .saturating_sub(acked.bytes);
-                restart_timer = !self.partial_acked
-                    || self.cfg.newreno_timer == NewRenoTimer::SlowButSteady;
+                restart_timer =
+                    !self.partial_acked || self.cfg.newreno_timer == NewRenoTimer::SlowButSteady;
                 self.partial_acked = true;
             }
         }

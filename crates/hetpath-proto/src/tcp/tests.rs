@@ -128,7 +128,10 @@ fn single_loss_is_repaired_by_fast_retransmit_in_every_mode() {
 /// times out; Impatient restarts it on the first only, and times out.
 #[test]
 fn impatient_newreno_times_out_on_a_window_of_many_losses() {
-    for (timer, timeouts) in [(NewRenoTimer::SlowButSteady, 0), (NewRenoTimer::Impatient, 1)] {
+    for (timer, timeouts) in [
+        (NewRenoTimer::SlowButSteady, 0),
+        (NewRenoTimer::Impatient, 1),
+    ] {
         let client = TcpConfig {
             sack: false,
             newreno_timer: timer,
@@ -139,7 +142,11 @@ fn impatient_newreno_times_out_on_a_window_of_many_losses() {
         net.run(secs(100.0));
         assert_eq!(received(&net), 200_000, "{timer:?}");
         let s = *net.conn(0, c).stats();
-        assert_eq!((s.fast_retransmits, s.timeouts), (1, timeouts), "{timer:?}: {s:?}");
+        assert_eq!(
+            (s.fast_retransmits, s.timeouts),
+            (1, timeouts),
+            "{timer:?}: {s:?}"
+        );
     }
 }
 

@@ -182,7 +182,7 @@ fn a_named_apohn_agent_runs_as_an_unnamed_one() {
         .err()
         .expect("a name that is not a string")
         .to_string();
-    assert!(e.contains("name") && !e.contains('\n'), "{e}");
+    assert!(e.contains("expected a string") && !e.contains('\n'), "{e}");
 }
 
 /// The same flow under end-to-end ESP (§III.E): the split PEPs of SaTPEP find no TCP header
