@@ -111,8 +111,8 @@ class Task:
 
 def set_key(doc: dict[str, Any], path: str, value: Any, where: str = "") -> None:
     """Set the dotted ``path`` in a parsed scenario; ``flow.<name>.``, ``link.<name>.``,
-    ``node.<name>.`` and ``agent.<name>.`` select an entry of that array of tables by its
-    ``name``, and
+    ``node.<name>.`` and ``agent.<name>.`` (an agent that has a ``name``) select an
+    entry of that array of tables by its ``name``, and
     ``base_station.<node>.`` by its ``node``. A step into a value that is not a table is
     a ``ScenarioError`` naming the key, never a ``TypeError``."""
     if not isinstance(path, str) or not path or any(p == "" for p in path.split(".")):
@@ -128,7 +128,7 @@ def set_key(doc: dict[str, Any], path: str, value: Any, where: str = "") -> None
         by = _ARRAYS[parts[0]]
         match = [e for e in entries if isinstance(e, dict) and e.get(by) == parts[1]]
         if not match:
-            known = ", ".join(str(e[by]) for e in entries if isinstance(e, dict) and by in e) or "none"
+            known = ", ".join(str(e.get(by)) for e in entries if isinstance(e, dict)) or "none"
             raise ScenarioError(f"{where}'{path}': no [[{parts[0]}]] named '{parts[1]}' (defined: {known})")
         node, parts = match[0], parts[2:]
     _set_in(node, parts, value, path, where)

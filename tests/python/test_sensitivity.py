@@ -139,9 +139,10 @@ def test_reach_and_the_parameter_that_moves_a_claim_most(tmp_path: Path) -> None
 def test_a_claim_that_held_can_stop_holding(tmp_path: Path) -> None:
     plan = _plan(tmp_path)
     rows = [_row(sens.DEFAULT, 1, 1.0, "holds"), _row(sens.ONE, 1, 1.6, "does not hold", "sat_queue", "250pkt"),
-            _row(sens.ONE, 1, 1.0, "holds", "min_rto", "200ms")]
+            _row(sens.ONE, 1, None, "not testable", "min_rto", "200ms")]
     (s,) = report.summarize(plan, rows)
-    assert s.reach == "holds at the defaults; not at 1 of 2 other points (sat_queue=250pkt)"
+    assert s.reach == ("holds at the defaults; does not hold at 1 of 2 other points (sat_queue=250pkt); "
+                       "not testable at 1 of 2 other points (min_rto=200ms)")
 
 
 @pytest.fixture()

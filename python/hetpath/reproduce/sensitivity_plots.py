@@ -79,7 +79,8 @@ def write_all(plan: Plan, rows: list[dict[str, Any]], quick: bool, out_dir: Path
                         ax.plot([k], [v], ls="none", **{**_style(verdict), "color": line.get_color()})
             ax.set_xticks(range(len(xl)), [str(v) for v in xl], fontsize="small")
             ax.set_title(f"{a.name} × {b.name}", fontsize="small")
-            ax.legend(fontsize="x-small", frameon=False)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize="x-small", frameon=False)
         for ax in axes[:panels]:
             ax.axhline(1.0, color="k", ls="--", lw=0.8)
             ax.grid(True, alpha=0.3)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from .common import HOLDS, UNTESTABLE, _num
+from .common import FAILS, HOLDS, UNTESTABLE, _num
 from .sensitivity import DEFAULT, ONE, PAIR, Plan, spans_by_claim
 
 BEGIN = "<!-- sensitivity:begin -->"
@@ -55,9 +55,13 @@ def summarize(plan: Plan, rows: list[dict[str, Any]]) -> list[ClaimSummary]:
 def _reach(plan: Plan, mine: list[dict[str, Any]], base: dict[str, Any]) -> str:
     others = [r for r in mine if r["kind"] != DEFAULT]
     if base["verdict"] == HOLDS:
-        lost = [_settings(r) for r in others if r["verdict"] != HOLDS]
-        return "holds at the defaults" + (f"; not at {len(lost)} of {len(others)} other points ({_few(lost)})"
-                                          if lost else " and at every swept point")
+        lost = [_settings(r) for r in others if r["verdict"] == FAILS]
+        undecided = [_settings(r) for r in others if r["verdict"] == UNTESTABLE]
+        if not lost and not undecided:
+            return "holds at the defaults and at every swept point"
+        return "holds at the defaults" + "".join(
+            f"; {what} at {len(at)} of {len(others)} other points ({_few(at)})"
+            for what, at in (("does not hold", lost), ("not testable", undecided)) if at)
     holds = [_settings(r) for r in others if r["verdict"] == HOLDS]
     if holds:
         return f"holds at {_few(holds)}"
@@ -111,9 +115,9 @@ def markdown(paper: str, plan: Plan, rows: list[dict[str, Any]], quick: bool, se
     at_default = sum(s.default_verdict == HOLDS for s in summaries)
     reached = sum(s.default_verdict != HOLDS and s.reach.startswith("holds at") for s in summaries)
     crossed = sum(s.reach.startswith("crosses") for s in summaries)
-    fragile = sum(s.default_verdict == HOLDS and "; not at" in s.reach for s in summaries)
-    lines += ["", f"Of {n} claims, {at_default} hold at hetpath's defaults ({fragile} of them not at every swept "
-                  f"point); {reached} more hold at some swept point; {crossed} cross the paper's value between "
+    fragile = sum(s.default_verdict == HOLDS and "does not hold at" in s.reach for s in summaries)
+    lines += ["", f"Of {n} claims, {at_default} hold at hetpath's defaults ({fragile} of them do not hold at some "
+                  f"swept point); {reached} more hold at some swept point; {crossed} cross the paper's value between "
                   f"swept values without a swept point that holds; {n - at_default - reached - crossed} are not "
                   f"reached inside the ranges.", ""]
     wins: dict[str, int] = {}

@@ -164,13 +164,14 @@ impl AgentSpec {
         Some((serves, names.leaving(sim, link, n, node).ok()?))
     }
 
-    /// The agent's own name, if it has one (split PEPs and routers).
+    /// The agent's own name, if it has one (split PEPs, routers, APOHN).
     pub fn name(&self) -> Option<&str> {
         match self {
             AgentSpec::SplitPep(s) => s.name.as_deref(),
             AgentSpec::XcpRouter(r) => r.name.as_deref(),
             AgentSpec::VcpRouter(r) | AgentSpec::MpcpRouter(r) => r.name.as_deref(),
-            AgentSpec::LiftBs(_) | AgentSpec::Apohn(_) => None,
+            AgentSpec::Apohn(a) => a.name.as_deref(),
+            AgentSpec::LiftBs(_) => None,
         }
     }
 
