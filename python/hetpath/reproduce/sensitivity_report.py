@@ -67,8 +67,10 @@ def _reach(plan: Plan, mine: list[dict[str, Any]], base: dict[str, Any]) -> str:
         return f"holds at {_few(holds)}"
     crossings = []
     for p in plan.parameters.values():
-        by_label = {r["value"]: r["ratio"] for r in mine if r["kind"] == ONE and r["parameter"] == p.name}
-        by_label[p.default] = base["ratio"]
+        # A point the rule cannot decide is no side of the paper's value.
+        by_label = {r["value"]: r["ratio"] for r in mine
+                    if r["kind"] == ONE and r["parameter"] == p.name and r["verdict"] != UNTESTABLE}
+        by_label[p.default] = base["ratio"] if base["verdict"] != UNTESTABLE else None
         xs = [(v, by_label.get(v)) for v in p.labels if by_label.get(v) is not None]
         crossings += [f"{p.name} {a}–{b}" for (a, x), (b, y) in zip(xs, xs[1:]) if (x - 1) * (y - 1) < 0]
     if crossings:
@@ -109,7 +111,7 @@ def markdown(paper: str, plan: Plan, rows: list[dict[str, Any]], quick: bool, se
     for p in plan.parameters.values():
         swept = p.values(quick)
         swept = swept if p.default in swept else [p.default, *swept]
-        values = ", ".join(f"**{v}**" if v == p.default else str(v) for v in swept)
+        values = "; ".join(f"**{v}**" if v == p.default else str(v) for v in swept)
         lines.append(f"| {_cell(p.title)} (`{p.name}`) | {_cell(values)} | {_cell(p.source)} |")
     n = len(summaries)
     at_default = sum(s.default_verdict == HOLDS for s in summaries)
