@@ -54,6 +54,8 @@ def _plan(tmp_path: Path, text: str = TOML) -> sens.Plan:
     (("key = \"link.sat.queue\"\n", ""), "parameter.sat_queue.key: missing"),
     (("source = \"a test's\"\n", "sources = \"x\"\n"), "parameter.sat_queue.sources: unknown key"),
     (("values = [\"250pkt\", \"1000pkt\"]", "values = [\"1000pkt\"]"), "expected at least two values"),
+    (("{ label = \"200ms\", \"tcp.min_rto\" = \"200ms\" }", "{ label = \"200ms\" }"),
+     r"parameter.min_rto.values\[0\]: sets no key; only the default may"),
 ])
 def test_a_bad_file_names_the_key(tmp_path: Path, change: tuple[str, str], message: str) -> None:
     with pytest.raises(ScenarioError, match=message.replace("(", r"\(")):

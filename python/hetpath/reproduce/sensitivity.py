@@ -139,25 +139,51 @@ def _parameter(name: str, spec: Any, where: str) -> Parameter:
         if key not in spec:
             raise ScenarioError(f"{at}.{key}: missing")
     values = spec["values"]
+    if not isinstance(values, list) or not values:
+        raise ScenarioError(f"{at}.values: expected a list of values, or of tables with a label and their keys")
     plain = isinstance(values, list) and not any(isinstance(v, dict) for v in values)
     if plain and "key" not in spec:
         raise ScenarioError(f"{at}.key: missing (the scenario key plain values set; or give each value as a "
                             f"table with a label and its keys)")
     if not plain and "key" in spec:
         raise ScenarioError(f"{at}.key: values given as tables name their own keys; drop key")
-    axis = sweep_mod._axis(str(spec["key"]) if plain else name, values, f"{at}.")
-    if len(axis.labels) < 2:
-        raise ScenarioError(f"{at}.values: expected at least two values to sweep")
     default = sweep_mod._label(spec["default"])
-    if default not in axis.labels:
-        raise ScenarioError(f"{at}.default: {default!r} is not one of values ({', '.join(map(str, axis.labels))})")
-    quick = [sweep_mod._label(v) for v in spec.get("quick", [axis.labels[0], axis.labels[-1]])]
-    if len(quick) != 2 or any(q not in axis.labels for q in quick) or quick[0] == quick[1]:
+    if plain:
+        axis = sweep_mod._axis(str(spec["key"]), values, f"{at}.")
+        labels, settings = list(axis.labels), list(axis.overrides)
+    else:
+        labels, settings = _tables(values, default, at)
+    if len(labels) < 2:
+        raise ScenarioError(f"{at}.values: expected at least two values to sweep")
+    if default not in labels:
+        raise ScenarioError(f"{at}.default: {default!r} is not one of values ({', '.join(map(str, labels))})")
+    quick = [sweep_mod._label(v) for v in spec.get("quick", [labels[0], labels[-1]])]
+    if len(quick) != 2 or any(q not in labels for q in quick) or quick[0] == quick[1]:
         raise ScenarioError(f"{at}.quick: expected two different labels of values, got {spec.get('quick')!r}")
     for text_key in ("title", "source"):
         if not isinstance(spec[text_key], str) or not spec[text_key].strip():
             raise ScenarioError(f"{at}.{text_key}: expected a non-empty string")
-    return Parameter(name, spec["title"], list(axis.labels), list(axis.overrides), default, quick, spec["source"])
+    return Parameter(name, spec["title"], labels, settings, default, quick, spec["source"])
+
+
+def _tables(values: list[Any], default: Any, at: str) -> tuple[list[Any], list[dict[str, Any]]]:
+    """Values given as tables: a label and the keys each sets. The default alone may set
+    none: the paper's runs as they are (for a key the reproduction sets per grid point,
+    such as a channel whose slot follows the rate)."""
+    labels: list[Any] = []
+    settings = []
+    for k, v in enumerate(values):
+        if not isinstance(v, dict) or "label" not in v:
+            raise ScenarioError(f"{at}.values[{k}]: expected a table with a label and the keys it sets")
+        label = sweep_mod._label(v["label"])
+        keys = {x: y for x, y in v.items() if x != "label"}
+        if not keys and label != default:
+            raise ScenarioError(f"{at}.values[{k}]: sets no key; only the default may (the paper's runs as they are)")
+        if label in labels:
+            raise ScenarioError(f"{at}.values[{k}]: label {label!r} is used twice")
+        labels.append(label)
+        settings.append(keys)
+    return labels, settings
 
 
 def one_at_a_time(plan: Plan, quick: bool) -> list[Point]:
