@@ -39,6 +39,9 @@ pub struct MobileIpConfig {
     pub home: usize,
     /// Agent advertisement period (section 2.2).
     pub advertise_every: Dur,
+    /// The home agent's time to process a registration request before it binds the
+    /// care-of address and replies (section 3.8 gives none; zero: at once).
+    pub registration_delay: Dur,
 }
 
 /// The home or a foreign agent on base station `index`.
@@ -50,6 +53,9 @@ pub struct StationAgent {
     binding: Option<Addr>,
     /// Foreign agent: the host is a registered visitor here.
     visitor: bool,
+    /// Home agent: requests being processed, each due at its time (in arrival order,
+    /// since the delay is one for all).
+    processing: VecDeque<(Time, MipMessage)>,
     out: VecDeque<Transmit>,
 }
 
@@ -63,6 +69,7 @@ impl StationAgent {
             next_advert: first_advert,
             binding: None,
             visitor: false,
+            processing: VecDeque::new(),
             out: VecDeque::new(),
         }
     }
@@ -87,19 +94,16 @@ impl StationAgent {
 
     /// A registration message for this agent (section 3.7 for a foreign agent's
     /// relaying, 3.8 for the home agent's binding).
-    fn receive(&mut self, msg: MipMessage, node: &dyn NodeView) {
+    fn receive(&mut self, now: Time, msg: MipMessage, node: &dyn NodeView) {
         let here = self.addr();
         match msg {
-            MipMessage::Request { care_of, .. } if self.is_home() => {
-                let known = self.cfg.stations.contains(&care_of);
-                self.binding = (known && care_of != here).then_some(care_of);
-                let p = Packet::new(here, care_of, Body::Mip(reply_to(msg)));
-                if care_of == here {
-                    self.deliver(p, node);
-                } else {
-                    self.out.push_back(Transmit::route(p));
-                }
+            MipMessage::Request { .. }
+                if self.is_home() && self.cfg.registration_delay > Dur::ZERO =>
+            {
+                self.processing
+                    .push_back((now + self.cfg.registration_delay, msg));
             }
+            MipMessage::Request { .. } if self.is_home() => self.register(msg, node),
             MipMessage::Request { home_agent, .. } => {
                 let p = Packet::new(here, home_agent, Body::Mip(msg));
                 self.out.push_back(Transmit::route(p));
@@ -110,6 +114,23 @@ impl StationAgent {
                 self.deliver(p, node);
             }
             MipMessage::Advertisement { .. } => {}
+        }
+    }
+
+    /// The home agent binds the home address to the request's care-of address (none if
+    /// it is this station: the host is home) and replies (section 3.8).
+    fn register(&mut self, msg: MipMessage, node: &dyn NodeView) {
+        let MipMessage::Request { care_of, .. } = msg else {
+            return;
+        };
+        let here = self.addr();
+        let known = self.cfg.stations.contains(&care_of);
+        self.binding = (known && care_of != here).then_some(care_of);
+        let p = Packet::new(here, care_of, Body::Mip(reply_to(msg)));
+        if care_of == here {
+            self.deliver(p, node);
+        } else {
+            self.out.push_back(Transmit::route(p));
         }
     }
 }
@@ -131,14 +152,14 @@ impl Machine for StationAgent {
 
     fn handle_packet(
         &mut self,
-        _now: Time,
+        now: Time,
         _at: At,
         p: &mut Packet,
         node: &dyn NodeView,
     ) -> Verdict {
         let mine = p.ip.dst == self.addr();
         match &p.body {
-            Body::Mip(msg) if mine => self.receive(*msg, node),
+            Body::Mip(msg) if mine => self.receive(now, *msg, node),
             // A tunnelled packet for a registered visitor: decapsulated and delivered;
             // otherwise lost.
             Body::Tunnel(_) if mine => {
@@ -160,8 +181,16 @@ impl Machine for StationAgent {
         Verdict::Consume
     }
 
-    /// Advertises (heard by the host only if it is associated here).
+    /// Finishes the registrations that are due; advertises (heard by the host only if
+    /// it is associated here).
     fn handle_timeout(&mut self, now: Time, node: &dyn NodeView) {
+        while let Some(&(due, msg)) = self.processing.front() {
+            if due > now {
+                break;
+            }
+            self.processing.pop_front();
+            self.register(msg, node);
+        }
         if now < self.next_advert {
             return;
         }
@@ -180,7 +209,10 @@ impl Machine for StationAgent {
     }
 
     fn poll_timeout(&self) -> Option<Time> {
-        Some(self.next_advert)
+        Some(match self.processing.front() {
+            Some(&(due, _)) => due.min(self.next_advert),
+            None => self.next_advert,
+        })
     }
 }
 
@@ -389,6 +421,7 @@ mod tests {
             stations: vec![Addr(10), Addr(11)],
             home: 0,
             advertise_every: Dur::from_nanos(1),
+            registration_delay: Dur::ZERO,
         }
     }
 
