@@ -224,6 +224,9 @@ pub struct MobileNode {
     /// The agent it is registered with, and the request in flight.
     registered: usize,
     pending: Option<(usize, Time, u64)>,
+    /// Retransmissions of the pending request so far: each waits twice as long as the
+    /// one before (section 3.6.3).
+    resent: u32,
     next_id: u64,
     /// The IP layer's state as last reported (seed 002 Figure 5).
     ip_ok: bool,
@@ -243,6 +246,7 @@ impl MobileNode {
             cfg,
             warn_w,
             pending: None,
+            resent: 0,
             next_id: 1,
             ip_ok: true,
             link_ok: true,
@@ -291,18 +295,27 @@ impl MobileNode {
     /// It hears the agent at station `s`. A new agent means a move: at home the IP layer
     /// is OK again (and deregisters); elsewhere it is not OK until the reply comes (seed
     /// 002 section 3.3.3). A request goes out unless one to the same agent is younger
-    /// than an advertisement period (retransmission, section 3.6.3).
+    /// than its retransmission timeout (section 3.6.3): an advertisement period, doubled
+    /// at each retransmission ("each successive retransmission timeout period SHOULD be
+    /// at least twice the previous period"), so that a reply slower than the period (a
+    /// slow home agent, `registration_delay`) still answers the latest request.
     fn on_advertisement(&mut self, now: Time, s: usize) {
         if s == self.registered {
             return;
         }
         self.set_ip_ok(s == self.cfg.home);
+        let again = self.pending.is_some_and(|(to, _, _)| to == s);
+        let timeout = self
+            .cfg
+            .advertise_every
+            .saturating_mul(1 << self.resent.min(20));
         let fresh = self
             .pending
-            .is_some_and(|(to, at, _)| to == s && now.since(at) < self.cfg.advertise_every);
+            .is_some_and(|(to, at, _)| to == s && now.since(at) < timeout);
         if fresh {
             return;
         }
+        self.resent = if again { self.resent + 1 } else { 0 };
         let id = self.next_id;
         self.next_id += 1;
         self.pending = Some((s, now, id));

@@ -286,6 +286,24 @@ fn the_registration_delay_holds_the_binding_back() {
     assert_eq!(plain.0.flows[0].completion_s, Some(now));
 }
 
+/// A home agent slower than the advertisement period less the round trip: the host
+/// re-sends its request at the next advertisement, and takes only the reply to its latest
+/// (RFC 3344 section 3.6.3); its retransmissions back off, doubling, so a later request's
+/// reply arrives before the next and the host registers. (Re-sent every period, it never
+/// did, and an ILC-TCP2 sender stayed frozen to the end of the run.)
+#[test]
+fn a_registration_slower_than_the_advertisement_period_still_completes() {
+    for delay in ["0.9s", "0.95s"] {
+        let mobile = format!("registration_delay = \"{delay}\"\n{HANDOFF}");
+        let (s, _) = run(
+            &fig8("1Mbps", &mobile, "", "4MB", r#"ilc = "link-ip""#),
+            Some(1),
+        );
+        let f = &s.flows[0];
+        assert!(f.completion_s.is_some(), "{delay}: {f:?}");
+    }
+}
+
 #[test]
 fn bad_mobile_wlan_keys_are_errors_naming_them() {
     let cases = [
