@@ -457,8 +457,10 @@ mod tests {
         );
     }
 
-    /// Advertisements from a foreign agent, one per nanosecond, while the host's queue
-    /// holds its requests back: one request waits, the newest.
+    /// Advertisements from a foreign agent, one per nanosecond (the period), while the
+    /// host's queue holds its requests back: one request waits, the newest. Requests go
+    /// out at 0, 1, 3, 7, ..., 511 ns: each retransmission waits twice as long as the one
+    /// before (RFC 3344 section 3.6.3), so the tenth is the newest.
     #[test]
     fn a_waiting_registration_request_is_superseded_not_queued_behind() {
         let mut m = MobileNode::new(cfg(), 0.0);
@@ -474,7 +476,7 @@ mod tests {
         let first = m.poll_transmit(Time::ZERO, &NoNode).expect("a request");
         assert!(matches!(
             first.packet.body,
-            Body::Mip(MipMessage::Request { id: 1000, .. })
+            Body::Mip(MipMessage::Request { id: 10, .. })
         ));
         assert!(m.poll_transmit(Time::ZERO, &NoNode).is_none());
     }
