@@ -265,6 +265,47 @@ impl<P> Dcf<P> {
             .filter_map(|q| q.payload.as_ref())
     }
 
+    /// Takes out of `station`'s queue the frames `gone` picks (their receiver left the
+    /// BSS: IEEE 802.11-2016 section 11.3.3 lets no data frame pass between stations
+    /// that are not associated), but not one on the air now, whose attempt ends as it
+    /// began. Appends their payloads to `out`, queue order. A station left with no frame
+    /// keeps no countdown; one whose head frame went starts the next afresh (CW and
+    /// retry counts reset, a new backoff), as after a drop.
+    pub fn purge(
+        &mut self,
+        now: Time,
+        station: usize,
+        mut gone: impl FnMut(&P) -> bool,
+        out: &mut Vec<P>,
+    ) {
+        let on_air = match &self.state {
+            State::Idle { .. } => false,
+            State::Success { station: i, .. } => *i == station,
+            State::Failure { stations, .. } => stations.contains(&station),
+        };
+        let s = &mut self.stations[station];
+        let mut k = 0;
+        let mut lost_head = false;
+        s.queue.retain_mut(|q| {
+            let keep = (k == 0 && on_air) || !q.payload.as_ref().is_some_and(&mut gone);
+            if !keep {
+                out.extend(q.payload.take());
+                lost_head |= k == 0;
+            }
+            k += 1;
+            keep
+        });
+        if lost_head {
+            s.cw = self.params.cw_min;
+            (s.short_fails, s.long_fails) = (0, 0);
+            s.backoff = None;
+            self.draw_backoff(now, station);
+        } else if s.queue.is_empty() {
+            s.backoff = None;
+        }
+        self.plan();
+    }
+
     /// When `on_event` has work.
     pub fn next_event(&self) -> Option<Time> {
         self.next

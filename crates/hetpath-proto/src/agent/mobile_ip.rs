@@ -39,6 +39,9 @@ pub struct MobileIpConfig {
     pub home: usize,
     /// Agent advertisement period (section 2.2).
     pub advertise_every: Dur,
+    /// The home agent's time to process a registration request before it binds the
+    /// care-of address and replies (section 3.8 gives none; zero: at once).
+    pub registration_delay: Dur,
 }
 
 /// The home or a foreign agent on base station `index`.
@@ -50,6 +53,9 @@ pub struct StationAgent {
     binding: Option<Addr>,
     /// Foreign agent: the host is a registered visitor here.
     visitor: bool,
+    /// Home agent: requests being processed, each due at its time (in arrival order,
+    /// since the delay is one for all).
+    processing: VecDeque<(Time, MipMessage)>,
     out: VecDeque<Transmit>,
 }
 
@@ -63,6 +69,7 @@ impl StationAgent {
             next_advert: first_advert,
             binding: None,
             visitor: false,
+            processing: VecDeque::new(),
             out: VecDeque::new(),
         }
     }
@@ -87,19 +94,16 @@ impl StationAgent {
 
     /// A registration message for this agent (section 3.7 for a foreign agent's
     /// relaying, 3.8 for the home agent's binding).
-    fn receive(&mut self, msg: MipMessage, node: &dyn NodeView) {
+    fn receive(&mut self, now: Time, msg: MipMessage, node: &dyn NodeView) {
         let here = self.addr();
         match msg {
-            MipMessage::Request { care_of, .. } if self.is_home() => {
-                let known = self.cfg.stations.contains(&care_of);
-                self.binding = (known && care_of != here).then_some(care_of);
-                let p = Packet::new(here, care_of, Body::Mip(reply_to(msg)));
-                if care_of == here {
-                    self.deliver(p, node);
-                } else {
-                    self.out.push_back(Transmit::route(p));
-                }
+            MipMessage::Request { .. }
+                if self.is_home() && self.cfg.registration_delay > Dur::ZERO =>
+            {
+                self.processing
+                    .push_back((now + self.cfg.registration_delay, msg));
             }
+            MipMessage::Request { .. } if self.is_home() => self.register(msg, node),
             MipMessage::Request { home_agent, .. } => {
                 let p = Packet::new(here, home_agent, Body::Mip(msg));
                 self.out.push_back(Transmit::route(p));
@@ -110,6 +114,23 @@ impl StationAgent {
                 self.deliver(p, node);
             }
             MipMessage::Advertisement { .. } => {}
+        }
+    }
+
+    /// The home agent binds the home address to the request's care-of address (none if
+    /// it is this station: the host is home) and replies (section 3.8).
+    fn register(&mut self, msg: MipMessage, node: &dyn NodeView) {
+        let MipMessage::Request { care_of, .. } = msg else {
+            return;
+        };
+        let here = self.addr();
+        let known = self.cfg.stations.contains(&care_of);
+        self.binding = (known && care_of != here).then_some(care_of);
+        let p = Packet::new(here, care_of, Body::Mip(reply_to(msg)));
+        if care_of == here {
+            self.deliver(p, node);
+        } else {
+            self.out.push_back(Transmit::route(p));
         }
     }
 }
@@ -131,14 +152,14 @@ impl Machine for StationAgent {
 
     fn handle_packet(
         &mut self,
-        _now: Time,
+        now: Time,
         _at: At,
         p: &mut Packet,
         node: &dyn NodeView,
     ) -> Verdict {
         let mine = p.ip.dst == self.addr();
         match &p.body {
-            Body::Mip(msg) if mine => self.receive(*msg, node),
+            Body::Mip(msg) if mine => self.receive(now, *msg, node),
             // A tunnelled packet for a registered visitor: decapsulated and delivered;
             // otherwise lost.
             Body::Tunnel(_) if mine => {
@@ -160,8 +181,16 @@ impl Machine for StationAgent {
         Verdict::Consume
     }
 
-    /// Advertises (heard by the host only if it is associated here).
+    /// Finishes the registrations that are due; advertises (heard by the host only if
+    /// it is associated here).
     fn handle_timeout(&mut self, now: Time, node: &dyn NodeView) {
+        while let Some(&(due, msg)) = self.processing.front() {
+            if due > now {
+                break;
+            }
+            self.processing.pop_front();
+            self.register(msg, node);
+        }
         if now < self.next_advert {
             return;
         }
@@ -180,7 +209,10 @@ impl Machine for StationAgent {
     }
 
     fn poll_timeout(&self) -> Option<Time> {
-        Some(self.next_advert)
+        Some(match self.processing.front() {
+            Some(&(due, _)) => due.min(self.next_advert),
+            None => self.next_advert,
+        })
     }
 }
 
@@ -192,6 +224,9 @@ pub struct MobileNode {
     /// The agent it is registered with, and the request in flight.
     registered: usize,
     pending: Option<(usize, Time, u64)>,
+    /// Retransmissions of the pending request so far: each waits twice as long as the
+    /// one before (section 3.6.3).
+    resent: u32,
     next_id: u64,
     /// The IP layer's state as last reported (seed 002 Figure 5).
     ip_ok: bool,
@@ -211,6 +246,7 @@ impl MobileNode {
             cfg,
             warn_w,
             pending: None,
+            resent: 0,
             next_id: 1,
             ip_ok: true,
             link_ok: true,
@@ -259,18 +295,27 @@ impl MobileNode {
     /// It hears the agent at station `s`. A new agent means a move: at home the IP layer
     /// is OK again (and deregisters); elsewhere it is not OK until the reply comes (seed
     /// 002 section 3.3.3). A request goes out unless one to the same agent is younger
-    /// than an advertisement period (retransmission, section 3.6.3).
+    /// than its retransmission timeout (section 3.6.3): an advertisement period, doubled
+    /// at each retransmission ("each successive retransmission timeout period SHOULD be
+    /// at least twice the previous period"), so that a reply slower than the period (a
+    /// slow home agent, `registration_delay`) still answers the latest request.
     fn on_advertisement(&mut self, now: Time, s: usize) {
         if s == self.registered {
             return;
         }
         self.set_ip_ok(s == self.cfg.home);
+        let again = self.pending.is_some_and(|(to, _, _)| to == s);
+        let timeout = self
+            .cfg
+            .advertise_every
+            .saturating_mul(1 << self.resent.min(20));
         let fresh = self
             .pending
-            .is_some_and(|(to, at, _)| to == s && now.since(at) < self.cfg.advertise_every);
+            .is_some_and(|(to, at, _)| to == s && now.since(at) < timeout);
         if fresh {
             return;
         }
+        self.resent = if again { self.resent + 1 } else { 0 };
         let id = self.next_id;
         self.next_id += 1;
         self.pending = Some((s, now, id));
@@ -389,6 +434,7 @@ mod tests {
             stations: vec![Addr(10), Addr(11)],
             home: 0,
             advertise_every: Dur::from_nanos(1),
+            registration_delay: Dur::ZERO,
         }
     }
 
@@ -411,8 +457,10 @@ mod tests {
         );
     }
 
-    /// Advertisements from a foreign agent, one per nanosecond, while the host's queue
-    /// holds its requests back: one request waits, the newest.
+    /// Advertisements from a foreign agent, one per nanosecond (the period), while the
+    /// host's queue holds its requests back: one request waits, the newest. Requests go
+    /// out at 0, 1, 3, 7, ..., 511 ns: each retransmission waits twice as long as the one
+    /// before (RFC 3344 section 3.6.3), so the tenth is the newest.
     #[test]
     fn a_waiting_registration_request_is_superseded_not_queued_behind() {
         let mut m = MobileNode::new(cfg(), 0.0);
@@ -428,7 +476,7 @@ mod tests {
         let first = m.poll_transmit(Time::ZERO, &NoNode).expect("a request");
         assert!(matches!(
             first.packet.body,
-            Body::Mip(MipMessage::Request { id: 1000, .. })
+            Body::Mip(MipMessage::Request { id: 10, .. })
         ));
         assert!(m.poll_transmit(Time::ZERO, &NoNode).is_none());
     }

@@ -294,7 +294,7 @@ pub fn build_warned(
         links.insert(l.name.clone(), link);
     }
 
-    super::mobile::build(s, file, seed, &mut sim, &nodes)?;
+    super::mobile::build(s, file, seed, base_dir, &mut sim, &nodes)?;
     super::wlan::build(s, file, seed, base_dir, &mut sim, &nodes, &links)?;
 
     let mut flow_names = HashMap::new();

@@ -4,7 +4,8 @@
 
 use super::build::DEFAULT_QUEUE;
 use super::error::{KeyError, ScenarioError};
-use super::spec::{PathLossSpec, RadioSpec, ScenarioFile};
+use super::spec::{MobileHop, PathLossSpec, RadioSpec, ScenarioFile};
+use super::wlan::{build_one, Ctx, MobileWlanSpec};
 use crate::channel::NoLoss;
 use crate::link::{LinkDir, LinkParams};
 use crate::mobility::{
@@ -15,6 +16,7 @@ use crate::sim::{node_addr, NodeId, Simulation};
 use hetpath_proto::agent::{MobileIpConfig, MobileNode, StationAgent};
 use hetpath_proto::{Dur, Time};
 use std::collections::HashMap;
+use std::path::Path;
 
 /// Mobile IP agent advertisement period when the scenario gives none: ns-2's
 /// `Agent/MIPBS beacon_period_`, which seed 002's simulations ran with.
@@ -27,10 +29,14 @@ pub const MIN_ADVERTISE: Dur = Dur(1_000);
 /// small enough that the received powers stay finite.
 const MAX_TX_POWER_W: f64 = 1e6;
 
+/// The longest `registration_delay` taken.
+pub const MAX_REGISTRATION_DELAY: Dur = Dur::from_secs(60);
+
 pub fn build(
     s: &ScenarioFile,
     file: &str,
     seed: u64,
+    base_dir: &Path,
     sim: &mut Simulation,
     nodes: &HashMap<String, NodeId>,
 ) -> Result<(), ScenarioError> {
@@ -75,6 +81,13 @@ pub fn build(
             "a [mobile] host needs at least one [[base_station]]".into(),
         ));
     }
+    if m.hop == MobileHop::Link && m.wlan.is_some() {
+        return Err(err(
+            "mobile.wlan",
+            "the DCF of the base stations' WLANs is used only with hop = \"wlan\" (hop is \"link\")".into(),
+        ));
+    }
+    let queue = m.queue.unwrap_or(DEFAULT_QUEUE);
     let mut stations = Vec::new();
     let mut station_of = HashMap::new();
     for (i, b) in s.base_stations.iter().enumerate() {
@@ -98,7 +111,6 @@ pub fn build(
                 "expected two finite numbers [x, y] in metres".into(),
             ));
         }
-        let queue = m.queue.unwrap_or(DEFAULT_QUEUE);
         let dir = |from: NodeId, to: NodeId| {
             let params = LinkParams {
                 name: format!("air/{}", b.node),
@@ -110,7 +122,12 @@ pub fn build(
             };
             LinkDir::new(params, Box::new(NoLoss))
         };
-        let link = sim.add_link(dir(node, host), dir(host, node));
+        let link = match m.hop {
+            MobileHop::Link => sim.add_link(dir(node, host), dir(host, node)),
+            MobileHop::Wlan => {
+                station_wlan(s, file, seed, base_dir, sim, nodes, &b.node, host, queue)?
+            }
+        };
         let [downlink, uplink] = sim.link_dirs(link);
         stations.push(Station {
             node,
@@ -203,11 +220,22 @@ pub fn build(
             ),
         ));
     }
+    let registration_delay = m.registration_delay.map_or(Dur::ZERO, |d| d.0);
+    if registration_delay > MAX_REGISTRATION_DELAY {
+        return Err(err(
+            "mobile.registration_delay",
+            format!(
+                "{} s: expected at most 60 s (a home agent's processing time; measured Mobile IP registrations take well under that)",
+                registration_delay.as_secs_f64()
+            ),
+        ));
+    }
     let cfg = MobileIpConfig {
         home_addr: node_addr(host),
         stations: stations.iter().map(|s| node_addr(s.node)).collect(),
         home,
         advertise_every: advertise,
+        registration_delay,
     };
     // Each agent advertises with its own seeded phase within the first period.
     for (k, st) in stations.iter().enumerate() {
@@ -227,6 +255,54 @@ pub fn build(
         home,
     });
     Ok(())
+}
+
+/// With `hop = "wlan"`: the 802.11 medium of base station `bs` with the mobile host
+/// `host` as its last station: the `[[wlan]]` whose access point `bs` is, or else one of
+/// its own named `air/<bs>` (`[mobile.wlan]`'s DCF, `[mobile] queue`). Returns the link
+/// between `bs` and the host.
+#[allow(clippy::too_many_arguments)]
+fn station_wlan(
+    s: &ScenarioFile,
+    file: &str,
+    seed: u64,
+    base_dir: &Path,
+    sim: &mut Simulation,
+    nodes: &HashMap<String, NodeId>,
+    bs: &str,
+    host: NodeId,
+    queue: crate::units::QueueLimit,
+) -> Result<crate::sim::LinkId, ScenarioError> {
+    let ctx = Ctx {
+        file,
+        seed,
+        base_dir,
+        nodes,
+    };
+    let mut own = s.wlans.iter().enumerate().filter(|(_, w)| w.ap == bs);
+    let links = match (own.next(), own.next()) {
+        (Some((i, w)), None) => build_one(w, &format!("wlan[{i}] '{}'", w.name), Some(host), &ctx, sim)?,
+        (Some(_), Some((j, _))) => {
+            return Err(ScenarioError::new(
+                file,
+                format!("wlan[{j}].ap"),
+                format!("base station '{bs}' is the access point of two WLANs: the mobile host would not know which to join"),
+            ))
+        }
+        (None, _) => {
+            let spec = m_wlan(s).wlan(format!("air/{bs}"), bs.to_string(), queue);
+            build_one(&spec, "mobile.wlan", Some(host), &ctx, sim)?
+        }
+    };
+    Ok(*links.last().expect("the mobile host's link"))
+}
+
+/// `[mobile.wlan]`, or the defaults.
+fn m_wlan(s: &ScenarioFile) -> MobileWlanSpec {
+    s.mobile
+        .as_ref()
+        .and_then(|m| m.wlan.clone())
+        .unwrap_or_default()
 }
 
 /// `[radio]` over ns-2's defaults; `range`/`warn_range` set the thresholds by distance.

@@ -94,8 +94,30 @@ pub struct MobileSpec {
     pub repeat: bool,
     /// Mobile IP agent advertisement period (RFC 3344 section 2.2).
     pub advertise: Option<Duration>,
+    /// The home agent's time to process a registration request before it binds and
+    /// replies (RFC 3344 section 3.8; default 0: the messages' own path only).
+    pub registration_delay: Option<Duration>,
     /// Scheduled disconnections of the link.
     pub disconnect: Option<DisconnectSpec>,
+    /// What the host's hop to each base station is: a point-to-point link pair (`rate`,
+    /// `delay`, `queue`; the default) or that station's 802.11 DCF medium.
+    #[serde(default)]
+    pub hop: MobileHop,
+    /// With `hop = "wlan"`: the DCF of the base stations without a `[[wlan]]` of their own.
+    pub wlan: Option<super::wlan::MobileWlanSpec>,
+}
+
+/// `[mobile] hop`: the mobile host's wireless hop to a base station.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MobileHop {
+    /// A link pair per station, up while associated (seed 002's hop as hetpath first
+    /// modelled it).
+    #[default]
+    Link,
+    /// The station's 802.11 DCF medium (`crate::wlan`), the host one of its stations
+    /// while associated.
+    Wlan,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

@@ -4,7 +4,7 @@
 //! the WLAN, whose directions share the medium.
 
 use super::error::{KeyError, ScenarioError};
-use super::spec::ScenarioFile;
+use super::spec::{MobileHop, ScenarioFile};
 use crate::channel::ChannelSpec;
 use crate::link::{LinkDir, LinkParams};
 use crate::rng;
@@ -130,8 +130,65 @@ impl WlanSpec {
 /// The largest `mac_overhead` taken: an IPv4 datagram's size.
 const MAX_MAC_OVERHEAD: u32 = 65_535;
 
-/// Builds every `[[wlan]]`: the medium, and a link from the access point to each station.
-/// `links` holds the names of the `[[link]]` tables, which a WLAN's name must not take.
+/// `[mobile.wlan]`: the 802.11 medium of each base station that has no `[[wlan]]` of its
+/// own when `[mobile] hop = "wlan"`, the same DCF keys as `[[wlan]]` (defaults 802.11b).
+/// Its interface queue is `[mobile] queue`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MobileWlanSpec {
+    pub channel: Option<ChannelSpec>,
+    pub slot: Option<Duration>,
+    pub sifs: Option<Duration>,
+    pub difs: Option<Duration>,
+    pub plcp: Option<Duration>,
+    pub data_rate: Option<Rate>,
+    pub basic_rate: Option<Rate>,
+    pub mac_overhead: Option<Bytes>,
+    pub cw_min: Option<u32>,
+    pub cw_max: Option<u32>,
+    pub short_retry: Option<u32>,
+    pub long_retry: Option<u32>,
+    pub rts_threshold: Option<Bytes>,
+    pub eifs: Option<bool>,
+}
+
+impl MobileWlanSpec {
+    /// The WLAN `name` of access point `ap` with no station of its own (the mobile host
+    /// joins it), these DCF keys, and `queue`.
+    pub fn wlan(&self, name: String, ap: String, queue: QueueLimit) -> WlanSpec {
+        WlanSpec {
+            name,
+            ap,
+            stations: Vec::new(),
+            queue: Some(queue),
+            channel: self.channel.clone(),
+            slot: self.slot,
+            sifs: self.sifs,
+            difs: self.difs,
+            plcp: self.plcp,
+            data_rate: self.data_rate,
+            basic_rate: self.basic_rate,
+            mac_overhead: self.mac_overhead,
+            cw_min: self.cw_min,
+            cw_max: self.cw_max,
+            short_retry: self.short_retry,
+            long_retry: self.long_retry,
+            rts_threshold: self.rts_threshold,
+            eifs: self.eifs,
+        }
+    }
+}
+
+/// Whether `[[wlan]]` `w` is a base station's, which the mobile host joins (`[mobile] hop
+/// = "wlan"`): built with the mobile host by `scenario/mobile.rs`, not by `build`.
+pub fn joined_by_mobile(s: &ScenarioFile, w: &WlanSpec) -> bool {
+    s.mobile.as_ref().is_some_and(|m| m.hop == MobileHop::Wlan)
+        && s.base_stations.iter().any(|b| b.node == w.ap)
+}
+
+/// Builds every `[[wlan]]` but those a mobile host joins: the medium, and a link from the
+/// access point to each station. `links` holds the names of the `[[link]]` tables, which
+/// a WLAN's name must not take.
 pub fn build(
     s: &ScenarioFile,
     file: &str,
@@ -144,7 +201,6 @@ pub fn build(
     let mut names: Vec<&str> = Vec::new();
     for (i, w) in s.wlans.iter().enumerate() {
         let place = format!("wlan[{i}] '{}'", w.name);
-        let err = |key: &str, msg: String| ScenarioError::new(file, format!("{place}.{key}"), msg);
         if w.name.trim().is_empty() {
             return Err(ScenarioError::new(
                 file,
@@ -153,84 +209,124 @@ pub fn build(
             ));
         }
         if links.contains_key(&w.name) || names.contains(&w.name.as_str()) {
-            return Err(err(
-                "name",
-                "a link or WLAN with this name is already defined".into(),
+            return Err(ScenarioError::new(
+                file,
+                format!("{place}.name"),
+                "a link or WLAN with this name is already defined",
             ));
         }
         names.push(&w.name);
-        let node = |key: &str, name: &str| {
-            nodes
-                .get(name)
-                .copied()
-                .ok_or_else(|| err(key, format!("unknown node '{name}'")))
-        };
-        let ap = node("ap", &w.ap)?;
-        if w.stations.is_empty() {
-            return Err(err("stations", "a WLAN needs at least one station".into()));
+        if joined_by_mobile(s, w) {
+            continue;
         }
-        if w.stations.len() > 1000 {
-            return Err(err(
-                "stations",
-                format!("{} stations: at most 1000", w.stations.len()),
-            ));
-        }
-        let mut stations = Vec::new();
-        for name in &w.stations {
-            let n = node("stations", name)?;
-            if n == ap || stations.contains(&n) {
-                return Err(err(
-                    "stations",
-                    format!("'{name}' is the access point or listed twice"),
-                ));
-            }
-            stations.push(n);
-        }
-        let params = w.params().map_err(|e| ScenarioError::at(file, &place, e))?;
-        let queue = match w.queue.unwrap_or(DEFAULT_QUEUE) {
-            QueueLimit::Packets(0) | QueueLimit::Bytes(0) => {
-                return Err(err("queue", "must hold at least one packet".into()))
-            }
-            QueueLimit::Packets(n) => n as usize,
-            QueueLimit::Bytes(b) => (b / 1500).max(1) as usize,
-        };
-        if let Some(c) = &w.channel {
-            c.validate(base_dir)
-                .map_err(|e| err("channel", e.to_string()))?;
-        }
-        let mut dcf = Dcf::new(
-            params,
-            stations.len() + 1,
+        let ctx = Ctx {
+            file,
             seed,
-            &format!("wlan/{}", w.name),
-        );
-        if let Some(c) = &w.channel {
-            for (k, &n) in std::iter::once(&ap).chain(&stations).enumerate() {
-                let stream = rng::stream(
-                    seed,
-                    &format!("wlan/{}/{}/channel", w.name, sim.node_name(n)),
-                );
-                dcf.set_channel(k, c.build(stream));
-            }
-        }
-        let dir = |from, to| {
-            LinkDir::new(
-                LinkParams {
-                    name: w.name.clone(),
-                    from,
-                    to,
-                    rate_bps: params.data_rate,
-                    delay: Dur::ZERO,
-                    queue: QueueLimit::Packets(queue as u64),
-                },
-                Box::new(crate::channel::NoLoss),
-            )
+            base_dir,
+            nodes,
         };
-        let pairs = stations
-            .iter()
-            .map(|&st| (dir(ap, st), dir(st, ap)))
-            .collect();
-        sim.add_wlan(&w.name, dcf, pairs, queue);
+        build_one(w, &place, None, &ctx, sim)?;
     }
     Ok(())
+}
+
+/// What building a WLAN needs of the scenario.
+pub struct Ctx<'a> {
+    pub file: &'a str,
+    pub seed: u64,
+    pub base_dir: &'a Path,
+    pub nodes: &'a HashMap<String, NodeId>,
+}
+
+/// Builds one WLAN (`place` names it in errors), with `extra` as its last station if
+/// given (the mobile host). Returns the links from the access point to each station, in
+/// order.
+pub fn build_one(
+    w: &WlanSpec,
+    place: &str,
+    extra: Option<NodeId>,
+    ctx: &Ctx,
+    sim: &mut Simulation,
+) -> Result<Vec<crate::sim::LinkId>, ScenarioError> {
+    let (file, seed) = (ctx.file, ctx.seed);
+    let err = |key: &str, msg: String| ScenarioError::new(file, format!("{place}.{key}"), msg);
+    let node = |key: &str, name: &str| {
+        ctx.nodes
+            .get(name)
+            .copied()
+            .ok_or_else(|| err(key, format!("unknown node '{name}'")))
+    };
+    let ap = node("ap", &w.ap)?;
+    if w.stations.is_empty() && extra.is_none() {
+        return Err(err("stations", "a WLAN needs at least one station".into()));
+    }
+    if w.stations.len() > 1000 {
+        return Err(err(
+            "stations",
+            format!("{} stations: at most 1000", w.stations.len()),
+        ));
+    }
+    let mut stations = Vec::new();
+    for name in &w.stations {
+        let n = node("stations", name)?;
+        if n == ap || stations.contains(&n) {
+            return Err(err(
+                "stations",
+                format!("'{name}' is the access point or listed twice"),
+            ));
+        }
+        if Some(n) == extra {
+            return Err(err(
+                "stations",
+                format!("'{name}' is the mobile host, which joins its base station's WLAN by itself ([mobile] hop = \"wlan\")"),
+            ));
+        }
+        stations.push(n);
+    }
+    stations.extend(extra);
+    let params = w.params().map_err(|e| ScenarioError::at(file, place, e))?;
+    let queue = match w.queue.unwrap_or(DEFAULT_QUEUE) {
+        QueueLimit::Packets(0) | QueueLimit::Bytes(0) => {
+            return Err(err("queue", "must hold at least one packet".into()))
+        }
+        QueueLimit::Packets(n) => n as usize,
+        QueueLimit::Bytes(b) => (b / 1500).max(1) as usize,
+    };
+    if let Some(c) = &w.channel {
+        c.validate(ctx.base_dir)
+            .map_err(|e| err("channel", e.to_string()))?;
+    }
+    let mut dcf = Dcf::new(
+        params,
+        stations.len() + 1,
+        seed,
+        &format!("wlan/{}", w.name),
+    );
+    if let Some(c) = &w.channel {
+        for (k, &n) in std::iter::once(&ap).chain(&stations).enumerate() {
+            let stream = rng::stream(
+                seed,
+                &format!("wlan/{}/{}/channel", w.name, sim.node_name(n)),
+            );
+            dcf.set_channel(k, c.build(stream));
+        }
+    }
+    let dir = |from, to| {
+        LinkDir::new(
+            LinkParams {
+                name: w.name.clone(),
+                from,
+                to,
+                rate_bps: params.data_rate,
+                delay: Dur::ZERO,
+                queue: QueueLimit::Packets(queue as u64),
+            },
+            Box::new(crate::channel::NoLoss),
+        )
+    };
+    let pairs = stations
+        .iter()
+        .map(|&st| (dir(ap, st), dir(st, ap)))
+        .collect();
+    Ok(sim.add_wlan(&w.name, dcf, pairs, queue))
 }

@@ -80,7 +80,9 @@ impl Simulation {
     }
 
     /// The host's link layer (re)associates: the old station's link pair goes down and
-    /// drops what it held, the new one comes up, and the host's node hears of it.
+    /// drops what it held (over a WLAN, what the access point and the host's MAC held
+    /// for each other: 802.11 hands no frame over between access points), the new one
+    /// comes up, and the host's node hears of it.
     pub(super) fn reassociate(&mut self, now: Time) {
         let Some(m) = self.mobile.as_mut() else {
             return;
@@ -99,6 +101,8 @@ impl Simulation {
             let (_, mut lost) = self.dirs[d.index()].set_up(now, false);
             lost.extend(self.dirs[d.index()].flush());
             self.lost_keys(lost, d, Loss::Outage);
+            // Over a WLAN the frames wait in the medium's queues instead.
+            self.wlan_disassociate(d);
         }
         for d in new_pair.into_iter().flatten() {
             let (w, _) = self.dirs[d.index()].set_up(now, true);

@@ -136,6 +136,11 @@ impl Simulation {
     pub(super) fn wlan_offer(&mut self, wd: WlanDir, d: DirId, f: Frame) {
         let now = self.q.now();
         self.dirs[d.index()].stats.offered += 1;
+        if !self.dirs[d.index()].is_up() {
+            // The mobile host is not associated with this access point (a machine that
+            // sends without asking whether its interface is up).
+            return self.wlan_gone(d, f);
+        }
         let wlan = &mut self.wlans[wd.w as usize];
         if wlan.dcf.queued(wd.from as usize) >= wlan.queue {
             self.dirs[d.index()].stats.drops += 1;
@@ -172,6 +177,12 @@ impl Simulation {
             match ev {
                 WlanEvent::Delivered {
                     payload: (d, f), ..
+                } if !self.dirs[d.index()].is_up() => {
+                    // On the air as the mobile host left: lost with the association.
+                    self.wlan_gone(d, f);
+                }
+                WlanEvent::Delivered {
+                    payload: (d, f), ..
                 } => {
                     // The direction's utilization: the air time of its delivered frames
                     // with their ACKs (failed attempts are the medium's, not its).
@@ -206,6 +217,34 @@ impl Simulation {
             }
         }
         self.wlans[w as usize].out = out;
+    }
+
+    /// Direction `d` lost its peer (the mobile host left the access point): the frames
+    /// its station still holds for it are dropped, counted as outage losses (`purge`,
+    /// IEEE 802.11-2016 section 11.3.3). Nothing for a direction that is not a WLAN's.
+    pub(super) fn wlan_disassociate(&mut self, d: DirId) {
+        let Some(wd) = self.wlan_of.get(d.index()).copied().flatten() else {
+            return;
+        };
+        let now = self.q.now();
+        let mut gone = Vec::new();
+        self.wlans[wd.w as usize]
+            .dcf
+            .purge(now, wd.from as usize, |(dir, _)| *dir == d, &mut gone);
+        for (d, f) in gone {
+            self.wlan_gone(d, f);
+        }
+        self.wlan_schedule(wd.w);
+        self.wlan_room(wd.w, wd.from as usize);
+    }
+
+    /// A frame of direction `d` lost because its peer is not associated: an outage loss.
+    fn wlan_gone(&mut self, d: DirId, f: Frame) {
+        let stats = &mut self.dirs[d.index()].stats;
+        stats.lost_packets += 1;
+        stats.outage_losses += 1;
+        self.link_status(d, &f, false);
+        self.lost(f, d, Loss::Outage);
     }
 
     /// The machines on direction `d` that asked learn what its MAC did with `p`.

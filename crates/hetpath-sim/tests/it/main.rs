@@ -20,6 +20,7 @@ mod loss_models;
 mod machine_contract;
 mod memory_by_state;
 mod mobile_queue;
+mod mobile_wlan;
 mod progress;
 mod random_topologies;
 mod router_validation;
