@@ -15,8 +15,7 @@ from .. import figure_data
 from ..backends import LocalBackend
 from ..reproduce import PAPERS, paper_module
 from ..reproduce import index as claims_index
-from ..reproduce.common import (COMPARISON_COLUMNS, Context, attach, comparison_rows, find_scenarios, json_lines,
-                                load_paper)
+from ..reproduce.common import COMPARISON_COLUMNS, Context, claim_rows, find_scenarios, json_lines, load_paper
 from .. import outdir
 from ..errors import Terminated
 from ..store import FILE_NAME as STORE_FILE
@@ -73,7 +72,19 @@ def _grid_tables(findings: list, metric: str) -> list[Table]:
               help="With --all: print one index of every claim (paper's value, ours, verdict, reason for a gap).")
 @click.option("--index", "index_file", type=click.Path(path_type=Path, dir_okay=False), default=None, metavar="FILE",
               help="With --all --summary: also write the index into FILE (docs/reproductions/README.md).")
-@click.option("--quick", is_flag=True, help="A reduced run (fewer seeds) that finishes in about a minute.")
+@click.option("--sensitivity", is_flag=True,
+              help="Sweep the parameters the paper leaves unstated (scenarios/PAPER/sensitivity.toml): "
+                   "one at a time and the pair that moves the claims most; writes sensitivity.csv, a figure per "
+                   "claim and what-it-would-take.md into --out (default out/sensitivity/PAPER).")
+@click.option("--write-up", "write_up", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
+              metavar="FILE", help="With --sensitivity: put what-it-would-take.md between the markers of FILE "
+                                   "(docs/reproductions/PAPER.md).")
+@click.option("--backend", "backend_name", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="With --sensitivity: where runs execute, worker processes here or a Dask cluster.")
+@click.option("--address", default=None, metavar="tcp://HOST:PORT",
+              help="With --sensitivity --backend dask: the cluster's scheduler (default: a local cluster of --jobs).")
+@click.option("--quick", is_flag=True, help="A reduced run (fewer seeds) that finishes in about a minute; "
+                                            "with --sensitivity, two values per parameter on the quick grid.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object per line (experiment, protocol, params, metric, ours, ci95, paper, seeds, aborted).")
 @click.option("--seeds", type=int, default=None, metavar="N", callback=seeds_option,
@@ -92,12 +103,28 @@ def _grid_tables(findings: list, metric: str) -> list[Table]:
               metavar="DIR", help="The paper's scenario directory (default: scenarios/PAPER of this checkout).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or notes on stderr.")
 @check_option
-def reproduce_command(paper: Optional[str], every: bool, summary: bool, index_file: Optional[Path], quick: bool,
-                      as_json: bool, seeds: Optional[int], jobs: Optional[int], out_dir: Optional[Path], resume: bool,
-                      drop_bad: bool, no_plots: bool, formats: tuple[str, ...], scenarios_dir: Optional[Path],
-                      quiet: bool) -> None:
+def reproduce_command(paper: Optional[str], every: bool, summary: bool, index_file: Optional[Path],
+                      sensitivity: bool, write_up: Optional[Path], backend_name: str, address: Optional[str],
+                      quick: bool, as_json: bool, seeds: Optional[int], jobs: Optional[int], out_dir: Optional[Path],
+                      resume: bool, drop_bad: bool, no_plots: bool, formats: tuple[str, ...],
+                      scenarios_dir: Optional[Path], quiet: bool) -> None:
     """Run PAPER's experiments (see docs/reproductions/PAPER.md) and compare; with --all
-    --summary, every paper and the index of their claims."""
+    --summary, every paper and the index of their claims; with --sensitivity, the paper's
+    unstated parameters swept."""
+    if (write_up is not None or backend_name != "local" or address is not None) and not sensitivity:
+        raise click.UsageError("--write-up, --backend and --address go with --sensitivity")
+    if address is not None and backend_name != "dask":
+        raise click.UsageError("--address is the Dask scheduler's: give it with --backend dask")
+    if sensitivity:
+        if every or paper is None or as_json:
+            raise click.UsageError("--sensitivity sweeps one PAPER: drop --all and --json")
+        if drop_bad and not resume:
+            raise click.UsageError("--drop-bad goes with --resume: it repairs the results store a resumed sweep reads")
+        from . import reproduce_sensitivity
+
+        reproduce_sensitivity.run(paper, quick, seeds, jobs, backend_name, address, out_dir, resume, drop_bad,
+                                  no_plots, formats, scenarios_dir, write_up, quiet)
+        return
     if every == (paper is not None):
         raise click.UsageError("name one PAPER, or give --all (not both)")
     if every != summary:
@@ -141,8 +168,10 @@ def _reproduce(paper: str, quick: bool, seeds: Optional[int], jobs: Optional[int
     module = paper_module(paper)
     where = find_scenarios(paper, scenarios_dir)
     # A paper whose text states relations between protocols, not values at points,
-    # checks them itself (``compare``); the others list values in the common format.
-    published = [] if hasattr(module, "compare") else load_paper(where / "paper.toml")
+    # checks them itself (``compare``); the others list values in the common format,
+    # read here first so that an error in them is reported before anything runs.
+    if not hasattr(module, "compare"):
+        load_paper(where / "paper.toml")
     target = None if no_plots else (out_dir or DEFAULT_OUT_ROOT / paper)
     if resume and target is None:
         raise click.UsageError("--resume needs the output directory; drop --no-plots")
@@ -175,11 +204,7 @@ def _reproduce(paper: str, quick: bool, seeds: Optional[int], jobs: Optional[int
             findings = module.reproduce(ctx)
         if store is not None:
             store.close()
-        if hasattr(module, "compare"):
-            rows = module.compare(findings, where)
-        else:
-            attach(findings, published, module.label_order(module.grid(ctx)))
-            rows = comparison_rows(findings, published, getattr(module, "testable", None), where)
+        rows = claim_rows(module, ctx, findings)
         if out is not None and target is not None:
             outdir.write_csv(module.summary_frame(findings), out / "findings.csv")
             outdir.write_csv(pd.DataFrame(rows), out / "comparison.csv")

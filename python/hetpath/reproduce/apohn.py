@@ -250,7 +250,7 @@ def reproduce(ctx: Context) -> list[Finding]:
     ctx.note(f"{NAME}: {len(tasks)} runs: {len(PROTOCOLS)} protocols x {len(ns)} flow counts "
              f"({', '.join(map(str, ns))}) x {seeds(ctx)} seeds, "
              f"{QUICK_DURATION_S if ctx.quick else DURATION_S:g} s each")
-    results = run_stored(run_one, tasks, ctx.store, ctx.backend, ctx.progress)
+    results = run_stored(run_one, ctx.runs(tasks), ctx.store, ctx.backend, ctx.progress)
     runs = pd.DataFrame([r["run"] for r in results])
     found = findings(runs)
     if ctx.out_dir is not None:

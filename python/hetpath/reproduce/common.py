@@ -19,15 +19,19 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 from .. import _toml
 from ..backends import Backend
 from ..errors import ScenarioError
 from ..result import json_safe
+from ..sweep import Task
 
 if TYPE_CHECKING:
     from ..store import ResultsStore
+    from .sensitivity import Override
+
+T = TypeVar("T", bound="Task")
 
 
 @dataclass
@@ -46,6 +50,18 @@ class Context:
     #: Where finished runs are kept as they arrive (``--resume``): every paper runs its
     #: tasks through :func:`hetpath.store.run_stored` (sweep tasks via :func:`hetpath.sweep.run`).
     store: Optional["ResultsStore"] = None
+    #: Scenario overrides every run takes, applied after the paper built it (a point of
+    #: ``--sensitivity``; :func:`hetpath.reproduce.sensitivity.apply`).
+    overrides: tuple["Override", ...] = ()
+
+    def runs(self, tasks: list[T]) -> list[T]:
+        """``tasks`` with :attr:`overrides` applied to each run's scenario text: every
+        paper hands its runs through here before they run."""
+        if not self.overrides:
+            return tasks
+        from .sensitivity import apply
+
+        return apply(tasks, self.overrides)
 
 
 @dataclass(eq=False)
@@ -409,6 +425,16 @@ def comparison_rows(findings: list[Finding], paper: list[PaperValue], testable: 
             v = p.verdict([Estimate.of(f) for f in mine], others)
         rows.append(comparison_row(p, text, v, sum(f.aborted for f in mine)))
     return rows
+
+
+def claim_rows(module: Any, ctx: Context, findings: list[Finding]) -> list[dict[str, str]]:
+    """One comparison row per claim of the paper: the module's own ``compare`` where its
+    paper states relations, else the common rows over paper.toml's values."""
+    if hasattr(module, "compare"):
+        return module.compare(findings, ctx.scenarios)
+    published = load_paper(ctx.scenarios / "paper.toml")
+    attach(findings, published, module.label_order(module.grid(ctx)))
+    return comparison_rows(findings, published, getattr(module, "testable", None), ctx.scenarios)
 
 
 def _other(p: PaperValue, f: Finding, findings: list[Finding], at: dict[Any, Finding]) -> Optional[Finding]:

@@ -90,7 +90,7 @@ def reproduce(ctx: Context) -> list[Finding]:
     tasks = [t for p in plans.values() for t in p]
     ctx.note(f"{NAME}: {len(tasks)} runs over {len(specs)} experiments "
              f"({len(next(iter(specs.values())).seeds)} seeds per point)")
-    raw = sweep_mod.run(tasks, ctx.backend, ctx.progress, store=ctx.store)
+    raw = sweep_mod.run(ctx.runs(tasks), ctx.backend, ctx.progress, store=ctx.store)
     # One flow is reported per run, so rows are tasks, in task order.
     assert len(raw) == len(tasks)
     found: list[Finding] = []

@@ -143,7 +143,7 @@ def _tasks(base: dict[str, Any], source: str, todo: list[tuple[Point, str, int]]
 def _run(ctx: Context, tasks: list[Task]) -> list[dict[str, Any]]:
     """What ``run_pages`` returned for each of ``tasks``, in task order; runs in the
     results store are not run again (``--resume``)."""
-    return run_stored(run_pages, tasks, ctx.store, ctx.backend, ctx.progress)
+    return run_stored(run_pages, ctx.runs(tasks), ctx.store, ctx.backend, ctx.progress)
 
 
 class Pages:

@@ -154,7 +154,7 @@ def label_order(_tasks: Any) -> dict[str, list[str]]:
 def reproduce(ctx: Context) -> list[Finding]:
     tasks = grid(ctx)
     ctx.note(f"{NAME}: {len(tasks)} runs of five 5 MB transfers")
-    raw = sweep_mod.run(tasks, ctx.backend, ctx.progress, store=ctx.store)
+    raw = sweep_mod.run(ctx.runs(tasks), ctx.backend, ctx.progress, store=ctx.store)
     found = findings(raw)
     if ctx.out_dir is not None:
         ctx.out_dir.mkdir(parents=True, exist_ok=True)

@@ -90,7 +90,7 @@ def reproduce(ctx: Context) -> list[Finding]:
     spec = grid(ctx)
     tasks = sweep_mod.plan(spec)
     ctx.note(f"{NAME}: {len(tasks)} runs ({len(spec.seeds)} seeds per point and (alpha, beta) pair)")
-    raw = sweep_mod.run(tasks, ctx.backend, ctx.progress, store=ctx.store)
+    raw = sweep_mod.run(ctx.runs(tasks), ctx.backend, ctx.progress, store=ctx.store)
     found = findings(raw, spec)
     if ctx.out_dir is not None:
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
