@@ -218,7 +218,8 @@ fn persist_keys(t: &TcpSpec, c: &mut TcpConfig) -> Result<(), KeyError> {
         c.persist_max = d.0;
     }
     if c.persist_min > c.persist_max {
-        let (min, max) = (c.persist_min.as_secs_f64(), c.persist_max.as_secs_f64());
+        // Nanoseconds divided, not multiplied by 1e-9: whole seconds print whole.
+        let (min, max) = (c.persist_min.0 as f64 / 1e9, c.persist_max.0 as f64 / 1e9);
         return Err(KeyError::new(
             "persist_min",
             format!("{min} s is above persist_max ({max} s)"),
@@ -364,12 +365,15 @@ mod tests {
             (Dur::from_secs(5), Dur::from_secs(120))
         );
         let d = tcp_config(&spec("")).unwrap();
-        assert_eq!((d.persist_min, d.persist_max), (Dur::ZERO, Dur::from_secs(60)));
+        assert_eq!(
+            (d.persist_min, d.persist_max),
+            (Dur::ZERO, Dur::from_secs(60))
+        );
         let e = tcp_config(&spec("persist_max = \"0s\"")).unwrap_err();
         assert_eq!(e.key, "persist_max");
         let e = tcp_config(&spec("persist_min = \"61s\"")).unwrap_err();
         assert_eq!(e.key, "persist_min");
-        assert!(e.message.contains("above persist_max"), "{}", e.message);
+        assert_eq!(e.message, "61 s is above persist_max (60 s)");
     }
 
     #[test]
