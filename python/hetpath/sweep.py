@@ -63,7 +63,7 @@ def flow_metrics() -> list[str]:
     return [k for k in _bridge.schema()["flow"] if k not in IDENTITY]
 
 #: Arrays of tables a dotted key can select an entry of, and the key that names it.
-_ARRAYS = {"flow": "name", "link": "name", "node": "name", "base_station": "node"}
+_ARRAYS = {"flow": "name", "link": "name", "node": "name", "base_station": "node", "agent": "name"}
 #: Column names a run's records already use: an axis of that name would be overwritten.
 RESERVED_AXES = ("protocol", "seed", "flow", "completed")
 #: Seeds are u64 in the engine.
@@ -110,8 +110,9 @@ class Task:
 
 
 def set_key(doc: dict[str, Any], path: str, value: Any, where: str = "") -> None:
-    """Set the dotted ``path`` in a parsed scenario; ``flow.<name>.``, ``link.<name>.``
-    and ``node.<name>.`` select an entry of that array of tables by its ``name``, and
+    """Set the dotted ``path`` in a parsed scenario; ``flow.<name>.``, ``link.<name>.``,
+    ``node.<name>.`` and ``agent.<name>.`` (an agent that has a ``name``) select an
+    entry of that array of tables by its ``name``, and
     ``base_station.<node>.`` by its ``node``. A step into a value that is not a table is
     a ``ScenarioError`` naming the key, never a ``TypeError``."""
     if not isinstance(path, str) or not path or any(p == "" for p in path.split(".")):

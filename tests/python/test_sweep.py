@@ -70,6 +70,14 @@ def test_set_key_selects_array_entries_by_name() -> None:
         sweep.set_key(doc, "flow.g.cc", "cubic")
 
 
+def test_set_key_selects_a_named_agent() -> None:
+    doc = {"agent": [{"kind": "split-pep", "node": "t"}, {"kind": "apohn", "name": "apohn", "sender": "s"}]}
+    sweep.set_key(doc, "agent.apohn.alpha", 3)
+    assert doc["agent"][1]["alpha"] == 3 and "alpha" not in doc["agent"][0]
+    with pytest.raises(ScenarioError, match="no \\[\\[agent\\]\\] named 'booster'"):
+        sweep.set_key(doc, "agent.booster.alpha", 3)
+
+
 def test_grid_protocols_and_seeds_make_every_run(tmp_path: Path) -> None:
     path = write_sweep(tmp_path, """seeds = 3
 [grid]

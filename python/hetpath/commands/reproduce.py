@@ -67,7 +67,8 @@ def _grid_tables(findings: list, metric: str) -> list[Table]:
 
 @click.command("reproduce", short_help="Reproduce a paper's experiments beside its figures.")
 @click.argument("paper", type=click.Choice(sorted(PAPERS)), required=False)
-@click.option("--all", "every", is_flag=True, help="Every paper in turn (each into OUT/PAPER); goes with --summary.")
+@click.option("--all", "every", is_flag=True,
+              help="Every paper in turn (each into OUT/PAPER); goes with --summary or --sensitivity.")
 @click.option("--summary", is_flag=True,
               help="With --all: print one index of every claim (paper's value, ours, verdict, reason for a gap).")
 @click.option("--index", "index_file", type=click.Path(path_type=Path, dir_okay=False), default=None, metavar="FILE",
@@ -116,14 +117,19 @@ def reproduce_command(paper: Optional[str], every: bool, summary: bool, index_fi
     if address is not None and backend_name != "dask":
         raise click.UsageError("--address is the Dask scheduler's: give it with --backend dask")
     if sensitivity:
-        if every or paper is None or as_json:
-            raise click.UsageError("--sensitivity sweeps one PAPER: drop --all and --json")
+        if every == (paper is not None) or summary or as_json:
+            raise click.UsageError("--sensitivity sweeps one PAPER, or every paper with --all; drop --summary and --json")
+        if every and (write_up is not None or scenarios_dir is not None):
+            raise click.UsageError("--all --sensitivity sweeps every paper from scenarios/PAPER into OUT/PAPER: "
+                                   "drop --write-up and --scenarios (write each write-up with PAPER --resume)")
         if drop_bad and not resume:
             raise click.UsageError("--drop-bad goes with --resume: it repairs the results store a resumed sweep reads")
         from . import reproduce_sensitivity
 
-        reproduce_sensitivity.run(paper, quick, seeds, jobs, backend_name, address, out_dir, resume, drop_bad,
-                                  no_plots, formats, scenarios_dir, write_up, quiet)
+        for name in sorted(PAPERS) if every else [paper]:
+            where = (out_dir or reproduce_sensitivity.DEFAULT_OUT_ROOT) / name if every else out_dir
+            reproduce_sensitivity.run(name, quick, seeds, jobs, backend_name, address, where, resume, drop_bad,
+                                      no_plots, formats, scenarios_dir, write_up, quiet)
         return
     if every == (paper is not None):
         raise click.UsageError("name one PAPER, or give --all (not both)")

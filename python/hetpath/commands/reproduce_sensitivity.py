@@ -5,6 +5,7 @@ results store so an interrupted sweep resumes, on this machine or a Dask cluster
 from __future__ import annotations
 
 import shlex
+import shutil
 from pathlib import Path
 from typing import Any, Optional
 
@@ -49,6 +50,10 @@ def run(paper: str, quick: bool, seeds: Optional[int], jobs: Optional[int], back
         if leftover.name != STORE_FILE:
             outdir.discard(leftover) if leftover.is_dir() else leftover.unlink()
     store = ResultsStore(out / STORE_FILE)
+    finished = target / STORE_FILE
+    copied = resume and not store.path.exists() and finished.is_file()
+    if copied:
+        shutil.copyfile(finished, store.path)  # a finished sweep: rerun nothing
 
     def note(msg: str) -> None:
         if not quiet:

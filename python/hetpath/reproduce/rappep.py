@@ -51,10 +51,11 @@ QUICK_EXPERIMENTS = ["loss0", "loss1"]
 
 def _pep(cc: str, monitored: bool) -> list[dict[str, Any]]:
     """Section IV: "PEPsal runs at R1 and R2" with the same algorithm, each watching the
-    link it sends data over (R1 the satellite hop, R2 the receiver's side)."""
+    link it sends data over (R1 the satellite hop, R2 the receiver's side). Named
+    ``<cc>-<node>`` so that ``sensitivity.toml`` can select one (``agent.<name>.``)."""
     agents = []
     for node, link in (("r1", "sat"), ("r2", "rx")):
-        agent: dict[str, Any] = {"kind": "split-pep", "node": node, "cc": cc}
+        agent: dict[str, Any] = {"kind": "split-pep", "name": f"{cc}-{node}", "node": node, "cc": cc}
         if monitored:
             agent["link"] = link
         agents.append(agent)
@@ -62,7 +63,7 @@ def _pep(cc: str, monitored: bool) -> list[dict[str, Any]]:
 
 
 def _router(kind: str) -> list[dict[str, Any]]:
-    return [{"kind": kind, "node": "r1", "link": "sat"}]
+    return [{"kind": kind, "name": kind, "node": "r1", "link": "sat"}]
 
 
 #: protocol -> (end-host controller, agents).  Section IV: "TCP CUBIC is used at end

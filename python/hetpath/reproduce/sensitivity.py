@@ -204,7 +204,7 @@ def apply(tasks: list[T], overrides: tuple[Override, ...]) -> list[T]:
             checked.add(text)
         out.append(dataclasses.replace(task, text=text))
     for o in overrides:
-        at = f"parameter.{o.parameter}: '{o.key}'"
+        at = f"parameter.{o.parameter} ('{o.key}')"
         if not used[o.key]:
             raise ScenarioError(f"{at} applies to none of the paper's runs (no run's scenario has the entry it names)")
         if len(before[o.key]) > 1:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from .common import HOLDS, UNTESTABLE, _num
+from .common import FAILS, HOLDS, UNTESTABLE, _num
 from .sensitivity import DEFAULT, ONE, PAIR, Plan, spans_by_claim
 
 BEGIN = "<!-- sensitivity:begin -->"
@@ -55,16 +55,22 @@ def summarize(plan: Plan, rows: list[dict[str, Any]]) -> list[ClaimSummary]:
 def _reach(plan: Plan, mine: list[dict[str, Any]], base: dict[str, Any]) -> str:
     others = [r for r in mine if r["kind"] != DEFAULT]
     if base["verdict"] == HOLDS:
-        lost = [_settings(r) for r in others if r["verdict"] != HOLDS]
-        return "holds at the defaults" + (f"; not at {len(lost)} of {len(others)} other points ({_few(lost)})"
-                                          if lost else " and at every swept point")
+        lost = [_settings(r) for r in others if r["verdict"] == FAILS]
+        undecided = [_settings(r) for r in others if r["verdict"] == UNTESTABLE]
+        if not lost and not undecided:
+            return "holds at the defaults and at every swept point"
+        return "holds at the defaults" + "".join(
+            f"; {what} at {len(at)} of {len(others)} other points ({_few(at)})"
+            for what, at in (("does not hold", lost), ("not testable", undecided)) if at)
     holds = [_settings(r) for r in others if r["verdict"] == HOLDS]
     if holds:
         return f"holds at {_few(holds)}"
     crossings = []
     for p in plan.parameters.values():
-        by_label = {r["value"]: r["ratio"] for r in mine if r["kind"] == ONE and r["parameter"] == p.name}
-        by_label[p.default] = base["ratio"]
+        # A point the rule cannot decide is no side of the paper's value.
+        by_label = {r["value"]: r["ratio"] for r in mine
+                    if r["kind"] == ONE and r["parameter"] == p.name and r["verdict"] != UNTESTABLE}
+        by_label[p.default] = base["ratio"] if base["verdict"] != UNTESTABLE else None
         xs = [(v, by_label.get(v)) for v in p.labels if by_label.get(v) is not None]
         crossings += [f"{p.name} {a}–{b}" for (a, x), (b, y) in zip(xs, xs[1:]) if (x - 1) * (y - 1) < 0]
     if crossings:
@@ -105,15 +111,15 @@ def markdown(paper: str, plan: Plan, rows: list[dict[str, Any]], quick: bool, se
     for p in plan.parameters.values():
         swept = p.values(quick)
         swept = swept if p.default in swept else [p.default, *swept]
-        values = ", ".join(f"**{v}**" if v == p.default else str(v) for v in swept)
+        values = "; ".join(f"**{v}**" if v == p.default else str(v) for v in swept)
         lines.append(f"| {_cell(p.title)} (`{p.name}`) | {_cell(values)} | {_cell(p.source)} |")
     n = len(summaries)
     at_default = sum(s.default_verdict == HOLDS for s in summaries)
     reached = sum(s.default_verdict != HOLDS and s.reach.startswith("holds at") for s in summaries)
     crossed = sum(s.reach.startswith("crosses") for s in summaries)
-    fragile = sum(s.default_verdict == HOLDS and "; not at" in s.reach for s in summaries)
-    lines += ["", f"Of {n} claims, {at_default} hold at hetpath's defaults ({fragile} of them not at every swept "
-                  f"point); {reached} more hold at some swept point; {crossed} cross the paper's value between "
+    fragile = sum(s.default_verdict == HOLDS and "does not hold at" in s.reach for s in summaries)
+    lines += ["", f"Of {n} claims, {at_default} hold at hetpath's defaults ({fragile} of them do not hold at some "
+                  f"swept point); {reached} more hold at some swept point; {crossed} cross the paper's value between "
                   f"swept values without a swept point that holds; {n - at_default - reached - crossed} are not "
                   f"reached inside the ranges.", ""]
     wins: dict[str, int] = {}
@@ -144,4 +150,5 @@ def check_markers(path: Path) -> str:
 def write_between_markers(path: Path, part: str) -> None:
     """Replace what lies between the markers of ``path`` with ``part`` (which carries both)."""
     head, rest = check_markers(path).split(BEGIN, 1)
-    path.write_text(head + part + rest.split(END, 1)[1].lstrip("\n"), encoding="utf-8")
+    after = rest.split(END, 1)[1]
+    path.write_text(head + part + after.removeprefix("\n"), encoding="utf-8")

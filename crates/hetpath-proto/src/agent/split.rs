@@ -41,8 +41,9 @@ pub struct SplitConfig {
     /// Bytes the PEP holds per direction and leg: the receive buffer of the leg it reads
     /// and the send buffer of the leg it writes.
     pub buffer: u64,
-    /// XCP-PEP: the fixed control interval of the traffic monitor, the satellite leg's
-    /// round trip (seed 004 section IV: "using a fixed RTT estimate").
+    /// The traffic monitor's control interval. XCP-PEP: its fixed interval, the
+    /// satellite leg's round trip (seed 004 section IV: "using a fixed RTT estimate").
+    /// MPCP-PEP: the load-factor measurement interval (the paper gives none).
     pub monitor_interval: Dur,
 }
 
@@ -112,6 +113,7 @@ impl SplitPep {
             }))),
             Some(RapMonitor::Load) => Some(Monitor::Load(LoadMonitor::new(LoadConfig {
                 measure: RateMeasure::Departures,
+                interval: cfg.monitor_interval,
                 ..Default::default()
             }))),
             None => None,

@@ -157,6 +157,20 @@ pub enum LostRetransmit {
     Rack,
 }
 
+/// When NewReno (without SACK) restarts the retransmission timer on a partial ACK (RFC
+/// 6582 section 4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NewRenoTimer {
+    /// On every partial ACK, as on any ACK of new data (RFC 6298 section 5.3): recovery
+    /// goes on one hole per round trip however many holes the window has.
+    #[default]
+    SlowButSteady,
+    /// Only on the first partial ACK of an episode, so that a window with many losses
+    /// ends in a timeout rather than in one round trip per loss (ns-2's
+    /// `newreno_changes1_`).
+    Impatient,
+}
+
 /// When a receiver that may delay its ACKs acknowledges at once anyway, beyond what RFC
 /// 5681 section 4.2 requires (out-of-order data, a filled hole).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -272,6 +286,7 @@ pub struct TcpConfig {
     /// (Linux `tcp_xmit_retransmit_queue`), not only when new data is acknowledged (RFC
     /// 6298 section 5.3), so that a fast retransmit gets a full RTO to be acknowledged.
     pub rto_restart_on_resend: bool,
+    pub newreno_timer: NewRenoTimer,
 }
 
 impl TcpConfig {
@@ -308,6 +323,7 @@ impl TcpConfig {
             sack_resend: SackResend::Head,
             lost_retransmit: LostRetransmit::Timeout,
             rto_restart_on_resend: false,
+            newreno_timer: NewRenoTimer::SlowButSteady,
         }
     }
 

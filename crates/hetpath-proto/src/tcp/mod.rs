@@ -16,8 +16,8 @@ mod sender;
 
 pub use crate::packet::Endpoint;
 pub use config::{
-    AbcCounts, DelayedAck, ExitCredit, HandshakeAck, LostRetransmit, Pacing, QuickAck, Recovery,
-    RtoConfig, RtoFormula, SackResend, SsthreshFrom, TcpConfig, ZeroWindow,
+    AbcCounts, DelayedAck, ExitCredit, HandshakeAck, LostRetransmit, NewRenoTimer, Pacing,
+    QuickAck, Recovery, RtoConfig, RtoFormula, SackResend, SsthreshFrom, TcpConfig, ZeroWindow,
 };
 pub use connection::{Connection, Event, State};
 pub use freeze::RestoreMode;

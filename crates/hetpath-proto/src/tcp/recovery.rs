@@ -2,7 +2,7 @@
 //! retransmit, Reno and NewReno fast recovery (RFC 5681 section 3.2, RFC 6582), Tahoe's
 //! go-back-N, and SACK-based recovery (RFC 6675).
 
-use super::config::{AbcCounts, ExitCredit, LostRetransmit, SackResend};
+use super::config::{AbcCounts, ExitCredit, LostRetransmit, NewRenoTimer, SackResend};
 use super::prr::Prr;
 use super::sender::{RecoveryMode, Sender};
 use crate::cc::AckSample;
@@ -112,6 +112,9 @@ impl Sender {
             // Linux TCP_CA_Open: past `recover` (high_seq) and nothing SACKed (Disorder).
             open: ack >= self.recover && self.board.sacked_bytes() == 0,
         };
+        // RFC 6582 section 4: the Impatient variant restarts the timer only on the first
+        // partial ACK of an episode.
+        let mut restart_timer = true;
         if !self.in_recovery {
             self.cc.on_ack(&sample);
         } else if ack >= self.recover || self.mode == RecoveryMode::Reno {
@@ -139,10 +142,15 @@ impl Sender {
             if self.mode == RecoveryMode::NewReno {
                 self.inflation = (self.inflation + if acked.bytes >= mss { mss } else { 0 })
                     .saturating_sub(acked.bytes);
+                restart_timer =
+                    !self.partial_acked || self.cfg.newreno_timer == NewRenoTimer::SlowButSteady;
+                self.partial_acked = true;
             }
         }
         // RFC 6298 sections 5.2 and 5.3.
-        self.rto_deadline = (!self.board.is_empty()).then(|| now + self.rtt.rto());
+        if restart_timer || self.rto_deadline.is_none() {
+            self.rto_deadline = (!self.board.is_empty()).then(|| now + self.rtt.rto());
+        }
         acked.bytes
     }
 
@@ -195,6 +203,7 @@ impl Sender {
         let ev = self.congestion_event(now, false);
         self.cc.on_congestion_event(&ev);
         self.recover = self.snd_max;
+        self.partial_acked = false;
         self.stats.fast_retransmits += 1;
         self.force_retransmit = true;
         match self.mode {

@@ -100,6 +100,8 @@ pub struct Sender {
     /// Peer's advertised window in bytes.
     pub(super) rwnd: u64,
     pub(super) in_recovery: bool,
+    /// A partial ACK has come in this loss episode (for `NewRenoTimer::Impatient`).
+    pub(super) partial_acked: bool,
     /// RFC 6582 `recover`: highest sequence sent when the last loss episode began.
     pub(super) recover: u64,
     pub(super) dupacks: u32,
@@ -150,6 +152,7 @@ impl Sender {
             mode,
             rwnd: 65_535,
             in_recovery: false,
+            partial_acked: false,
             recover: 0,
             dupacks: 0,
             inflation: 0,

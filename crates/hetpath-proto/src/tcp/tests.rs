@@ -123,6 +123,33 @@ fn single_loss_is_repaired_by_fast_retransmit_in_every_mode() {
     }
 }
 
+/// RFC 6582 section 4: with twenty holes in one window, recovery takes twenty round trips
+/// (about 2 s here). Slow-but-Steady restarts the 1 s timer on each partial ACK and never
+/// times out; Impatient restarts it on the first only, and times out.
+#[test]
+fn impatient_newreno_times_out_on_a_window_of_many_losses() {
+    for (timer, timeouts) in [
+        (NewRenoTimer::SlowButSteady, 0),
+        (NewRenoTimer::Impatient, 1),
+    ] {
+        let client = TcpConfig {
+            sack: false,
+            newreno_timer: timer,
+            ..cfg()
+        };
+        let (mut net, c) = path(client, "newreno", 200_000);
+        drop_data(&mut net, |n, _| (40..80).contains(&n) && n % 2 == 0);
+        net.run(secs(100.0));
+        assert_eq!(received(&net), 200_000, "{timer:?}");
+        let s = *net.conn(0, c).stats();
+        assert_eq!(
+            (s.fast_retransmits, s.timeouts),
+            (1, timeouts),
+            "{timer:?}: {s:?}"
+        );
+    }
+}
+
 #[test]
 fn newreno_repairs_three_losses_in_one_window_without_timeout() {
     for sack in [false, true] {

@@ -55,8 +55,23 @@ pub struct MarkovSpec {
     pub initial: InitialState,
     /// Step once per slot of this length instead of once per packet.
     pub slot: Option<Duration>,
+    /// What the chain steps on: "slot" (needs `slot`) or "packet" (ignores `slot`, so a
+    /// sweep can switch a grid whose points each set their own slot). Default: "slot"
+    /// when `slot` is given, else "packet".
+    #[serde(default)]
+    pub step: Option<MarkovStep>,
     /// A block code below IP whose rate k/n scales the link rate.
     pub fec: Option<BlockCode>,
+}
+
+/// A `markov` chain's `step` key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MarkovStep {
+    /// One transition per slot of `slot` (time).
+    Slot,
+    /// One transition per transmitted packet.
+    Packet,
 }
 
 /// `fec = { n = 255, k = 223 }`: n coded symbols carry k information symbols; the `fec`
@@ -83,6 +98,13 @@ impl MarkovSpec {
         }
         if let Some(d) = self.slot {
             check_positive(prefix, "slot", d)?;
+        }
+        if self.step == Some(MarkovStep::Slot) && self.slot.is_none() {
+            return Err(ChannelError::invalid(
+                format!("{prefix}.step"),
+                "\"slot\"",
+                "no `slot` duration is given; expected a `slot` or step = \"packet\"",
+            ));
         }
         if let Some(c) = self.fec {
             // The `fec` model's limits (a code over 8-bit symbols).
@@ -115,7 +137,10 @@ impl MarkovSpec {
             loss_good: self.loss_good,
             loss_bad: self.loss_bad,
             bad,
-            slot: self.slot.map(|d| d.0),
+            slot: match self.step {
+                Some(MarkovStep::Packet) => None,
+                _ => self.slot.map(|d| d.0),
+            },
             slot_index: 0,
             rate_factor: self.fec.map_or(1.0, |c| c.k as f64 / c.n as f64),
             rng,
@@ -221,6 +246,7 @@ mod tests {
             loss_bad,
             initial: InitialState::Stationary,
             slot: None,
+            step: None,
             fec: None,
         }
     }
@@ -377,5 +403,43 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("channel.fec.k = 200: expected 0 < k < n = 100"));
+    }
+
+    #[test]
+    fn step_packet_ignores_the_slot() {
+        // step = "packet" with a slot behaves as the slot-less chain, draw for draw.
+        let per_packet = spec(0.05, 0.2, 0.0, 1.0);
+        let forced = MarkovSpec {
+            step: Some(MarkovStep::Packet),
+            ..slotted(0.05, 0.2, 10)
+        };
+        let times = |m: &mut Markov| -> Vec<bool> {
+            (0..5000u64)
+                .map(|j| m.transmit(Time(j * 1_000_000), Dur(1), 1500))
+                .collect()
+        };
+        let a = times(&mut per_packet.build(stream(5, "m")));
+        assert_eq!(a, times(&mut forced.build(stream(5, "m"))));
+        // ... and differs from the slotted chain (ten packets share a 10 ms slot there).
+        assert_ne!(a, times(&mut slotted(0.05, 0.2, 10).build(stream(5, "m"))));
+        // step = "slot" is the default when a slot is given.
+        let explicit = MarkovSpec {
+            step: Some(MarkovStep::Slot),
+            ..slotted(0.05, 0.2, 10)
+        };
+        assert_eq!(
+            times(&mut explicit.build(stream(5, "m"))),
+            times(&mut slotted(0.05, 0.2, 10).build(stream(5, "m")))
+        );
+        // step = "slot" without a slot is refused.
+        let no_slot = MarkovSpec {
+            step: Some(MarkovStep::Slot),
+            ..spec(0.05, 0.2, 0.0, 1.0)
+        };
+        assert!(no_slot
+            .validate("channel")
+            .unwrap_err()
+            .to_string()
+            .contains("channel.step = \"slot\": no `slot` duration is given"));
     }
 }

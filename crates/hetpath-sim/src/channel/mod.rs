@@ -37,7 +37,7 @@ pub use bernoulli::{Bernoulli, BernoulliSpec};
 pub use fec::{Fec, FecInner, FecSpec};
 pub use fec_math::binomial_tail;
 pub use gilbert_elliott::{GilbertElliott, GilbertElliottSpec};
-pub use markov::{Markov, MarkovSpec};
+pub use markov::{Markov, MarkovSpec, MarkovStep};
 pub use spec::{ChannelError, ChannelSpec};
 pub use trace::{Trace, TraceData, TraceFileError, TraceSpec};
 

@@ -32,6 +32,9 @@ pub enum WindowKind {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApohnSpec {
+    /// A name for the agent, by which a sweep key (`agent.<name>.alpha`) selects it; the
+    /// engine reads nothing else from it.
+    pub name: Option<String>,
     /// The node whose TCP the booster serves.
     pub sender: String,
     /// The edge router: the far end of the SBP connection, access point of the WLAN.

@@ -19,7 +19,7 @@ use hetpath_proto::agent::Collaboration;
 use hetpath_proto::host::lift_mh::SelfProtection;
 use hetpath_proto::packet::EspSizes;
 use hetpath_proto::{Dur, Time};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// Default DropTail limit when a link gives none (ns-3's and Linux's txqueuelen default).
@@ -226,7 +226,14 @@ pub fn build_warned(
         }
         let mut dirs = Vec::with_capacity(2);
         for (from, to, a_to_b) in [(a, b, true), (b, a, false)] {
-            let spec = l.direction(a_to_b);
+            let mut spec = l.direction(a_to_b);
+            if let Some(scale) = l.queue_scale {
+                let queue = spec.queue.unwrap_or(DEFAULT_QUEUE);
+                spec.queue = Some(
+                    scaled_queue(queue, scale)
+                        .map_err(|m| err(format!("{place}.queue_scale"), m))?,
+                );
+            }
             let place = format!("{place} ({})", if a_to_b { "ab" } else { "ba" });
             let (params, channel) =
                 link_parts(&spec, &l.name, from, to, seed, &sim, base_dir).map_err(at(&place))?;
@@ -421,6 +428,19 @@ pub fn build_warned(
         nodes: &nodes,
         links: &links,
     };
+    // A sweep selects an agent by its name (`agent.<name>.`): two of one name would
+    // leave the second out of reach.
+    let mut agent_names = HashSet::new();
+    for (i, a) in s.agents.iter().enumerate() {
+        if let Some(name) = a.name() {
+            if !agent_names.insert(name) {
+                return Err(err(
+                    format!("agent[{i}].name"),
+                    format!("agent '{name}' is defined twice"),
+                ));
+            }
+        }
+    }
     for (i, a) in s.agents.iter().enumerate() {
         a.place(&mut sim, &names, &s.tcp)
             .map_err(at(&format!("agent[{i}]")))?;
@@ -458,6 +478,28 @@ fn check_samples(s: &ScenarioFile, sim: &Simulation, sample: Dur) -> Result<(), 
         ));
     }
     Ok(())
+}
+
+/// `queue` times a link's `queue_scale`, rounded to the nearest whole packet or byte; a
+/// scale that is not a positive number, or a queue that would round to nothing, is refused.
+fn scaled_queue(queue: QueueLimit, scale: f64) -> Result<QueueLimit, String> {
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(format!("{scale}: expected a positive number"));
+    }
+    let (n, unit) = match queue {
+        QueueLimit::Packets(n) => (n, "packets"),
+        QueueLimit::Bytes(b) => (b, "bytes"),
+    };
+    let scaled = (n as f64 * scale).round();
+    if scaled < 1.0 || scaled >= u64::MAX as f64 {
+        return Err(format!(
+            "{scale}: a queue of {n} {unit} scaled by it is {scaled} {unit}; expected at least 1"
+        ));
+    }
+    Ok(match queue {
+        QueueLimit::Packets(_) => QueueLimit::Packets(scaled as u64),
+        QueueLimit::Bytes(_) => QueueLimit::Bytes(scaled as u64),
+    })
 }
 
 /// A link direction's parameters and channel.

@@ -64,6 +64,8 @@ pub struct LiftBsSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SplitPepSpec {
+    /// A name of its own, so that a sweep can select it (`agent.<name>.`).
+    pub name: Option<String>,
     pub node: String,
     /// The link it sends over, for a controller that reads a traffic monitor.
     pub link: Option<String>,
@@ -73,14 +75,17 @@ pub struct SplitPepSpec {
     pub buffer: Option<Bytes>,
     /// TCP settings of its connections, over `[tcp]`.
     pub tcp: Option<TcpSpec>,
-    /// With xcp-pep: the traffic monitor's fixed control interval (default: the round
-    /// trip over `link` for a full-size segment).
+    /// The traffic monitor's control interval: with xcp-pep its fixed interval (default:
+    /// the round trip over `link` for a full-size segment), with mpcp-pep its load-factor
+    /// interval (default: VCP's t_rho, 200 ms).
     pub monitor_interval: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RouterSpec {
+    /// A name of its own, so that a sweep can select it (`agent.<name>.`).
+    pub name: Option<String>,
     pub node: String,
     pub link: String,
 }
@@ -88,6 +93,8 @@ pub struct RouterSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoadRouterSpec {
+    /// A name of its own, so that a sweep can select it (`agent.<name>.`).
+    pub name: Option<String>,
     pub node: String,
     pub link: String,
     /// The load-factor measurement interval.
@@ -155,6 +162,17 @@ impl AgentSpec {
         };
         let n = names.node(node).ok()?;
         Some((serves, names.leaving(sim, link, n, node).ok()?))
+    }
+
+    /// The agent's own name, if it has one (split PEPs, routers, APOHN).
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            AgentSpec::SplitPep(s) => s.name.as_deref(),
+            AgentSpec::XcpRouter(r) => r.name.as_deref(),
+            AgentSpec::VcpRouter(r) | AgentSpec::MpcpRouter(r) => r.name.as_deref(),
+            AgentSpec::Apohn(a) => a.name.as_deref(),
+            AgentSpec::LiftBs(_) => None,
+        }
     }
 
     /// The node of a split PEP, which ends the TCP connections it sees.
@@ -248,12 +266,24 @@ impl SplitPepSpec {
                     ),
                 ));
             }
-            (Some(_), Some(d)) => self
+            (Some(RapMonitor::Xcp), Some(d)) => self
                 .monitor_interval
                 .map_or_else(|| round_trip(sim, d, stack.tcp.mss), |i| i.0),
-            (None, _) => self.monitor_interval.map_or(Dur::ZERO, |i| i.0),
+            (Some(RapMonitor::Load), Some(_)) => self
+                .monitor_interval
+                .map_or(LoadConfig::default().interval, |i| i.0),
+            (None, _) if self.monitor_interval.is_some() => {
+                return Err(KeyError::new(
+                    "monitor_interval",
+                    format!(
+                        "cc = \"{}\" reads no traffic monitor; only xcp-pep and mpcp-pep have one",
+                        stack.cc.name()
+                    ),
+                ));
+            }
+            (None, _) => Dur::ZERO,
         };
-        if monitor == Some(RapMonitor::Xcp) && monitor_interval == Dur::ZERO {
+        if monitor.is_some() && monitor_interval == Dur::ZERO {
             return Err(KeyError::new(
                 "monitor_interval",
                 "must be greater than zero",

@@ -183,6 +183,10 @@ pub struct LinkSpec {
     pub rate: Option<Rate>,
     pub delay: Option<Duration>,
     pub queue: Option<QueueLimit>,
+    /// Multiplies both directions' queue limit (after `ab`/`ba`), rounded to a whole
+    /// packet or byte: one key a sensitivity sweep can set over a grid whose points
+    /// each give their own `queue`. Default 1.
+    pub queue_scale: Option<f64>,
     pub channel: Option<ChannelSpec>,
     pub outages: Option<Vec<OutageSpec>>,
     /// Overrides for the a -> b direction.
@@ -461,6 +465,14 @@ pub enum LostRetransmitSpec {
     Rack,
 }
 
+/// `newreno_timer`: "slow-but-steady" or "impatient" (`hetpath_proto::tcp::NewRenoTimer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NewRenoTimerSpec {
+    SlowButSteady,
+    Impatient,
+}
+
 /// `quick_ack`: "off" or "linux" (`hetpath_proto::tcp::QuickAck`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -573,6 +585,7 @@ pub struct TcpSpec {
     pub sack_resend: Option<SackResendSpec>,
     pub rto_restart_on_resend: Option<bool>,
     pub lost_retransmit: Option<LostRetransmitSpec>,
+    pub newreno_timer: Option<NewRenoTimerSpec>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -633,6 +646,7 @@ impl TcpSpec {
             sack_resend: over.sack_resend.or(self.sack_resend),
             rto_restart_on_resend: over.rto_restart_on_resend.or(self.rto_restart_on_resend),
             lost_retransmit: over.lost_retransmit.or(self.lost_retransmit),
+            newreno_timer: over.newreno_timer.or(self.newreno_timer),
         }
     }
 }

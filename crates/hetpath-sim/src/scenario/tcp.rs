@@ -6,14 +6,15 @@ use super::error::KeyError;
 use super::profiles::{self, Profile};
 use super::spec::{
     AbcCountsSpec, AbcSpec, DelayedAckSpec, ExitCreditSpec, HandshakeAckSpec, HystartSpec, IlcSpec,
-    LocalQueueSpec, LostRetransmitSpec, PacingName, PacingSpec, QuickAckSpec, RecoverySpec,
-    RestoreSpec, RtoFormula, SackResendSpec, SsthreshFromSpec, TcpSpec, ZeroWindowSpec,
+    LocalQueueSpec, LostRetransmitSpec, NewRenoTimerSpec, PacingName, PacingSpec, QuickAckSpec,
+    RecoverySpec, RestoreSpec, RtoFormula, SackResendSpec, SsthreshFromSpec, TcpSpec,
+    ZeroWindowSpec,
 };
 use hetpath_proto::cc::{Algorithm, Hystart};
 use hetpath_proto::machine::LocalQueue;
 use hetpath_proto::tcp::{
-    AbcCounts, DelayedAck, ExitCredit, HandshakeAck, LostRetransmit, Pacing, QuickAck, Recovery,
-    RestoreMode, SackResend, SsthreshFrom, TcpConfig, ZeroWindow,
+    AbcCounts, DelayedAck, ExitCredit, HandshakeAck, LostRetransmit, NewRenoTimer, Pacing,
+    QuickAck, Recovery, RestoreMode, SackResend, SsthreshFrom, TcpConfig, ZeroWindow,
 };
 use hetpath_proto::Dur;
 
@@ -329,6 +330,12 @@ fn sender_keys(t: &TcpSpec, c: &mut TcpConfig) -> Result<(), KeyError> {
         c.lost_retransmit = match l {
             LostRetransmitSpec::Timeout => LostRetransmit::Timeout,
             LostRetransmitSpec::Rack => LostRetransmit::Rack,
+        };
+    }
+    if let Some(n) = t.newreno_timer {
+        c.newreno_timer = match n {
+            NewRenoTimerSpec::SlowButSteady => NewRenoTimer::SlowButSteady,
+            NewRenoTimerSpec::Impatient => NewRenoTimer::Impatient,
         };
     }
     Ok(())

@@ -271,3 +271,52 @@ size = "70000B"
         [("t0", 50_000), ("ideal", 60_000), ("t2", 70_000)]
     );
 }
+
+/// An MPCP PEP at r1 watching the satellite hop, with `extra` keys in its table.
+fn mpcp_pep(extra: &str) -> String {
+    let agent = format!(
+        "[[agent]]\nkind = \"split-pep\"\nnode = \"r1\"\nlink = \"sat\"\ncc = \"mpcp-pep\"\n{extra}\n"
+    );
+    satellite("3MB", GEO, &agent)
+}
+
+#[test]
+fn an_mpcp_peps_monitor_interval_is_its_load_factor_interval() {
+    let afct = |extra: &str| {
+        let (s, _) = run(&mpcp_pep(extra), Some(1));
+        s.flows[0].completion_s.expect("completes")
+    };
+    // Unset, it is VCP's t_rho of 200 ms, as before the key applied to MPCP PEP.
+    let default = afct("");
+    assert_eq!(default, afct("monitor_interval = \"200ms\""));
+    // Any other interval changes the load readings, so the run.
+    assert_ne!(default, afct("monitor_interval = \"1s\""));
+}
+
+#[test]
+fn a_monitor_interval_on_a_pep_with_no_monitor_is_refused() {
+    let text = satellite(
+        "1MB",
+        GEO,
+        "[[agent]]\nkind = \"split-pep\"\nnode = \"r1\"\ncc = \"hybla\"\nmonitor_interval = \"1s\"\n",
+    );
+    let Err(e) = hetpath_sim::load(&text, "x.toml", None) else {
+        panic!("accepted")
+    };
+    assert_eq!(e.place, "agent[0].monitor_interval");
+    assert!(e.to_string().contains("no traffic monitor"), "{e}");
+}
+
+#[test]
+fn agents_may_be_named_once() {
+    let agent = |name: &str, node: &str| {
+        format!("[[agent]]\nname = \"{name}\"\nkind = \"split-pep\"\nnode = \"{node}\"\n")
+    };
+    let two = agent("pep-r1", "r1") + &agent("pep-r2", "r2");
+    hetpath_sim::load(&satellite("1MB", GEO, &two), "x.toml", None).unwrap();
+    let same = agent("pep", "r1") + &agent("pep", "r2");
+    let Err(e) = hetpath_sim::load(&satellite("1MB", GEO, &same), "x.toml", None) else {
+        panic!("accepted")
+    };
+    assert_eq!(e.place, "agent[1].name");
+}

@@ -161,6 +161,30 @@ fn bad_apohn_keys_name_the_key_on_one_line() {
     );
 }
 
+/// A `name` only labels the agent, for sweep keys (`agent.<name>.alpha`): the run is the
+/// same as without it (`apohn.toml` names its agent "apohn").
+#[test]
+fn a_named_apohn_agent_runs_as_an_unnamed_one() {
+    let named = scenario("5s", "", "");
+    let line = "name = \"apohn\"";
+    let at = named.rfind(line).unwrap();
+    assert!(at > named.find("[[agent]]").unwrap(), "the agent's name");
+    let with = |value: &str| {
+        let mut text = named.clone();
+        text.replace_range(at..at + line.len(), value);
+        text
+    };
+    let (a, _) = run(&named, None);
+    let (b, _) = run(&with(""), None);
+    assert!(a.flows[0].bytes_delivered > 0);
+    assert_eq!(a.flows[0].bytes_delivered, b.flows[0].bytes_delivered);
+    let e = load(&with("name = 3"), "apohn.toml", None)
+        .err()
+        .expect("a name that is not a string")
+        .to_string();
+    assert!(e.contains("expected a string") && !e.contains('\n'), "{e}");
+}
+
 /// The same flow under end-to-end ESP (§III.E): the split PEPs of SaTPEP find no TCP header
 /// to split and pass it through, so it runs as end-to-end NewReno; APOHN's booster, on the
 /// node that holds the keys, still takes it, and so does the bridge's LLE-TCP agent,

@@ -212,3 +212,82 @@ fn iw_bdp_counts_serialisation_on_slow_links() {
         assert_eq!(series.flows.cwnd_bytes[0], segments * 1460, "{rate}");
     }
 }
+
+/// The summary as JSON text without the scenario's own text, for run-for-run equality.
+fn outcome(text: &str) -> String {
+    let (s, _) = run(text, Some(3));
+    let mut v = serde_json::to_value(&s).unwrap();
+    v.as_object_mut().unwrap().remove("scenario");
+    v.to_string()
+}
+
+#[test]
+fn queue_scale_multiplies_the_queue_and_refuses_what_it_cannot_honour() {
+    // 400 packets scaled by 0.25 is the 100-packet queue, run for run; 0.5 is not.
+    let scaled = radio(
+        "1Mbps",
+        "13.722ms",
+        (0.01, 0.1),
+        "1000KB",
+        "tcp-radio",
+        "queue_scale = 0.25",
+    );
+    let plain = radio("1Mbps", "13.722ms", (0.01, 0.1), "1000KB", "tcp-radio", "")
+        .replace("queue = \"400pkt\"", "queue = \"100pkt\"");
+    assert_eq!(outcome(&scaled), outcome(&plain));
+    let half = radio(
+        "1Mbps",
+        "13.722ms",
+        (0.01, 0.1),
+        "1000KB",
+        "tcp-radio",
+        "queue_scale = 0.5",
+    );
+    assert_ne!(outcome(&half), outcome(&plain));
+    for (bad, says) in [
+        (
+            "queue_scale = 0.0",
+            "queue_scale: 0: expected a positive number",
+        ),
+        (
+            "queue_scale = -2.0",
+            "queue_scale: -2: expected a positive number",
+        ),
+        (
+            "queue_scale = nan",
+            "queue_scale: NaN: expected a positive number",
+        ),
+        (
+            "queue_scale = 0.001",
+            "scaled by it is 0 packets; expected at least 1",
+        ),
+    ] {
+        let text = radio("1Mbps", "13.722ms", (0.01, 0.1), "3KB", "newreno", bad);
+        let e = match hetpath_sim::load(&text, "q.toml", None) {
+            Ok(_) => panic!("accepted {bad}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(says) && e.starts_with("q.toml"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn markov_step_packet_overrides_a_given_slot() {
+    // step = "packet" on a slotted chain is the slot-less (per-packet) chain, run for run.
+    let forced = radio("1Mbps", "13.722ms", (0.01, 0.1), "100KB", "tcp-radio", "")
+        .replace("fec = {", "step = \"packet\", fec = {");
+    let per_packet = radio("1Mbps", "13.722ms", (0.01, 0.1), "100KB", "tcp-radio", "")
+        .replace("slot = \"13.722ms\", ", "");
+    let slotted = radio("1Mbps", "13.722ms", (0.01, 0.1), "100KB", "tcp-radio", "");
+    assert_eq!(outcome(&forced), outcome(&per_packet));
+    assert_ne!(outcome(&forced), outcome(&slotted));
+    let no_slot = per_packet.replace("fec = {", "step = \"slot\", fec = {");
+    let e = hetpath_sim::load(&no_slot, "s.toml", None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("step = \"slot\": no `slot` duration is given"),
+        "{e}"
+    );
+}
