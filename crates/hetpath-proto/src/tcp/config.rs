@@ -275,6 +275,11 @@ pub struct TcpConfig {
     /// Grow the window only while the sender uses it (RFC 7661; RFC 9438 section 4).
     pub cwnd_validation: bool,
     pub zero_window: ZeroWindow,
+    /// Bounds on the persist timer's interval, which starts at the RTO and doubles with
+    /// each window probe (RFC 9293 section 3.8.6.1). 4.4BSD ranges it to [5 s, 60 s]
+    /// (TCPTV_PERSMIN, TCPTV_PERSMAX); Linux caps it at TCP_RTO_MAX, 120 s.
+    pub persist_min: Dur,
+    pub persist_max: Dur,
     pub sack_resend: SackResend,
     pub lost_retransmit: LostRetransmit,
     /// Restart the retransmission timer when the segment at SND.UNA is retransmitted
@@ -313,6 +318,8 @@ impl TcpConfig {
             hystart: Hystart::Off,
             cwnd_validation: false,
             zero_window: ZeroWindow::Retransmit,
+            persist_min: Dur::ZERO,
+            persist_max: Dur::from_secs(60),
             sack_resend: SackResend::Head,
             lost_retransmit: LostRetransmit::Timeout,
             rto_restart_on_resend: false,

@@ -367,7 +367,9 @@ impl Sender {
         let quiet = self.board.is_empty() || self.window_frozen();
         if quiet && self.persist_deadline.is_none() {
             let k = self.persist_backoff.min(16);
-            let d = Dur(self.rtt.rto().0.saturating_mul(1 << k)).min(Dur::from_secs(60));
+            let d = Dur(self.rtt.rto().0.saturating_mul(1 << k))
+                .min(self.cfg.persist_max)
+                .max(self.cfg.persist_min);
             self.persist_deadline = Some(now + d);
         }
     }

@@ -879,6 +879,64 @@ fn zero_window_probes_back_off_exponentially_up_to_the_cap() {
     assert_eq!(a.stats().window_probes, 9);
 }
 
+/// The instants of the first `n` window probes of a connection whose peer closed its
+/// window at T0, with the persist timer bounded by `min` and `max`.
+fn probe_times(min: Dur, max: Dur, n: usize) -> Vec<Time> {
+    let c = TcpConfig {
+        persist_min: min,
+        persist_max: max,
+        ..cfg()
+    };
+    let mut a = Connection::connect(c, newreno(), ep(1, 1000), ep(2, 80));
+    let syn = seg(a.poll_transmit(T0).unwrap());
+    let mut b = Connection::accept(c, newreno(), ep(2, 80), ep(1, 1000), &syn);
+    a.handle_segment(T0, &seg(b.poll_transmit(T0).unwrap()));
+    b.handle_segment(T0, &seg(a.poll_transmit(T0).unwrap()));
+    let full = TcpSegment {
+        src_port: 80,
+        dst_port: 1000,
+        seq: 1,
+        ack: 1,
+        flags: TcpFlags::ACK,
+        window: 0,
+        ..Default::default()
+    };
+    a.handle_segment(T0, &full);
+    a.write(10_000);
+    assert!(a.poll_transmit(T0).is_none(), "nothing fits a zero window");
+    let mut probes = Vec::new();
+    while probes.len() < n {
+        let now = a.poll_timeout().expect("the persist timer is armed");
+        a.handle_timeout(now);
+        while a.poll_transmit(now).is_some() {}
+        probes.push(now);
+    }
+    probes
+}
+
+#[test]
+fn the_persist_interval_stays_within_its_bounds() {
+    let gaps = |p: Vec<Time>| -> Vec<u64> {
+        let mut from = T0;
+        p.into_iter()
+            .map(|t| {
+                let g = t.since(from).as_secs_f64().round() as u64;
+                from = t;
+                g
+            })
+            .collect()
+    };
+    // Today's default: from the RTO (1 s), doubling, capped at 60 s.
+    let rto_60 = probe_times(Dur::ZERO, Dur::from_secs(60), 9);
+    assert_eq!(gaps(rto_60), [1, 2, 4, 8, 16, 32, 60, 60, 60]);
+    // 4.4BSD's range: never below 5 s.
+    let bsd = probe_times(Dur::from_secs(5), Dur::from_secs(60), 6);
+    assert_eq!(gaps(bsd), [5, 5, 5, 8, 16, 32]);
+    // A lower cap.
+    let low = probe_times(Dur::ZERO, Dur::from_secs(8), 6);
+    assert_eq!(gaps(low), [1, 2, 4, 8, 8, 8]);
+}
+
 /// Twenty segments in flight, then an ACK of the first five that closes the window;
 /// what the sender does over the next 30 s, and after the window reopens.
 fn zero_window_in_flight(mode: ZeroWindow) -> (SenderStats, Option<Time>) {

@@ -601,6 +601,9 @@ pub struct TcpSpec {
     pub hystart: Option<HystartSpec>,
     pub cwnd_validation: Option<bool>,
     pub zero_window: Option<ZeroWindowSpec>,
+    /// Bounds on the persist timer's interval (defaults 0 and 60 s: RTO-based, capped).
+    pub persist_min: Option<Duration>,
+    pub persist_max: Option<Duration>,
     pub sack_resend: Option<SackResendSpec>,
     pub rto_restart_on_resend: Option<bool>,
     pub lost_retransmit: Option<LostRetransmitSpec>,
@@ -660,6 +663,8 @@ impl TcpSpec {
             hystart: over.hystart.or(self.hystart),
             cwnd_validation: over.cwnd_validation.or(self.cwnd_validation),
             zero_window: over.zero_window.or(self.zero_window),
+            persist_min: over.persist_min.or(self.persist_min),
+            persist_max: over.persist_max.or(self.persist_max),
             sack_resend: over.sack_resend.or(self.sack_resend),
             rto_restart_on_resend: over.rto_restart_on_resend.or(self.rto_restart_on_resend),
             lost_retransmit: over.lost_retransmit.or(self.lost_retransmit),

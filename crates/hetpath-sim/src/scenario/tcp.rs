@@ -207,6 +207,28 @@ pub fn tcp_config(t: &TcpSpec) -> Result<TcpConfig, KeyError> {
     Ok(c)
 }
 
+/// `persist_min` and `persist_max`: the persist timer's interval stays within them.
+fn persist_keys(t: &TcpSpec, c: &mut TcpConfig) -> Result<(), KeyError> {
+    if let Some(d) = t.persist_min {
+        c.persist_min = d.0;
+    }
+    if let Some(d) = t.persist_max {
+        if d.0 == Dur::ZERO {
+            return Err(KeyError::new("persist_max", "must be greater than zero"));
+        }
+        c.persist_max = d.0;
+    }
+    if c.persist_min > c.persist_max {
+        // Nanoseconds divided, not multiplied by 1e-9: whole seconds print whole.
+        let (min, max) = (c.persist_min.0 as f64 / 1e9, c.persist_max.0 as f64 / 1e9);
+        return Err(KeyError::new(
+            "persist_min",
+            format!("{min} s is above persist_max ({max} s)"),
+        ));
+    }
+    Ok(())
+}
+
 /// The keys that choose among the behaviours real stacks differ on (docs/model-notes.md,
 /// "Sender behaviour").
 fn sender_keys(t: &TcpSpec, c: &mut TcpConfig) -> Result<(), KeyError> {
@@ -294,6 +316,7 @@ fn sender_keys(t: &TcpSpec, c: &mut TcpConfig) -> Result<(), KeyError> {
             ZeroWindowSpec::Freeze => ZeroWindow::Freeze,
         };
     }
+    persist_keys(t, c)?;
     if let Some(r) = t.sack_resend {
         c.sack_resend = match r {
             SackResendSpec::Head => SackResend::Head,
@@ -339,6 +362,25 @@ mod tests {
         assert_eq!(s.tcp.recv_buffer, 4_000_000);
         // Other controllers bring none.
         assert_eq!(stack("", "", Some("cubic")).tcp.dupthresh, 3);
+    }
+
+    #[test]
+    fn the_persist_bounds_are_read_and_checked() {
+        let c = tcp_config(&spec("persist_min = \"5s\"\npersist_max = \"120s\"")).unwrap();
+        assert_eq!(
+            (c.persist_min, c.persist_max),
+            (Dur::from_secs(5), Dur::from_secs(120))
+        );
+        let d = tcp_config(&spec("")).unwrap();
+        assert_eq!(
+            (d.persist_min, d.persist_max),
+            (Dur::ZERO, Dur::from_secs(60))
+        );
+        let e = tcp_config(&spec("persist_max = \"0s\"")).unwrap_err();
+        assert_eq!(e.key, "persist_max");
+        let e = tcp_config(&spec("persist_min = \"61s\"")).unwrap_err();
+        assert_eq!(e.key, "persist_min");
+        assert_eq!(e.message, "61 s is above persist_max (60 s)");
     }
 
     #[test]
