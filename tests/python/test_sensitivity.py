@@ -54,6 +54,7 @@ def _plan(tmp_path: Path, text: str = TOML) -> sens.Plan:
     (("key = \"link.sat.queue\"\n", ""), "parameter.sat_queue.key: missing"),
     (("source = \"a test's\"\n", "sources = \"x\"\n"), "parameter.sat_queue.sources: unknown key"),
     (("values = [\"250pkt\", \"1000pkt\"]", "values = [\"1000pkt\"]"), "expected at least two values"),
+    (("seeds = 2", "seeds = 2\npair = [\"sat_queue\", \"rto\"]"), "sensitivity.pair: expected two different"),
     (("{ label = \"200ms\", \"tcp.min_rto\" = \"200ms\" }", "{ label = \"200ms\" }"),
      r"parameter.min_rto.values\[0\]: sets no key; only the default may"),
 ])

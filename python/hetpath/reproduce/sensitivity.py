@@ -84,6 +84,9 @@ class Plan:
     grid: str
     seeds: int
     parameters: dict[str, Parameter]
+    #: The pair to move together, when the file names it (a question of the paper's that
+    #: needs two parameters at once); else :func:`choose_pair` picks it.
+    pair: Optional[tuple[str, str]] = None
 
 
 @dataclass(frozen=True)
@@ -110,9 +113,11 @@ def load(path: Path) -> Plan:
                             f"are swept from it") from None
     doc = _toml.loads(text, str(path))
     head = doc.get("sensitivity", {})
-    unknown = sorted(set(doc) - {"sensitivity", "parameter"}) + [f"sensitivity.{k}" for k in set(head) - {"grid", "seeds"}]
+    unknown = sorted(set(doc) - {"sensitivity", "parameter"}) + \
+        [f"sensitivity.{k}" for k in sorted(set(head) - {"grid", "seeds", "pair"})]
     if unknown:
-        raise ScenarioError(f"{where}{unknown[0]}: unknown key (expected [sensitivity] grid, seeds and [parameter.NAME])")
+        raise ScenarioError(f"{where}{unknown[0]}: unknown key (expected [sensitivity] grid, seeds, pair and "
+                            f"[parameter.NAME])")
     grid = head.get("grid", "full")
     if grid not in GRIDS:
         raise ScenarioError(f"{where}sensitivity.grid: expected one of {', '.join(GRIDS)}, got {grid!r}")
@@ -122,7 +127,12 @@ def load(path: Path) -> Plan:
     params = {str(name): _parameter(str(name), spec, where) for name, spec in doc.get("parameter", {}).items()}
     if not params:
         raise ScenarioError(f"{where}expected at least one [parameter.NAME]")
-    return Plan(path, grid, seeds, params)
+    pair = head.get("pair")
+    if pair is not None and (not isinstance(pair, list) or len(pair) != 2 or pair[0] == pair[1]
+                             or any(p not in params for p in pair)):
+        raise ScenarioError(f"{where}sensitivity.pair: expected two different parameter names "
+                            f"({', '.join(params)}), got {pair!r}")
+    return Plan(path, grid, seeds, params, None if pair is None else (str(pair[0]), str(pair[1])))
 
 
 _PARAMETER_KEYS = {"title", "key", "values", "default", "quick", "source"}
@@ -331,10 +341,11 @@ def run(plan: Plan, quick: bool, run_point: Callable[[Point, int, int], list[dic
     rows: list[dict[str, Any]] = []
     for k, point in enumerate(points, 1):
         rows += tag(point, run_point(point, k, len(points)))
-    pair = choose_pair(plan, rows)
+    pair = plan.pair or choose_pair(plan, rows)
     if pair is not None:
         more = pair_points(plan, pair, quick)
-        note(f"the pair that moved the claims most, one at a time: {pair[0]} x {pair[1]} ({len(more)} more points)")
+        why = "named in the file" if plan.pair else "that moved the claims most, one at a time"
+        note(f"the pair {why}: {pair[0]} x {pair[1]} ({len(more)} more points)")
         for k, point in enumerate(more, len(points) + 1):
             rows += tag(point, run_point(point, k, len(points) + len(more)))
     return rows
