@@ -120,8 +120,8 @@ def markdown(paper: str, plan: Plan, rows: list[dict[str, Any]], quick: bool, se
     reached = sum(s.default_verdict != HOLDS and s.reach.startswith("holds at") for s in summaries)
     crossed = sum(s.reach.startswith("crosses") for s in summaries)
     fragile = sum(s.default_verdict == HOLDS and "does not hold at" in s.reach for s in summaries)
-    lines += ["", f"Of {n} claims: holds at hetpath's defaults, {at_default} (of which {fragile} do not hold at some "
-                  f"swept point); holds only at some swept point, {reached}; crosses the paper's value between swept "
+    lines += ["", f"Of {n} claims: holds at hetpath's defaults, {at_default} (of these, not holding at some "
+                  f"swept point: {fragile}); holds only at some swept point, {reached}; crosses the paper's value between swept "
                   f"values with no swept point holding, {crossed}; not reached inside the ranges, "
                   f"{n - at_default - reached - crossed}.", ""]
     wins: dict[str, int] = {}
