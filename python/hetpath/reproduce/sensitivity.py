@@ -9,15 +9,15 @@ hetpath had to choose (docs/model-notes.md lists each with its range and source)
 
     [parameter.arq_timeout]
     title = "SR-ARQ retransmission timer"
-    key = "link.sat.arq.timeout"            # or tables with a label, as a sweep's grid axis
+    key = "link.sat.esw.rtx_timeout"        # or tables with a label, as a sweep's grid axis
     values = ["0.6s", "1s", "1.5s", "3s"]
     default = "1.5s"                        # hetpath's value: the scenarios' own
     quick = ["0.6s", "3s"]                  # the two values --quick takes (default: first, last)
     source = "where the range comes from"
 
 The paper's reproduction runs once per point: at the defaults, with each parameter's other
-values one at a time, and over the grid of the pair that moved the claims most (chosen from
-the one-at-a-time points, :func:`choose_pair`). A point's overrides are applied to every
+values one at a time, and over the grid of one pair: the file's ``pair = ["a", "b"]``, or
+the pair that moved the claims most one at a time (:func:`choose_pair`). A point's overrides are applied to every
 run's scenario after the paper built it (:func:`apply`); every claim of the paper is decided
 at every point by the one verdict rule. :mod:`.sensitivity_report` says, per claim, whether
 the paper's value is reachable inside the ranges and which parameter moves it most.
