@@ -84,7 +84,7 @@ def run(paper: str, quick: bool, seeds: Optional[int], jobs: Optional[int], back
         (out / "what-it-would-take.md").write_text(part, encoding="utf-8")
         if not no_plots:
             written = sensitivity_plots.write_all(plan, rows, quick, out / "figures", formats, note=note)
-            note(f"{len(written)} figure files, one per claim")
+            note(f"{len(written)} figure files, one per claim with an ours/paper at some point")
         outdir.commit(out, target)
     except BaseException as exc:
         store.close()
