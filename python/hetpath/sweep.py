@@ -115,23 +115,31 @@ def set_key(doc: dict[str, Any], path: str, value: Any, where: str = "") -> None
     entry of that array of tables by its ``name``, and
     ``base_station.<node>.`` by its ``node``. A step into a value that is not a table is
     a ``ScenarioError`` naming the key, never a ``TypeError``."""
+    node, parts = find_entry(doc, path, where)
+    if node is None:
+        array, name = path.split(".")[:2]
+        known = ", ".join(str(e.get(_ARRAYS[array])) for e in doc.get(array, []) if isinstance(e, dict)) or "none"
+        raise ScenarioError(f"{where}'{path}': no [[{array}]] named '{name}' (defined: {known})")
+    _set_in(node, parts, value, path, where)
+
+
+def find_entry(doc: dict[str, Any], path: str, where: str = "") -> tuple[Optional[dict[str, Any]], list[str]]:
+    """Where the dotted ``path`` starts, and the rest of it: ``doc`` itself, or for a path
+    into an array of tables (:data:`_ARRAYS`) the entry it names, None when the scenario
+    has no entry of that name. A malformed path is a ``ScenarioError``."""
     if not isinstance(path, str) or not path or any(p == "" for p in path.split(".")):
         raise ScenarioError(f"{where}{describe(path)}: expected a dotted key such as 'link.<name>.rate'")
     parts = path.split(".")
-    node = doc
-    if parts[0] in _ARRAYS:
-        if len(parts) < 3:
-            raise ScenarioError(f"{where}'{path}': expected {parts[0]}.<name>.<key>")
-        entries = doc.get(parts[0], [])
-        if not isinstance(entries, list):
-            raise ScenarioError(f"{where}'{path}': '{parts[0]}' is not an array of tables in the base scenario")
-        by = _ARRAYS[parts[0]]
-        match = [e for e in entries if isinstance(e, dict) and e.get(by) == parts[1]]
-        if not match:
-            known = ", ".join(str(e.get(by)) for e in entries if isinstance(e, dict)) or "none"
-            raise ScenarioError(f"{where}'{path}': no [[{parts[0]}]] named '{parts[1]}' (defined: {known})")
-        node, parts = match[0], parts[2:]
-    _set_in(node, parts, value, path, where)
+    if parts[0] not in _ARRAYS:
+        return doc, parts
+    if len(parts) < 3:
+        raise ScenarioError(f"{where}'{path}': expected {parts[0]}.<name>.<key>")
+    entries = doc.get(parts[0], [])
+    if not isinstance(entries, list):
+        raise ScenarioError(f"{where}'{path}': '{parts[0]}' is not an array of tables in the base scenario")
+    by = _ARRAYS[parts[0]]
+    match = [e for e in entries if isinstance(e, dict) and e.get(by) == parts[1]]
+    return (match[0] if match else None), parts[2:]
 
 
 def _set_in(node: dict[str, Any], parts: list[str], value: Any, path: str, where: str) -> None:

@@ -224,10 +224,11 @@ def apply(tasks: list[T], overrides: tuple[Override, ...]) -> list[T]:
     for task in tasks:
         doc = _toml.loads(task.text, task.source)
         for o in overrides:
-            if not _resolves(doc, o.key):
+            if sweep_mod.find_entry(doc, o.key)[0] is None:
                 continue
-            if _has(doc, o.key):
-                before[o.key].add(_text(_get(doc, o.key)))
+            have = _current(doc, o.key)
+            if have is not None:
+                before[o.key].add(have)
             sweep_mod.set_key(doc, o.key, copy.deepcopy(o.value), f"{task.source}: ")
             used[o.key] += 1
         text = _toml.dumps(doc)
@@ -256,36 +257,15 @@ def _text(value: Any) -> str:
     return str(_toml._value(_toml.drop_none(value)))
 
 
-def _entry(doc: dict[str, Any], key: str) -> tuple[Optional[dict[str, Any]], list[str]]:
-    """The table a dotted key starts in (an array entry selected by name, or the
-    document) and the rest of the path; None when the entry is not in ``doc``."""
-    parts = key.split(".")
-    if parts[0] in sweep_mod._ARRAYS and len(parts) >= 3:
-        by = sweep_mod._ARRAYS[parts[0]]
-        entries = doc.get(parts[0], [])
-        match = [e for e in entries if isinstance(e, dict) and e.get(by) == parts[1]] if isinstance(entries, list) else []
-        return (match[0] if match else None), parts[2:]
-    return doc, parts
-
-
-def _resolves(doc: dict[str, Any], key: str) -> bool:
-    return _entry(doc, key)[0] is not None
-
-
-def _has(doc: dict[str, Any], key: str) -> bool:
-    node, parts = _entry(doc, key)
+def _current(doc: dict[str, Any], key: str) -> Optional[str]:
+    """The key's value in a run's scenario as TOML text; None where the run leaves it unset."""
+    node: Any
+    node, parts = sweep_mod.find_entry(doc, key)
     for part in parts:
         if not isinstance(node, dict) or part not in node:
-            return False
+            return None
         node = node[part]
-    return True
-
-
-def _get(doc: dict[str, Any], key: str) -> Any:
-    node, parts = _entry(doc, key)
-    for part in parts:
-        node = node[part]  # type: ignore[index]
-    return node
+    return _text(node)
 
 
 # --- reading the one-at-a-time points -------------------------------------------------
