@@ -73,6 +73,10 @@ class Parameter:
         """The labels a run takes: every value, or the two of --quick."""
         return list(self.quick) if quick else list(self.labels)
 
+    def shown(self, quick: bool) -> list[Any]:
+        """The labels a run has a point at, the default among them, in the file's order."""
+        return [v for v in self.labels if v in self.values(quick) or v == self.default]
+
     def overrides(self, label: Any) -> tuple[Override, ...]:
         at, base = self.labels.index(label), self.settings[self.labels.index(self.default)]
         return tuple(Override(self.name, label, k, v, base.get(k)) for k, v in self.settings[at].items())
@@ -303,12 +307,18 @@ def spans_by_claim(plan: Plan, rows: list[dict[str, Any]]) -> dict[int, dict[str
     out: dict[int, dict[str, float]] = {}
     for claim in sorted({r["claim"] for r in rows}):
         mine = [r for r in rows if r["claim"] == claim]
-        base = [r["ratio"] for r in mine if r["kind"] == DEFAULT]
         out[claim] = {}
-        for p in plan.parameters:
-            xs = [x for x in base + [r["ratio"] for r in mine if r["kind"] == ONE and r["parameter"] == p]
-                  if x is not None]
-            out[claim][p] = (max(xs) - min(xs)) if len(xs) > 1 else 0.0
+        for p in plan.parameters.values():
+            xs = [r["ratio"] for r in along(mine, p).values() if r["ratio"] is not None]
+            out[claim][p.name] = (max(xs) - min(xs)) if len(xs) > 1 else 0.0
+    return out
+
+
+def along(claim_rows: list[dict[str, Any]], parameter: Parameter) -> dict[Any, dict[str, Any]]:
+    """One claim's rows along one parameter, by its label: its one-at-a-time points, and
+    the defaults' row at its default."""
+    out = {r["value"]: r for r in claim_rows if r["kind"] == ONE and r["parameter"] == parameter.name}
+    out[parameter.default] = next(r for r in claim_rows if r["kind"] == DEFAULT)
     return out
 
 

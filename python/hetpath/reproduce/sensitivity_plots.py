@@ -11,7 +11,7 @@ from typing import Any, Optional, Sequence
 
 from ..plots import Note, save
 from .common import FAILS, HOLDS
-from .sensitivity import DEFAULT, ONE, PAIR, Plan
+from .sensitivity import DEFAULT, ONE, PAIR, Plan, along
 from .sensitivity_report import label
 
 MARKERS = {HOLDS: dict(marker="o", color="tab:green"), FAILS: dict(marker="x", color="tab:red")}
@@ -53,9 +53,8 @@ def write_all(plan: Plan, rows: list[dict[str, Any]], quick: bool, out_dir: Path
         for ax in axes[panels:]:
             ax.set_visible(False)
         for ax, p in zip(axes, params):
-            labels = [v for v in p.labels if v in p.values(quick) or v == p.default]
-            at = {r["value"]: r for r in mine if r["kind"] == ONE and r["parameter"] == p.name}
-            at[p.default] = base
+            labels = p.shown(quick)
+            at = along(mine, p)
             xs = [k for k, v in enumerate(labels) if v in at and _finite(at[v]["ratio"])]
             ax.plot(xs, [at[labels[k]]["ratio"] for k in xs], color="0.6", lw=1)
             for k in xs:
@@ -66,8 +65,8 @@ def write_all(plan: Plan, rows: list[dict[str, Any]], quick: bool, out_dir: Path
         if pair is not None:
             ax = axes[len(params)]
             a, b = (plan.parameters[n] for n in pair)
-            xl = [v for v in a.labels if v in a.values(quick) or v == a.default]
-            for y in [v for v in b.labels if v in b.values(quick) or v == b.default]:
+            xl = a.shown(quick)
+            for y in b.shown(quick):
                 pts = []
                 for k, x in enumerate(xl):
                     r = _at(mine, base, (a.name, x, a.default), (b.name, y, b.default))

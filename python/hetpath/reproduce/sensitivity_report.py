@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .common import FAILS, HOLDS, UNTESTABLE, _num
-from .sensitivity import DEFAULT, ONE, PAIR, Plan, spans_by_claim
+from .sensitivity import DEFAULT, PAIR, Plan, along, spans_by_claim
 
 BEGIN = "<!-- sensitivity:begin -->"
 END = "<!-- sensitivity:end -->"
@@ -68,9 +68,7 @@ def _reach(plan: Plan, mine: list[dict[str, Any]], base: dict[str, Any]) -> str:
     crossings = []
     for p in plan.parameters.values():
         # A point the rule cannot decide is no side of the paper's value.
-        by_label = {r["value"]: r["ratio"] for r in mine
-                    if r["kind"] == ONE and r["parameter"] == p.name and r["verdict"] != UNTESTABLE}
-        by_label[p.default] = base["ratio"] if base["verdict"] != UNTESTABLE else None
+        by_label = {v: r["ratio"] for v, r in along(mine, p).items() if r["verdict"] != UNTESTABLE}
         xs = [(v, by_label.get(v)) for v in p.labels if by_label.get(v) is not None]
         crossings += [f"{p.name} {a}–{b}" for (a, x), (b, y) in zip(xs, xs[1:]) if (x - 1) * (y - 1) < 0]
     if crossings:
@@ -88,8 +86,7 @@ def _moves_most(plan: Plan, mine: list[dict[str, Any]], spans: dict[str, float])
     if not spans or max(spans.values()) <= 0:
         return "none (ours/paper the same at every point, or no ratio)"
     name = max(spans, key=lambda p: spans[p])
-    xs = [r["ratio"] for r in mine if r["ratio"] is not None and
-          (r["kind"] == DEFAULT or (r["kind"] == ONE and r["parameter"] == name))]
+    xs = [r["ratio"] for r in along(mine, plan.parameters[name]).values() if r["ratio"] is not None]
     return f"{name} ({_num(min(xs))}–{_num(max(xs))})"
 
 
