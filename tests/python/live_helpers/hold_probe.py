@@ -19,12 +19,13 @@ import struct
 import sys
 import time
 
+from accepting import accept_waiting, listener
+
 BLOCK = bytes(range(256)) * 256  # 64 KiB
 
 
 def flood_server(port: int, seconds: float) -> dict:
-    lst = socket.create_server(("0.0.0.0", port), backlog=1024)  # SO_REUSEADDR on POSIX
-    lst.setblocking(False)
+    lst = listener(port, backlog=1024)
     sel = selectors.DefaultSelector()
     sel.register(lst, selectors.EVENT_READ)
     accepted, end = 0, time.monotonic() + seconds
@@ -32,12 +33,7 @@ def flood_server(port: int, seconds: float) -> dict:
         for key, _ in sel.select(timeout=0.2):
             s = key.fileobj
             if s is lst:
-                while True:
-                    try:
-                        c, _ = lst.accept()
-                    except BlockingIOError:
-                        break
-                    c.setblocking(False)
+                for c in accept_waiting(lst):
                     sel.register(c, selectors.EVENT_WRITE)
                     accepted += 1
                 continue

@@ -17,6 +17,8 @@ import socket
 import sys
 import time
 
+from accepting import accept_waiting, listener
+
 
 def _more_descriptors() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -25,8 +27,7 @@ def _more_descriptors() -> None:
 
 def hold_server(port: int, seconds: float) -> dict:
     _more_descriptors()
-    lst = socket.create_server(("0.0.0.0", port), backlog=4096)  # SO_REUSEADDR on POSIX
-    lst.setblocking(False)
+    lst = listener(port, backlog=4096)
     sel = selectors.DefaultSelector()
     sel.register(lst, selectors.EVENT_READ, None)
     out = {"accepted": 0, "answered": 0, "reset": 0}
@@ -34,12 +35,7 @@ def hold_server(port: int, seconds: float) -> dict:
     while (left := end - time.monotonic()) > 0:
         for key, _ in sel.select(min(left, 0.2)):
             if key.data is None:
-                while True:
-                    try:
-                        c, _ = lst.accept()
-                    except BlockingIOError:
-                        break
-                    c.setblocking(False)
+                for c in accept_waiting(lst):
                     out["accepted"] += 1
                     sel.register(c, selectors.EVENT_READ, hashlib.sha256())
                 continue
