@@ -364,3 +364,65 @@ stations = ["n2"]
     .to_string();
     assert!(e.contains("stations") && e.contains("mobile host"), "{e}");
 }
+
+/// A host driving from its home station to the next while uploading: at the handoff its
+/// sends go to the new station's WLAN, never to a medium it is not associated with (no
+/// frame is offered there and lost at once), so the new station's uplink loses at most
+/// what its MAC held when the host left it (nothing here: the run ends there).
+#[test]
+fn a_host_driving_across_stations_sends_only_where_it_is_associated() {
+    let text = r#"
+[scenario]
+name = "drive"
+duration = "40s"
+[tcp]
+mss = 1000
+[[node]]
+name = "mh"
+[[node]]
+name = "ha"
+[[node]]
+name = "b2"
+[[node]]
+name = "ch"
+[[link]]
+name = "ch-ha"
+a = "ch"
+b = "ha"
+rate = "5Mbps"
+delay = "20ms"
+[[link]]
+name = "ch-b2"
+a = "ch"
+b = "b2"
+rate = "5Mbps"
+delay = "20ms"
+[radio]
+model = "two-ray"
+range = 250.0
+[[base_station]]
+node = "ha"
+position = [0.0, 0.0]
+[[base_station]]
+node = "b2"
+position = [450.0, 0.0]
+[mobile]
+node = "mh"
+home = "ha"
+rate = "2Mbps"
+delay = "5ms"
+hop = "wlan"
+depart = "5s"
+path = [{ to = [450.0, 0.0], speed = 10.0 }]
+[[flow]]
+name = "up"
+from = "mh"
+to = "ch"
+cc = "reno"
+start = "1s"
+"#;
+    let (s, _) = run(text, Some(1));
+    let up = link(&s, "air/b2", "mh");
+    assert!(up.stats.delivered > 100, "{up:?}");
+    assert_eq!(up.stats.lost_packets, 0, "{up:?}");
+}
