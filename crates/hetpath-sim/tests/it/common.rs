@@ -84,6 +84,19 @@ pub fn run(text: &str, seed: Option<u64>) -> (Summary, hetpath_sim::results::Ser
     (sim.summary(0.0), sim.series().clone())
 }
 
+/// The direction `from` of link (or WLAN) `name` in the results.
+pub fn link<'a>(s: &'a Summary, name: &str, from: &str) -> &'a hetpath_sim::results::LinkResult {
+    s.links
+        .iter()
+        .find(|l| l.name == name && l.from == from)
+        .unwrap_or_else(|| panic!("no link {name} from {from}"))
+}
+
+/// Jain's fairness index of `x`: 1 when all are equal, 1/n when one takes everything.
+pub fn jain(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>().powi(2) / (x.len() as f64 * x.iter().map(|r| r * r).sum::<f64>())
+}
+
 /// Goodput of flow 0 between two sample times, from the delivered-bytes series.
 pub fn goodput_between(series: &hetpath_sim::results::Series, flow: u32, t0: f64, t1: f64) -> f64 {
     let s = &series.flows;

@@ -6,7 +6,7 @@
 //! registration delay holds the binding back; the new keys are checked at load.
 
 use crate::common;
-use common::run;
+use common::{link, run};
 use hetpath_sim::load;
 use hetpath_sim::results::Summary;
 
@@ -86,13 +86,6 @@ tcp = {{ {tcp} }}
 /// A 4 s disconnection at 10 s that ends on the foreign agent's station.
 const HANDOFF: &str =
     r#"disconnect = { count = 1, duration = "4s", first = "10s", reattach = ["fa"] }"#;
-
-fn link<'a>(s: &'a Summary, name: &str, from: &str) -> &'a hetpath_sim::results::LinkResult {
-    s.links
-        .iter()
-        .find(|l| l.name == name && l.from == from)
-        .unwrap_or_else(|| panic!("no link {name} from {from}"))
-}
 
 fn mac(s: &Summary, wlan: &str, from: &str, name: &str) -> f64 {
     s.link_counters
