@@ -6,86 +6,16 @@
 //! registration delay holds the binding back; the new keys are checked at load.
 
 use crate::common;
-use common::{link, run};
+use common::{link, run, HANDOFF};
 use hetpath_sim::load;
 use hetpath_sim::results::Summary;
 
 /// Seed 002's Fig. 8 (mh ~ ha/fa - n2 - ch, 20 ms links at `rate`), extra `[mobile]`
 /// keys `mobile`, extra tables `rest`, one upload mh -> ch of `size` with `tcp` keys.
 fn fig8(rate: &str, mobile: &str, rest: &str, size: &str, tcp: &str) -> String {
-    format!(
-        r#"
-[scenario]
-name = "fig8-wlan"
-duration = "600s"
-stop_when_done = true
-[tcp]
-mss = 1000
-iw = 1
-sack = false
-delayed_ack = false
-recv_buffer = "20000B"
-initial_rto = "3s"
-min_rto = "1s"
-max_rto = "64s"
-abc = false
-[[node]]
-name = "mh"
-[[node]]
-name = "ha"
-[[node]]
-name = "fa"
-[[node]]
-name = "n2"
-[[node]]
-name = "ch"
-[[link]]
-name = "n2-ha"
-a = "n2"
-b = "ha"
-rate = "{rate}"
-delay = "20ms"
-[[link]]
-name = "n2-fa"
-a = "n2"
-b = "fa"
-rate = "{rate}"
-delay = "20ms"
-[[link]]
-name = "ch-n2"
-a = "ch"
-b = "n2"
-rate = "{rate}"
-delay = "20ms"
-[[base_station]]
-node = "ha"
-position = [0.0, 0.0]
-[[base_station]]
-node = "fa"
-position = [450.0, 0.0]
-{rest}
-[mobile]
-node = "mh"
-home = "ha"
-rate = "{rate}"
-delay = "20ms"
-queue = "50pkt"
-{mobile}
-[[flow]]
-name = "up"
-from = "mh"
-to = "ch"
-cc = "reno"
-start = "1s"
-size = "{size}"
-tcp = {{ {tcp} }}
-"#
-    )
+    let scenario = "name = \"fig8-wlan\"\nduration = \"600s\"";
+    common::fig8(scenario, rate, mobile, rest, size, "reno", tcp)
 }
-
-/// A 4 s disconnection at 10 s that ends on the foreign agent's station.
-const HANDOFF: &str =
-    r#"disconnect = { count = 1, duration = "4s", first = "10s", reattach = ["fa"] }"#;
 
 fn mac(s: &Summary, wlan: &str, from: &str, name: &str) -> f64 {
     s.link_counters
