@@ -642,9 +642,14 @@ fn newreno() -> &'static Algorithm {
 
 /// A client and a server connection after a handshake at time 0.
 fn established() -> (Connection, Connection) {
-    let mut a = Connection::connect(cfg(), newreno(), ep(1, 1000), ep(2, 80));
+    established_with(cfg())
+}
+
+/// `established` with configuration `c` on both ends.
+fn established_with(c: TcpConfig) -> (Connection, Connection) {
+    let mut a = Connection::connect(c, newreno(), ep(1, 1000), ep(2, 80));
     let syn = seg(a.poll_transmit(T0).unwrap());
-    let mut b = Connection::accept(cfg(), newreno(), ep(2, 80), ep(1, 1000), &syn);
+    let mut b = Connection::accept(c, newreno(), ep(2, 80), ep(1, 1000), &syn);
     a.handle_segment(T0, &seg(b.poll_transmit(T0).unwrap()));
     b.handle_segment(T0, &seg(a.poll_transmit(T0).unwrap()));
     while a.poll_event().is_some() || b.poll_event().is_some() {}
@@ -842,10 +847,9 @@ fn a_reset_in_time_wait_only_ends_the_wait() {
     );
 }
 
-#[test]
-fn zero_window_probes_back_off_exponentially_up_to_the_cap() {
-    let (mut a, _) = established();
-    // The peer's buffer is full: it advertises a zero window.
+/// The peer's buffer is full: at T0 it advertises a zero window to `a`, which then has
+/// 10,000 bytes to send and can send none.
+fn close_window(a: &mut Connection) {
     let full = TcpSegment {
         src_port: 80,
         dst_port: 1000,
@@ -858,6 +862,12 @@ fn zero_window_probes_back_off_exponentially_up_to_the_cap() {
     a.handle_segment(T0, &full);
     a.write(10_000);
     assert!(a.poll_transmit(T0).is_none(), "nothing fits a zero window");
+}
+
+#[test]
+fn zero_window_probes_back_off_exponentially_up_to_the_cap() {
+    let (mut a, _) = established();
+    close_window(&mut a);
     let mut probes = Vec::new();
     while probes.len() < 9 {
         let now = a.poll_timeout().expect("the persist timer is armed");
@@ -887,23 +897,8 @@ fn probe_times(min: Dur, max: Dur, n: usize) -> Vec<Time> {
         persist_max: max,
         ..cfg()
     };
-    let mut a = Connection::connect(c, newreno(), ep(1, 1000), ep(2, 80));
-    let syn = seg(a.poll_transmit(T0).unwrap());
-    let mut b = Connection::accept(c, newreno(), ep(2, 80), ep(1, 1000), &syn);
-    a.handle_segment(T0, &seg(b.poll_transmit(T0).unwrap()));
-    b.handle_segment(T0, &seg(a.poll_transmit(T0).unwrap()));
-    let full = TcpSegment {
-        src_port: 80,
-        dst_port: 1000,
-        seq: 1,
-        ack: 1,
-        flags: TcpFlags::ACK,
-        window: 0,
-        ..Default::default()
-    };
-    a.handle_segment(T0, &full);
-    a.write(10_000);
-    assert!(a.poll_transmit(T0).is_none(), "nothing fits a zero window");
+    let (mut a, _) = established_with(c);
+    close_window(&mut a);
     let mut probes = Vec::new();
     while probes.len() < n {
         let now = a.poll_timeout().expect("the persist timer is armed");

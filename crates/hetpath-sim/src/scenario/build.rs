@@ -294,8 +294,14 @@ pub fn build_warned(
         links.insert(l.name.clone(), link);
     }
 
-    super::mobile::build(s, file, seed, base_dir, &mut sim, &nodes)?;
-    super::wlan::build(s, file, seed, base_dir, &mut sim, &nodes, &links)?;
+    let ctx = super::wlan::Ctx {
+        file,
+        seed,
+        base_dir,
+        nodes: &nodes,
+    };
+    super::mobile::build(s, &ctx, &mut sim)?;
+    super::wlan::build(s, &ctx, &mut sim, &links)?;
 
     let mut flow_names = HashMap::new();
     // Every flow's ends and packets, for the checks that need the agents and the paths.

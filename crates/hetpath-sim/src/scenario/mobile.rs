@@ -16,7 +16,6 @@ use crate::sim::{node_addr, NodeId, Simulation};
 use hetpath_proto::agent::{MobileIpConfig, MobileNode, StationAgent};
 use hetpath_proto::{Dur, Time};
 use std::collections::HashMap;
-use std::path::Path;
 
 /// Mobile IP agent advertisement period when the scenario gives none: ns-2's
 /// `Agent/MIPBS beacon_period_`, which seed 002's simulations ran with.
@@ -32,14 +31,8 @@ const MAX_TX_POWER_W: f64 = 1e6;
 /// The longest `registration_delay` taken.
 pub const MAX_REGISTRATION_DELAY: Dur = Dur::from_secs(60);
 
-pub fn build(
-    s: &ScenarioFile,
-    file: &str,
-    seed: u64,
-    base_dir: &Path,
-    sim: &mut Simulation,
-    nodes: &HashMap<String, NodeId>,
-) -> Result<(), ScenarioError> {
+pub fn build(s: &ScenarioFile, ctx: &Ctx, sim: &mut Simulation) -> Result<(), ScenarioError> {
+    let (file, seed, nodes) = (ctx.file, ctx.seed, ctx.nodes);
     let err = |place: &str, msg: String| ScenarioError::new(file, place, msg);
     let Some(m) = &s.mobile else {
         if !s.base_stations.is_empty() {
@@ -88,6 +81,7 @@ pub fn build(
         ));
     }
     let queue = m.queue.unwrap_or(DEFAULT_QUEUE);
+    let dcf = m.wlan.clone().unwrap_or_default();
     let mut stations = Vec::new();
     let mut station_of = HashMap::new();
     for (i, b) in s.base_stations.iter().enumerate() {
@@ -124,9 +118,7 @@ pub fn build(
         };
         let link = match m.hop {
             MobileHop::Link => sim.add_link(dir(node, host), dir(host, node)),
-            MobileHop::Wlan => {
-                station_wlan(s, file, seed, base_dir, sim, nodes, &b.node, host, queue)?
-            }
+            MobileHop::Wlan => station_wlan(s, &dcf, ctx, sim, &b.node, host, queue)?,
         };
         let [downlink, uplink] = sim.link_dirs(link);
         stations.push(Station {
@@ -259,50 +251,33 @@ pub fn build(
 
 /// With `hop = "wlan"`: the 802.11 medium of base station `bs` with the mobile host
 /// `host` as its last station: the `[[wlan]]` whose access point `bs` is, or else one of
-/// its own named `air/<bs>` (`[mobile.wlan]`'s DCF, `[mobile] queue`). Returns the link
-/// between `bs` and the host.
-#[allow(clippy::too_many_arguments)]
+/// its own named `air/<bs>` (`dcf`, `[mobile.wlan]`'s keys, and `[mobile] queue`).
+/// Returns the link between `bs` and the host.
 fn station_wlan(
     s: &ScenarioFile,
-    file: &str,
-    seed: u64,
-    base_dir: &Path,
+    dcf: &MobileWlanSpec,
+    ctx: &Ctx,
     sim: &mut Simulation,
-    nodes: &HashMap<String, NodeId>,
     bs: &str,
     host: NodeId,
     queue: crate::units::QueueLimit,
 ) -> Result<crate::sim::LinkId, ScenarioError> {
-    let ctx = Ctx {
-        file,
-        seed,
-        base_dir,
-        nodes,
-    };
     let mut own = s.wlans.iter().enumerate().filter(|(_, w)| w.ap == bs);
     let links = match (own.next(), own.next()) {
-        (Some((i, w)), None) => build_one(w, &format!("wlan[{i}] '{}'", w.name), Some(host), &ctx, sim)?,
+        (Some((i, w)), None) => build_one(w, &format!("wlan[{i}] '{}'", w.name), Some(host), ctx, sim)?,
         (Some(_), Some((j, _))) => {
             return Err(ScenarioError::new(
-                file,
+                ctx.file,
                 format!("wlan[{j}].ap"),
                 format!("base station '{bs}' is the access point of two WLANs: the mobile host would not know which to join"),
             ))
         }
         (None, _) => {
-            let spec = m_wlan(s).wlan(format!("air/{bs}"), bs.to_string(), queue);
-            build_one(&spec, "mobile.wlan", Some(host), &ctx, sim)?
+            let spec = dcf.wlan(format!("air/{bs}"), bs.to_string(), queue);
+            build_one(&spec, "mobile.wlan", Some(host), ctx, sim)?
         }
     };
     Ok(*links.last().expect("the mobile host's link"))
-}
-
-/// `[mobile.wlan]`, or the defaults.
-fn m_wlan(s: &ScenarioFile) -> MobileWlanSpec {
-    s.mobile
-        .as_ref()
-        .and_then(|m| m.wlan.clone())
-        .unwrap_or_default()
 }
 
 /// `[radio]` over ns-2's defaults; `range`/`warn_range` set the thresholds by distance.

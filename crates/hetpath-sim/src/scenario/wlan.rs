@@ -191,13 +191,11 @@ pub fn joined_by_mobile(s: &ScenarioFile, w: &WlanSpec) -> bool {
 /// a WLAN's name must not take.
 pub fn build(
     s: &ScenarioFile,
-    file: &str,
-    seed: u64,
-    base_dir: &Path,
+    ctx: &Ctx,
     sim: &mut Simulation,
-    nodes: &HashMap<String, NodeId>,
     links: &HashMap<String, crate::sim::LinkId>,
 ) -> Result<(), ScenarioError> {
+    let file = ctx.file;
     let mut names: Vec<&str> = Vec::new();
     for (i, w) in s.wlans.iter().enumerate() {
         let place = format!("wlan[{i}] '{}'", w.name);
@@ -216,21 +214,14 @@ pub fn build(
             ));
         }
         names.push(&w.name);
-        if joined_by_mobile(s, w) {
-            continue;
+        if !joined_by_mobile(s, w) {
+            build_one(w, &place, None, ctx, sim)?;
         }
-        let ctx = Ctx {
-            file,
-            seed,
-            base_dir,
-            nodes,
-        };
-        build_one(w, &place, None, &ctx, sim)?;
     }
     Ok(())
 }
 
-/// What building a WLAN needs of the scenario.
+/// What building a WLAN, or the mobile host's stations, needs of the scenario.
 pub struct Ctx<'a> {
     pub file: &'a str,
     pub seed: u64,

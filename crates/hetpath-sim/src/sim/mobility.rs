@@ -101,12 +101,15 @@ impl Simulation {
             let (_, mut lost) = self.dirs[d.index()].set_up(now, false);
             lost.extend(self.dirs[d.index()].flush());
             self.lost_keys(lost, d, Loss::Outage);
-            // Over a WLAN the frames wait in the medium's queues instead.
-            self.wlan_disassociate(d);
         }
         for d in new_pair.into_iter().flatten() {
             let (w, _) = self.dirs[d.index()].set_up(now, true);
             self.wake_link(d, w);
+        }
+        // Over a WLAN the frames wait in the medium's queues instead. Purged once the
+        // new pair is up: the room it frees wakes senders, whose frames go there.
+        for d in old_pair.into_iter().flatten() {
+            self.wlan_disassociate(d);
         }
         if old.is_some() {
             self.publish(node, Signal::Disassociated, None);

@@ -145,11 +145,7 @@ fn xcp_dumbbell() -> String {
 #[test]
 fn xcp_fills_the_bottleneck_with_a_small_queue_and_shares_it_fairly() {
     let (s, series) = run(&xcp_dumbbell(), Some(1));
-    let bn = s
-        .links
-        .iter()
-        .find(|l| l.name == "bn" && l.from == "r")
-        .unwrap();
+    let bn = common::link(&s, "bn", "r");
     assert!(bn.utilization > 0.95, "utilization {}", bn.utilization);
     assert_eq!(bn.stats.drops, 0);
     // The bandwidth-delay product is about 42 packets; the queue stays below it.
@@ -161,7 +157,7 @@ fn xcp_fills_the_bottleneck_with_a_small_queue_and_shares_it_fairly() {
     let rates: Vec<f64> = (0..3)
         .map(|f| common::goodput_between(&series, f, 20.0, 30.0))
         .collect();
-    let jain = rates.iter().sum::<f64>().powi(2) / (3.0 * rates.iter().map(|r| r * r).sum::<f64>());
+    let jain = common::jain(&rates);
     assert!(jain > 0.95, "Jain {jain}: {rates:?}");
 }
 

@@ -84,6 +84,104 @@ pub fn run(text: &str, seed: Option<u64>) -> (Summary, hetpath_sim::results::Ser
     (sim.summary(0.0), sim.series().clone())
 }
 
+/// The direction `from` of link (or WLAN) `name` in the results.
+pub fn link<'a>(s: &'a Summary, name: &str, from: &str) -> &'a hetpath_sim::results::LinkResult {
+    s.links
+        .iter()
+        .find(|l| l.name == name && l.from == from)
+        .unwrap_or_else(|| panic!("no link {name} from {from}"))
+}
+
+/// Jain's fairness index of `x`: 1 when all are equal, 1/n when one takes everything.
+pub fn jain(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>().powi(2) / (x.len() as f64 * x.iter().map(|r| r * r).sum::<f64>())
+}
+
+/// Seed 002's Fig. 8 (mh ~ ha/fa - n2 - ch, every link at `rate` and 20 ms), the
+/// `[scenario]` keys `scenario` (it stops when done), extra `[mobile]` keys `mobile`,
+/// extra tables `rest`, and one upload mh -> ch of `size` with `cc` and `tcp` keys.
+pub fn fig8(
+    scenario: &str,
+    rate: &str,
+    mobile: &str,
+    rest: &str,
+    size: &str,
+    cc: &str,
+    tcp: &str,
+) -> String {
+    format!(
+        r#"
+[scenario]
+{scenario}
+stop_when_done = true
+[tcp]
+mss = 1000
+iw = 1
+sack = false
+delayed_ack = false
+recv_buffer = "20000B"
+initial_rto = "3s"
+min_rto = "1s"
+max_rto = "64s"
+abc = false
+[[node]]
+name = "mh"
+[[node]]
+name = "ha"
+[[node]]
+name = "fa"
+[[node]]
+name = "n2"
+[[node]]
+name = "ch"
+[[link]]
+name = "n2-ha"
+a = "n2"
+b = "ha"
+rate = "{rate}"
+delay = "20ms"
+[[link]]
+name = "n2-fa"
+a = "n2"
+b = "fa"
+rate = "{rate}"
+delay = "20ms"
+[[link]]
+name = "ch-n2"
+a = "ch"
+b = "n2"
+rate = "{rate}"
+delay = "20ms"
+[[base_station]]
+node = "ha"
+position = [0.0, 0.0]
+[[base_station]]
+node = "fa"
+position = [450.0, 0.0]
+{rest}
+[mobile]
+node = "mh"
+home = "ha"
+rate = "{rate}"
+delay = "20ms"
+queue = "50pkt"
+{mobile}
+[[flow]]
+name = "up"
+from = "mh"
+to = "ch"
+cc = "{cc}"
+start = "1s"
+size = "{size}"
+tcp = {{ {tcp} }}
+"#
+    )
+}
+
+/// A 4 s disconnection at 10 s of Fig. 8's host that ends on the foreign agent's station.
+pub const HANDOFF: &str =
+    r#"disconnect = { count = 1, duration = "4s", first = "10s", reattach = ["fa"] }"#;
+
 /// Goodput of flow 0 between two sample times, from the delivered-bytes series.
 pub fn goodput_between(series: &hetpath_sim::results::Series, flow: u32, t0: f64, t1: f64) -> f64 {
     let s = &series.flows;

@@ -5,84 +5,15 @@
 
 use crate::common;
 
-use common::run;
+use common::{run, HANDOFF};
 use hetpath_sim::results::Series;
 
-/// Fig. 8 with every link at `rate`, 20 ms per link, a 1 s advertisement period, the
-/// mobile table's extra keys `mobile`, and one flow mh -> ch of `size` with `tcp` keys.
+/// Fig. 8 with every link at `rate`, the mobile table's extra keys `mobile`, and one flow
+/// mh -> ch of `size` with `tcp` keys.
 fn fig8(rate: &str, mobile: &str, size: &str, cc: &str, tcp: &str) -> String {
-    format!(
-        r#"
-[scenario]
-name = "fig8"
-duration = "3000s"
-stop_when_done = true
-sample_interval = "50ms"
-[tcp]
-mss = 1000
-iw = 1
-sack = false
-delayed_ack = false
-recv_buffer = "20000B"
-initial_rto = "3s"
-min_rto = "1s"
-max_rto = "64s"
-abc = false
-[[node]]
-name = "mh"
-[[node]]
-name = "ha"
-[[node]]
-name = "fa"
-[[node]]
-name = "n2"
-[[node]]
-name = "ch"
-[[link]]
-name = "n2-ha"
-a = "n2"
-b = "ha"
-rate = "{rate}"
-delay = "20ms"
-[[link]]
-name = "n2-fa"
-a = "n2"
-b = "fa"
-rate = "{rate}"
-delay = "20ms"
-[[link]]
-name = "ch-n2"
-a = "ch"
-b = "n2"
-rate = "{rate}"
-delay = "20ms"
-[[base_station]]
-node = "ha"
-position = [0.0, 0.0]
-[[base_station]]
-node = "fa"
-position = [450.0, 0.0]
-[mobile]
-node = "mh"
-home = "ha"
-rate = "{rate}"
-delay = "20ms"
-queue = "50pkt"
-{mobile}
-[[flow]]
-name = "up"
-from = "mh"
-to = "ch"
-cc = "{cc}"
-start = "1s"
-size = "{size}"
-tcp = {{ {tcp} }}
-"#
-    )
+    let scenario = "name = \"fig8\"\nduration = \"3000s\"\nsample_interval = \"50ms\"";
+    common::fig8(scenario, rate, mobile, "", size, cc, tcp)
 }
-
-const HANDOFF: &str =
-    r#"disconnect = { count = 1, duration = "4s", first = "10s", reattach = ["fa"] }"#;
 
 fn cwnd_between(s: &Series, t0: f64, t1: f64) -> Vec<u64> {
     let f = &s.flows;

@@ -6,92 +6,15 @@
 //! registration delay holds the binding back; the new keys are checked at load.
 
 use crate::common;
-use common::run;
+use common::{link, run, HANDOFF};
 use hetpath_sim::load;
 use hetpath_sim::results::Summary;
 
 /// Seed 002's Fig. 8 (mh ~ ha/fa - n2 - ch, 20 ms links at `rate`), extra `[mobile]`
 /// keys `mobile`, extra tables `rest`, one upload mh -> ch of `size` with `tcp` keys.
 fn fig8(rate: &str, mobile: &str, rest: &str, size: &str, tcp: &str) -> String {
-    format!(
-        r#"
-[scenario]
-name = "fig8-wlan"
-duration = "600s"
-stop_when_done = true
-[tcp]
-mss = 1000
-iw = 1
-sack = false
-delayed_ack = false
-recv_buffer = "20000B"
-initial_rto = "3s"
-min_rto = "1s"
-max_rto = "64s"
-abc = false
-[[node]]
-name = "mh"
-[[node]]
-name = "ha"
-[[node]]
-name = "fa"
-[[node]]
-name = "n2"
-[[node]]
-name = "ch"
-[[link]]
-name = "n2-ha"
-a = "n2"
-b = "ha"
-rate = "{rate}"
-delay = "20ms"
-[[link]]
-name = "n2-fa"
-a = "n2"
-b = "fa"
-rate = "{rate}"
-delay = "20ms"
-[[link]]
-name = "ch-n2"
-a = "ch"
-b = "n2"
-rate = "{rate}"
-delay = "20ms"
-[[base_station]]
-node = "ha"
-position = [0.0, 0.0]
-[[base_station]]
-node = "fa"
-position = [450.0, 0.0]
-{rest}
-[mobile]
-node = "mh"
-home = "ha"
-rate = "{rate}"
-delay = "20ms"
-queue = "50pkt"
-{mobile}
-[[flow]]
-name = "up"
-from = "mh"
-to = "ch"
-cc = "reno"
-start = "1s"
-size = "{size}"
-tcp = {{ {tcp} }}
-"#
-    )
-}
-
-/// A 4 s disconnection at 10 s that ends on the foreign agent's station.
-const HANDOFF: &str =
-    r#"disconnect = { count = 1, duration = "4s", first = "10s", reattach = ["fa"] }"#;
-
-fn link<'a>(s: &'a Summary, name: &str, from: &str) -> &'a hetpath_sim::results::LinkResult {
-    s.links
-        .iter()
-        .find(|l| l.name == name && l.from == from)
-        .unwrap_or_else(|| panic!("no link {name} from {from}"))
+    let scenario = "name = \"fig8-wlan\"\nduration = \"600s\"";
+    common::fig8(scenario, rate, mobile, rest, size, "reno", tcp)
 }
 
 fn mac(s: &Summary, wlan: &str, from: &str, name: &str) -> f64 {
@@ -363,4 +286,66 @@ stations = ["n2"]
     .expect("refused")
     .to_string();
     assert!(e.contains("stations") && e.contains("mobile host"), "{e}");
+}
+
+/// A host driving from its home station to the next while uploading: at the handoff its
+/// sends go to the new station's WLAN, never to a medium it is not associated with (no
+/// frame is offered there and lost at once), so the new station's uplink loses at most
+/// what its MAC held when the host left it (nothing here: the run ends there).
+#[test]
+fn a_host_driving_across_stations_sends_only_where_it_is_associated() {
+    let text = r#"
+[scenario]
+name = "drive"
+duration = "40s"
+[tcp]
+mss = 1000
+[[node]]
+name = "mh"
+[[node]]
+name = "ha"
+[[node]]
+name = "b2"
+[[node]]
+name = "ch"
+[[link]]
+name = "ch-ha"
+a = "ch"
+b = "ha"
+rate = "5Mbps"
+delay = "20ms"
+[[link]]
+name = "ch-b2"
+a = "ch"
+b = "b2"
+rate = "5Mbps"
+delay = "20ms"
+[radio]
+model = "two-ray"
+range = 250.0
+[[base_station]]
+node = "ha"
+position = [0.0, 0.0]
+[[base_station]]
+node = "b2"
+position = [450.0, 0.0]
+[mobile]
+node = "mh"
+home = "ha"
+rate = "2Mbps"
+delay = "5ms"
+hop = "wlan"
+depart = "5s"
+path = [{ to = [450.0, 0.0], speed = 10.0 }]
+[[flow]]
+name = "up"
+from = "mh"
+to = "ch"
+cc = "reno"
+start = "1s"
+"#;
+    let (s, _) = run(text, Some(1));
+    let up = link(&s, "air/b2", "mh");
+    assert!(up.stats.delivered > 100, "{up:?}");
+    assert_eq!(up.stats.lost_packets, 0, "{up:?}");
 }

@@ -10,18 +10,8 @@
 
 use crate::common;
 
-use hetpath_sim::results::{LinkResult, Series, Summary};
-
-fn link<'a>(s: &'a Summary, name: &str, from: &str) -> &'a LinkResult {
-    s.links
-        .iter()
-        .find(|l| l.name == name && l.from == from)
-        .unwrap()
-}
-
-fn jain(x: &[f64]) -> f64 {
-    x.iter().sum::<f64>().powi(2) / (x.len() as f64 * x.iter().map(|r| r * r).sum::<f64>())
-}
+use common::{jain, link};
+use hetpath_sim::results::Series;
 
 /// Bytes the link direction sent between two sample times, as a share of its rate.
 fn utilization_between(series: &Series, dir: u32, rate_bps: f64, t0: f64, t1: f64) -> f64 {
